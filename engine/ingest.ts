@@ -1,0 +1,179 @@
+// Validation and normalisation of ingest items (DESIGN.md section 5). Pure: the caller passes the clock and the
+// known events. Each bad item is rejected on its own with a catalogue code and a reason.
+
+import { BOOKMAKERS, MARKETS, sportByKey } from './catalogue.js';
+import { ERRORS, type ErrorCode } from './errors.js';
+import { MAX_POINT } from './price-store.js';
+import type { EventStatus, MarketDef, SportDef } from './types.js';
+
+export const BOOK_INDEX: ReadonlyMap<string, number> = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
+export const MARKET_INDEX: ReadonlyMap<string, number> = new Map(MARKETS.map((m, i) => [m.key, i]));
+const H2H_3_WAY = MARKET_INDEX.get('h2h_3_way')!;
+const SPREADS = MARKET_INDEX.get('spreads')!;
+
+/** Outcome slots per shape (see records.ts). */
+export const SLOT = { HOME: 0, AWAY: 1, DRAW: 2, OVER: 0, UNDER: 1 } as const;
+
+/** How far in the future a `ts` may be (clock skew between a feed and this server). */
+export const MAX_FUTURE_SKEW_MS = 60_000;
+const MAX_NAME = 200;
+const EVENT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export interface Rejection {
+  error_code: ErrorCode;
+  message: string;
+}
+
+export interface EventRecord {
+  id: string;
+  sport: SportDef;
+  commence: number;
+  home: string;
+  away: string;
+  status: EventStatus;
+}
+
+export interface PriceRecord {
+  book: number;
+  market: number;
+  /** line point (home side for spreads), NaN when the market has none */
+  point: number;
+  player: string | null;
+  outcome: number;
+  price: number;
+  ts: number;
+}
+
+function reject(code: ErrorCode, message?: string): Rejection {
+  return { error_code: code, message: message ?? ERRORS[code].message };
+}
+
+export function isRejection(x: unknown): x is Rejection {
+  return typeof x === 'object' && x !== null && 'error_code' in x;
+}
+
+function text(v: unknown): string | null {
+  if (typeof v !== 'string') return null;
+  const s = v.trim().replace(/\s+/g, ' ');
+  return s.length > 0 && s.length <= MAX_NAME ? s : null;
+}
+
+/** ISO 8601 with a zone, or epoch milliseconds. NaN when neither. */
+export function parseTime(v: unknown): number {
+  if (typeof v === 'number') return Number.isInteger(v) && v > 0 ? v : Number.NaN;
+  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(v)) return Number.NaN;
+  return Date.parse(v);
+}
+
+const STATUSES: ReadonlySet<string> = new Set(['upcoming', 'live', 'final']);
+
+export function parseEvent(raw: unknown, now: number, known?: EventRecord): EventRecord | Rejection {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return reject('INVALID_ITEM');
+  const e = raw as Record<string, unknown>;
+  if (typeof e.id !== 'string' || !EVENT_ID.test(e.id)) {
+    return reject('INVALID_EVENT', 'id must be 1 to 128 characters of letters, digits, _ . : -');
+  }
+  if (typeof e.sport_key !== 'string') return reject('INVALID_EVENT', 'sport_key is required');
+  const sport = sportByKey(e.sport_key);
+  if (sport === undefined) return reject('UNKNOWN_SPORT', `unknown sport_key ${JSON.stringify(e.sport_key)}`);
+  if (known !== undefined && known.sport.key !== sport.key) {
+    return reject('INVALID_EVENT', `event ${e.id} belongs to ${known.sport.key}; sport_key cannot change`);
+  }
+  const commence = parseTime(e.commence_time);
+  if (Number.isNaN(commence)) {
+    return reject('INVALID_EVENT', 'commence_time must be ISO 8601 with a zone, or epoch milliseconds');
+  }
+  const home = text(e.home_team);
+  const away = text(e.away_team);
+  if (home === null || away === null) return reject('INVALID_EVENT', `home_team and away_team must be 1 to ${MAX_NAME} characters`);
+  if (home.toLowerCase() === away.toLowerCase()) return reject('INVALID_EVENT', 'home_team and away_team must differ');
+  let status: EventStatus;
+  if (e.status === undefined || e.status === null) status = commence <= now ? 'live' : 'upcoming';
+  else if (typeof e.status === 'string' && STATUSES.has(e.status)) status = e.status as EventStatus;
+  else return reject('INVALID_EVENT', 'status must be upcoming, live or final');
+  return { id: e.id, sport, commence, home, away, status };
+}
+
+function isQuarter(p: number): boolean {
+  return Number.isFinite(p) && Math.abs(p) <= MAX_POINT && Number.isInteger(p * 4);
+}
+
+/** Resolves the market, honouring that a three-way sport's moneyline is `h2h_3_way`. */
+function resolveMarket(key: string, sport: SportDef): number | Rejection {
+  let idx = MARKET_INDEX.get(key);
+  if (idx === undefined) return reject('UNKNOWN_MARKET', `unknown market ${JSON.stringify(key)}`);
+  if (key === 'h2h' && sport.three_way) idx = H2H_3_WAY;
+  const m = MARKETS[idx];
+  if (m.key === 'h2h_3_way' && !sport.three_way) {
+    return reject('MARKET_NOT_OFFERED', `h2h_3_way is not offered for ${sport.key} (two-way moneyline)`);
+  }
+  if (m.kind === 'prop' && !m.families.includes(sport.family)) {
+    return reject('MARKET_NOT_OFFERED', `${m.key} does not apply to ${sport.key}`);
+  }
+  return idx;
+}
+
+function outcomeSlot(m: MarketDef, name: string, ev: EventRecord): number {
+  const n = name.toLowerCase();
+  if (m.shape === 'over_under') return n === 'over' ? SLOT.OVER : n === 'under' ? SLOT.UNDER : -1;
+  if (n === ev.home.toLowerCase()) return SLOT.HOME;
+  if (n === ev.away.toLowerCase()) return SLOT.AWAY;
+  if (m.shape === 'three_way' && n === 'draw') return SLOT.DRAW;
+  return -1;
+}
+
+export function parsePrice(raw: unknown, events: (id: string) => EventRecord | undefined, now: number): PriceRecord | Rejection {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return reject('INVALID_ITEM');
+  const p = raw as Record<string, unknown>;
+  if (typeof p.book !== 'string') return reject('UNKNOWN_BOOK', 'book is required');
+  const book = BOOK_INDEX.get(p.book);
+  if (book === undefined) return reject('UNKNOWN_BOOK', `unknown book ${JSON.stringify(p.book)}`);
+  const bdef = BOOKMAKERS[book];
+  if (bdef.status !== 'active') {
+    return reject('INACTIVE_BOOK', `${bdef.key} is ${bdef.status}${bdef.merged_into ? ` into ${bdef.merged_into}` : ''}`);
+  }
+  if (typeof p.event_id !== 'string') return reject('EVENT_NOT_FOUND', 'event_id is required');
+  const ev = events(p.event_id);
+  if (ev === undefined) return reject('EVENT_NOT_FOUND', `unknown event_id ${JSON.stringify(p.event_id)}: send it in events first`);
+  if (ev.status === 'final') return reject('INVALID_EVENT', `event ${ev.id} is final`);
+  if (typeof p.market !== 'string') return reject('UNKNOWN_MARKET', 'market is required');
+  const market = resolveMarket(p.market, ev.sport);
+  if (isRejection(market)) return market;
+  const m = MARKETS[market];
+  if (typeof p.outcome !== 'string') return reject('INVALID_OUTCOME', 'outcome is required');
+  const outcome = outcomeSlot(m, p.outcome.trim(), ev);
+  if (outcome < 0) {
+    const want = m.shape === 'over_under' ? 'Over or Under' : `${ev.home}, ${ev.away}${m.shape === 'three_way' ? ' or Draw' : ''}`;
+    return reject('INVALID_OUTCOME', `outcome ${JSON.stringify(p.outcome)} is not one of ${want}`);
+  }
+  const hasPoint = p.point !== undefined && p.point !== null;
+  let point = Number.NaN;
+  if (m.key === 'h2h' || m.key === 'h2h_3_way') {
+    if (hasPoint) return reject('INVALID_POINT', `${m.key} takes no point`);
+  } else {
+    if (!hasPoint || typeof p.point !== 'number' || !isQuarter(p.point)) {
+      return reject('INVALID_POINT', `${m.key} needs a point: a multiple of 0.25 within ±${MAX_POINT}`);
+    }
+    point = market === SPREADS && outcome === SLOT.AWAY ? -p.point : p.point;
+    if (point === 0) point = 0; // no -0 in keys
+  }
+  let player: string | null = null;
+  const hasPlayer = p.player !== undefined && p.player !== null;
+  if (m.kind === 'prop') {
+    player = text(p.player);
+    if (player === null) return reject('INVALID_PLAYER', `${m.key} needs a player name of 1 to ${MAX_NAME} characters`);
+  } else if (hasPlayer) {
+    return reject('INVALID_PLAYER', `${m.key} takes no player`);
+  }
+  const price = p.price;
+  if (typeof price !== 'number' || !(price > 1) || !(price <= 100_000)) {
+    return reject('INVALID_PRICE', 'price must be decimal odds above 1 (and at most 100000)');
+  }
+  let ts = now;
+  if (p.ts !== undefined && p.ts !== null) {
+    if (typeof p.ts !== 'number' || !Number.isInteger(p.ts) || p.ts <= 0) return reject('INVALID_TIMESTAMP');
+    if (p.ts > now + MAX_FUTURE_SKEW_MS) return reject('INVALID_TIMESTAMP', `ts is more than ${MAX_FUTURE_SKEW_MS / 1000} s in the future`);
+    ts = p.ts;
+  }
+  return { book, market, point, player, outcome, price, ts };
+}

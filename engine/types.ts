@@ -1,0 +1,85 @@
+// Shapes shared by every layer. Strings here are the wire form (ingest, REST); the store itself works on
+// interned integer ids (see interner.ts).
+
+export type Region = 'us' | 'us2' | 'uk' | 'eu' | 'fr' | 'au' | 'ca' | 'mx' | 'latam' | 'br' | 'asia';
+
+export type BookKind = 'sportsbook' | 'exchange' | 'prediction' | 'dfs';
+export type BookStatus = 'active' | 'merged' | 'decommissioned' | 'not_yet_integrated';
+export type BookEndpoint = 'game_lines' | 'live' | 'props' | 'prediction' | 'event_markets' | 'historical';
+
+export interface SportDef {
+  key: string;
+  group: string;
+  title: string;
+  description: string;
+  active: boolean;
+  has_outrights: boolean;
+  /** true when the moneyline is three-way (soccer: home, draw, away) */
+  three_way: boolean;
+  /** family used to pick prop markets: 'basketball', 'baseball', 'americanfootball', 'icehockey', ... */
+  family: string;
+}
+
+export interface UmbrellaDef {
+  key: string;
+  title: string;
+  /** prefix of the child keys, e.g. 'soccer_' */
+  prefix: string;
+}
+
+export interface BookDef {
+  key: string;
+  title: string;
+  kind: BookKind;
+  regions: Region[];
+  status: BookStatus;
+  merged_into?: string;
+  note?: string;
+  /** exchange commission on net winnings, 0..1 (exchanges only, else 0) */
+  commission: number;
+  endpoints: BookEndpoint[];
+  /** DFS pick'em: payout multiplier of a 2-leg entry (dfs only, else 0) */
+  dfs_two_leg_payout: number;
+}
+
+export type OutcomeShape = 'two_way' | 'three_way' | 'over_under';
+
+export interface MarketDef {
+  key: string;
+  label: string;
+  kind: 'game' | 'prop';
+  shape: OutcomeShape;
+  /** sport families the market applies to (props); empty for game markets (all families) */
+  families: string[];
+}
+
+export type EventStatus = 'upcoming' | 'live' | 'final';
+
+/** An event as ingested. `commence_time` is ISO 8601 or epoch ms. */
+export interface EventInput {
+  id: string;
+  sport_key: string;
+  commence_time: string | number;
+  home_team: string;
+  away_team: string;
+  status?: EventStatus;
+}
+
+/** One price observation as ingested (DESIGN.md section 5). */
+export interface PriceInput {
+  book: string;
+  event_id: string;
+  market: string;
+  outcome: string;
+  point?: number | null;
+  player?: string | null;
+  /** decimal odds > 1 */
+  price: number;
+  /** epoch ms; default now */
+  ts?: number;
+}
+
+export interface IngestBatch {
+  events: EventInput[];
+  prices: PriceInput[];
+}

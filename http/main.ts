@@ -1,0 +1,53 @@
+// Process entry: `npm start`. Reads the environment (DESIGN.md section 4), starts the service, prints the
+// banner (with the keys made at the first start), and shuts down cleanly on SIGINT/SIGTERM.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import { configFromEnv, startApp } from './app.js';
+
+const log = pino({ level: process.env.LOG_LEVEL || 'info' });
+
+async function main(): Promise<void> {
+  const cfg = configFromEnv(process.env);
+  cfg.log = (msg) => log.error(msg);
+  const app = await startApp(cfg);
+  const s = app.services;
+  const base = `http://127.0.0.1:${app.port}`;
+  const lines = [
+    `linewire ${s.version} listening on ${cfg.host}:${app.port}`,
+    `  feed: ${s.feed}${s.simulated ? ' (SIMULATED prices: real book keys, not real bookmaker prices)' : ''}`,
+    `  database: ${s.db.kind === 'embedded' ? `embedded PGlite in ${join(cfg.dataDir, 'pg')}` : 'PostgreSQL (DATABASE_URL)'}`,
+    `  shards: ${cfg.shards}`,
+  ];
+  const { adminKey, demoKey } = app.firstStart;
+  if (adminKey !== null || demoKey !== null) {
+    lines.push('', '  First start: these keys are shown once (also written to DATA_DIR/first-start-keys.txt, mode 600).');
+    if (adminKey !== null) lines.push(`  admin key:          ${adminKey}`);
+    if (demoKey !== null) lines.push(`  demo key (business): ${demoKey}`);
+    mkdirSync(cfg.dataDir, { recursive: true });
+    writeFileSync(join(cfg.dataDir, 'first-start-keys.txt'),
+      `${adminKey !== null ? `admin key: ${adminKey}\n` : ''}${demoKey !== null ? `demo key (business): ${demoKey}\n` : ''}`, { mode: 0o600 });
+  }
+  const key = demoKey ?? '<your key>';
+  lines.push('', '  Try:', `  curl '${base}/v1/sports'`, `  curl '${base}/v1/sports/basketball_nba/odds?regions=us&markets=h2h,spreads&apiKey=${key}'`, '');
+  process.stdout.write(lines.join('\n') + '\n');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    app.close().then(() => process.exit(0), (e: unknown) => {
+      log.error({ err: e }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((e: unknown) => {
+  log.fatal({ err: e }, e instanceof Error ? e.message : String(e));
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+// Prometheus metrics (prom-client): request latency per route, and engine counters read at scrape time.
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Hub } from '../workers/hub.js';
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly latency: Histogram<'route' | 'status'>;
+  readonly bodyCache: Counter<'result'>;
+
+  constructor(hub: () => Hub | null) {
+    collectDefaultMetrics({ register: this.registry });
+    this.latency = new Histogram({
+      name: 'linewire_http_request_duration_seconds',
+      help: 'HTTP request duration by route template and status',
+      labelNames: ['route', 'status'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [this.registry],
+    });
+    this.bodyCache = new Counter({
+      name: 'linewire_body_cache_total',
+      help: 'Serialised response bodies served from cache (hit) or rebuilt (miss)',
+      labelNames: ['result'],
+      registers: [this.registry],
+    });
+    const counter = (name: string, help: string, read: (h: Hub) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          const h = hub();
+          if (h !== null) this.set(read(h));
+        },
+      });
+    counter('linewire_ingest_observations_total', 'Price observations received', (h) => h.counters.observations);
+    counter('linewire_ingest_accepted_total', 'Price observations accepted', (h) => h.counters.accepted);
+    counter('linewire_ingest_rejected_total', 'Price observations rejected', (h) => h.counters.rejected);
+    counter('linewire_ingest_stale_total', 'Observations ignored as older than the stored quote', (h) => h.counters.stale);
+    counter('linewire_change_records_total', 'Change records applied to the read model', (h) => h.counters.changeRecords);
+    counter('linewire_shard_restarts_total', 'Shard workers restarted after a crash', (h) => h.counters.shardRestarts);
+    counter('linewire_events', 'Events held', (h) => h.readModel.events.size);
+    counter('linewire_quotes', 'Quotes held across shards', (h) => h.pool.quoteCounts().reduce((a, b) => a + b, 0));
+  }
+
+  observe(route: string, status: number, ms: number): void {
+    this.latency.observe({ route, status: String(status) }, ms / 1000);
+  }
+}

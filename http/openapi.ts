@@ -1,0 +1,96 @@
+// The OpenAPI 3.1 document, generated from the route table and the response schemas, so every served path and
+// parameter appears and nothing else does.
+
+import { ERRORS } from '../engine/errors.js';
+import type { ParamSpec } from './params.js';
+import type { Route } from './router.js';
+import { ErrorSchema } from './schemas.js';
+
+export const API_VERSION = '3.2.0';
+
+function paramSchema(p: ParamSpec): object {
+  const base: Record<string, unknown> = {};
+  switch (p.type) {
+    case 'integer':
+    case 'number':
+      base.type = p.type;
+      if (p.min !== undefined) base.minimum = p.min;
+      if (p.max !== undefined) base.maximum = p.max;
+      break;
+    case 'boolean':
+      base.type = 'boolean';
+      break;
+    case 'enum':
+      base.type = 'string';
+      base.enum = p.values;
+      break;
+    case 'csv':
+      base.type = 'string';
+      base.description = p.values ? `comma-separated; each one of ${p.values.length > 20 ? 'the catalogue keys' : p.values.join(', ')}` : 'comma-separated';
+      break;
+    case 'datetime':
+      base.type = 'string';
+      base.format = 'date-time';
+      break;
+    case 'date':
+      base.type = 'string';
+      base.format = 'date';
+      break;
+    default:
+      base.type = 'string';
+  }
+  if (p.default !== undefined) base.default = p.default;
+  return base;
+}
+
+const ERROR_RESPONSES: Record<string, string> = {
+  '401': 'MISSING_KEY, INVALID_KEY or OUT_OF_USAGE_CREDITS',
+  '422': 'Parameter validation failed (detail lists each parameter)',
+  '429': 'EXCEEDED_FREQ_LIMIT (free tier); Retry-After is set',
+};
+
+export function openapiDocument(routes: readonly Route[]): object {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const r of routes) {
+    const item = (paths[r.path] ??= {});
+    const pathParams = [...r.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
+      name: m[1], in: 'path', required: true, schema: { type: 'string' },
+    }));
+    const responses: Record<string, object> = {
+      [String(r.okStatus ?? 200)]: { description: 'OK', content: { 'application/json': { schema: r.response ?? {} } } },
+      default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    };
+    if (r.auth !== 'none') responses['401'] = { description: ERROR_RESPONSES['401'], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    if (r.params !== undefined && r.params.length > 0) responses['422'] = { description: ERROR_RESPONSES['422'], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    if (r.auth === 'key') responses['429'] = { description: ERROR_RESPONSES['429'] };
+    item[r.method.toLowerCase()] = {
+      summary: r.summary,
+      tags: [r.tag],
+      security: r.auth === 'none' ? [] : r.auth === 'admin' ? [{ AdminBearer: [] }] : [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }, { Bearer: [] }],
+      parameters: [
+        ...pathParams,
+        ...(r.params ?? []).map((p) => ({ name: p.name, in: 'query', required: p.required === true, description: p.description, schema: paramSchema(p) })),
+      ],
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'linewire',
+      version: API_VERSION,
+      description: 'Self-hosted odds aggregation: REST superset of The Odds API v4. Every /v1 path is also served under /v4.',
+    },
+    paths,
+    components: {
+      schemas: { Error: ErrorSchema },
+      securitySchemes: {
+        ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apiKey' },
+        Bearer: { type: 'http', scheme: 'bearer' },
+        AdminBearer: { type: 'http', scheme: 'bearer', description: 'the admin key (ADMIN_KEY)' },
+      },
+    },
+    'x-error-codes': Object.values(ERRORS).map((e) => ({ code: e.code, status: e.status, message: e.message })),
+  };
+}

@@ -1,0 +1,101 @@
+// Declarative query parameters: one spec per route drives validation (every bound of SPEC.md), defaults, and the
+// parameters section of /openapi.json. All errors of a request are collected into one 422.
+
+import { ApiError, type ValidationItem } from '../engine/errors.js';
+import { parseTime } from '../engine/ingest.js';
+
+export type ParamType = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'csv' | 'datetime' | 'date';
+
+export interface ParamSpec {
+  name: string;
+  type: ParamType;
+  description: string;
+  default?: string | number | boolean;
+  min?: number;
+  max?: number;
+  /** allowed values (enum, and each element of csv) */
+  values?: readonly string[];
+  required?: boolean;
+  /** another name accepted for the same parameter */
+  alias?: string;
+  /** csv: the most elements accepted */
+  maxItems?: number;
+}
+
+export type ParamValue = string | number | boolean | string[] | undefined;
+export type Params = Record<string, ParamValue>;
+
+const MAX_STRING = 2000;
+
+function parseOne(spec: ParamSpec, raw: string, errors: ValidationItem[]): ParamValue {
+  const fail = (msg: string, type: string): undefined => {
+    errors.push({ loc: ['query', spec.name], msg, type, input: raw });
+    return undefined;
+  };
+  if (raw.length > MAX_STRING) return fail(`at most ${MAX_STRING} characters`, 'string_too_long');
+  switch (spec.type) {
+    case 'string':
+      return raw;
+    case 'boolean':
+      if (raw === 'true' || raw === '1') return true;
+      if (raw === 'false' || raw === '0') return false;
+      return fail('must be true or false', 'bool_parsing');
+    case 'integer':
+    case 'number': {
+      const n = raw.trim() === '' ? Number.NaN : Number(raw);
+      if (!Number.isFinite(n)) return fail(`must be a ${spec.type}`, `${spec.type === 'integer' ? 'int' : 'float'}_parsing`);
+      if (spec.type === 'integer' && !Number.isInteger(n)) return fail('must be an integer', 'int_parsing');
+      if (spec.min !== undefined && n < spec.min) return fail(`must be at least ${spec.min}`, 'greater_than_equal');
+      if (spec.max !== undefined && n > spec.max) return fail(`must be at most ${spec.max}`, 'less_than_equal');
+      return n;
+    }
+    case 'enum':
+      if (spec.values!.includes(raw)) return raw;
+      return fail(`must be one of ${spec.values!.join(', ')}`, 'enum');
+    case 'csv': {
+      const items = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+      if (items.length === 0) return fail('must list at least one value', 'csv_empty');
+      if (spec.maxItems !== undefined && items.length > spec.maxItems) return fail(`at most ${spec.maxItems} values`, 'too_long');
+      if (spec.values !== undefined) {
+        const bad = items.filter((s) => !spec.values!.includes(s));
+        if (bad.length > 0) return fail(`unknown value(s) ${bad.join(', ')}; allowed: ${spec.values.join(', ')}`, 'enum');
+      }
+      return [...new Set(items)];
+    }
+    case 'datetime': {
+      const t = parseTime(raw);
+      if (Number.isNaN(t)) return fail('must be ISO 8601 with a zone, e.g. 2026-11-23T18:00:00Z', 'datetime_parsing');
+      return new Date(t).toISOString();
+    }
+    case 'date': {
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(raw) || Number.isNaN(Date.parse(`${raw}T00:00:00Z`))
+        || new Date(`${raw}T00:00:00Z`).toISOString().slice(0, 10) !== raw) {
+        return fail('must be a date YYYY-MM-DD (UTC)', 'date_parsing');
+      }
+      return raw;
+    }
+  }
+}
+
+/** Parses a query string against specs; throws one 422 listing every bad parameter. */
+export function parseParams(specs: readonly ParamSpec[], query: URLSearchParams): Params {
+  const out: Params = {};
+  const errors: ValidationItem[] = [];
+  for (const spec of specs) {
+    let raw = query.get(spec.name);
+    if (raw === null && spec.alias !== undefined) raw = query.get(spec.alias);
+    if (raw === null) {
+      if (spec.required) errors.push({ loc: ['query', spec.name], msg: 'field required', type: 'missing', input: null });
+      out[spec.name] = spec.default;
+      continue;
+    }
+    out[spec.name] = parseOne(spec, raw, errors);
+  }
+  if (errors.length > 0) throw new ApiError('VALIDATION_ERROR', `invalid parameter: ${errors.map((e) => `${e.loc[1]} ${e.msg}`).join('; ')}`, errors);
+  return out;
+}
+
+/** Throws a 422 for one parameter, for checks that need more than one parameter or the catalogue. */
+export function invalid(name: string, msg: string, input: unknown): never {
+  throw new ApiError('VALIDATION_ERROR', `invalid parameter: ${name} ${msg}`, [{ loc: ['query', name], msg, type: 'value_error', input }]);
+}

@@ -1,0 +1,280 @@
+// The request lifecycle on uWebSockets.js: one table of routes drives registration (with the /v4 alias),
+// authentication, the free-tier rate cap, parameter validation, credit reservation (charged only on success),
+// error bodies, and the headers every response carries. The same table feeds /openapi.json.
+
+import { randomBytes } from 'node:crypto';
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { ApiError } from '../engine/errors.js';
+import type { Accounts, KeyState } from './accounts.js';
+import { errorBody } from './serialize.js';
+import { parseParams, type ParamSpec, type Params } from './params.js';
+
+export interface RequestCtx {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  /** path parameters in pattern order */
+  args: string[];
+  ifNoneMatch: string;
+  contentType: string;
+  ip: string;
+  body: Buffer | null;
+  requestId: string;
+  now: number;
+  /** the API key as presented (X-API-Key, then Authorization: Bearer, then apiKey), '' when none */
+  presentedKey: string;
+  key: KeyState | null;
+  params: Params;
+}
+
+export interface Reply {
+  status: number;
+  body: string | Uint8Array;
+  contentType?: string;
+  headers?: readonly (readonly [string, string])[];
+}
+
+export type Auth = 'none' | 'key' | 'admin';
+
+export interface Route {
+  method: 'GET' | 'POST';
+  /** OpenAPI-style path under /v1 or at the root, e.g. /v1/sports/{sport_key}/odds */
+  path: string;
+  auth: Auth;
+  summary: string;
+  tag: string;
+  params?: readonly ParamSpec[];
+  /** credits this call costs once its parameters are valid; absent means free */
+  cost?(params: Params, ctx: RequestCtx): number;
+  /** read a request body up to this many bytes */
+  maxBody?: number;
+  /** JSON schema of the 2xx body, for /openapi.json */
+  response?: object;
+  /** status of success, for /openapi.json (default 200) */
+  okStatus?: number;
+  handle(ctx: RequestCtx): Reply | Promise<Reply>;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 304: '304 Not Modified',
+  400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
+  405: '405 Method Not Allowed', 413: '413 Payload Too Large', 415: '415 Unsupported Media Type',
+  422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
+  503: '503 Service Unavailable',
+};
+
+const ID_PREFIX = randomBytes(8).toString('hex');
+let idCounter = 0;
+/** 32 hex characters: a random per-process prefix and a counter. */
+function nextRequestId(): string {
+  idCounter++;
+  return ID_PREFIX + idCounter.toString(16).padStart(16, '0');
+}
+
+const decoder = new TextDecoder();
+
+export interface RouterOptions {
+  accounts: Accounts;
+  /** headers added to every response (e.g. the feed label) */
+  headers: readonly (readonly [string, string])[];
+  now(): number;
+  onResponse?(route: string, status: number, ms: number): void;
+  onError?(error: unknown, ctx: RequestCtx): void;
+}
+
+function uwsPattern(path: string): string {
+  return path.replace(/\{([a-z_]+)\}/g, ':$1');
+}
+
+function patternRegex(path: string): RegExp {
+  return new RegExp('^' + path.replace(/\{[a-z_]+\}/g, '[^/]+') + '$');
+}
+
+export class Router {
+  readonly routes: Route[] = [];
+
+  constructor(private readonly opts: RouterOptions) {}
+
+  add(...routes: Route[]): void {
+    this.routes.push(...routes);
+  }
+
+  mount(app: TemplatedApp): void {
+    for (const route of this.routes) {
+      const handler = (res: HttpResponse, req: HttpRequest) => this.serve(route, res, req);
+      const method = route.method === 'GET' ? 'get' : 'post';
+      app[method](uwsPattern(route.path), handler);
+      if (route.path.startsWith('/v1/')) app[method](uwsPattern('/v4' + route.path.slice(3)), handler);
+    }
+    const known = this.routes.map((r) => ({ re: patternRegex(r.path), method: r.method }));
+    app.any('/*', (res, req) => {
+      const url = req.getUrl();
+      const path = url.startsWith('/v4/') ? '/v1' + url.slice(3) : url;
+      const method = req.getMethod().toUpperCase();
+      const code = known.some((k) => k.re.test(path) && k.method !== method) ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
+      const ctx = this.capture(res, req, []);
+      this.fail(res, ctx, new ApiError(code, code === 'NOT_FOUND' ? `No endpoint ${method} ${url}` : undefined), performance.now(), 'unmatched');
+    });
+  }
+
+  private capture(res: HttpResponse, req: HttpRequest, names: string[]): RequestCtx {
+    const args: string[] = [];
+    for (let i = 0; i < names.length; i++) args.push(decodeURIComponent(req.getParameter(i) ?? ''));
+    const apiKey = req.getHeader('x-api-key');
+    const auth = req.getHeader('authorization');
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    let key = apiKey;
+    if (key === '' && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') key = auth.slice(7).trim();
+    if (key === '') key = query.get('apiKey') ?? '';
+    return {
+      method: req.getMethod().toUpperCase(),
+      path: req.getUrl(),
+      query,
+      args,
+      ifNoneMatch: req.getHeader('if-none-match'),
+      contentType: req.getHeader('content-type'),
+      ip: decoder.decode(res.getRemoteAddressAsText()),
+      body: null,
+      requestId: nextRequestId(),
+      now: this.opts.now(),
+      presentedKey: key,
+      key: null,
+      params: {},
+    };
+  }
+
+  private serve(route: Route, res: HttpResponse, req: HttpRequest): void {
+    const started = performance.now();
+    const names = [...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]);
+    const ctx = this.capture(res, req, names);
+    const state = { aborted: false };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    if (route.maxBody === undefined) {
+      this.run(route, res, ctx, started, state);
+      return;
+    }
+    const declared = Number(req.getHeader('content-length'));
+    if (declared > route.maxBody) {
+      this.fail(res, ctx, new ApiError('BODY_TOO_LARGE', `body above ${route.maxBody} bytes`), started, route.path, true);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    res.onData((chunk, isLast) => {
+      if (done) return;
+      size += chunk.byteLength;
+      if (size > route.maxBody!) {
+        done = true;
+        if (!state.aborted) this.fail(res, ctx, new ApiError('BODY_TOO_LARGE', `body above ${route.maxBody} bytes`), started, route.path, true);
+        state.aborted = true;
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) {
+        done = true;
+        ctx.body = Buffer.concat(chunks, size);
+        if (!state.aborted) res.cork(() => this.run(route, res, ctx, started, state));
+      }
+    });
+  }
+
+  private run(route: Route, res: HttpResponse, ctx: RequestCtx, started: number, state: { aborted: boolean }): void {
+    let charged = 0;
+    let reply: Reply | Promise<Reply>;
+    try {
+      this.authenticate(route, ctx);
+      ctx.params = route.params === undefined ? {} : parseParams(route.params, ctx.query);
+      if (route.cost !== undefined && ctx.key !== null) {
+        const cost = route.cost(ctx.params, ctx);
+        if (!this.opts.accounts.reserve(ctx.key, cost, ctx.now)) {
+          throw new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${cost} credits and ${ctx.key.remaining} remain in the period`);
+        }
+        charged = cost;
+      }
+      reply = route.handle(ctx);
+    } catch (err) {
+      this.refund(ctx, charged);
+      this.fail(res, ctx, err, started, route.path);
+      return;
+    }
+    if (!(reply instanceof Promise)) {
+      this.finish(res, ctx, reply, charged, started, route, state);
+      return;
+    }
+    reply.then(
+      (r) => this.finish(res, ctx, r, charged, started, route, state),
+      (err: unknown) => {
+        this.refund(ctx, charged);
+        if (!state.aborted) res.cork(() => this.fail(res, ctx, err, started, route.path));
+      },
+    );
+  }
+
+  private authenticate(route: Route, ctx: RequestCtx): void {
+    if (route.auth === 'none') return;
+    const raw = ctx.presentedKey;
+    if (raw === '') throw new ApiError(route.auth === 'admin' ? 'ADMIN_KEY_REQUIRED' : 'MISSING_KEY');
+    if (route.auth === 'admin') {
+      if (!this.opts.accounts.isAdmin(raw)) throw new ApiError('ADMIN_KEY_REQUIRED');
+      return;
+    }
+    const key = this.opts.accounts.resolve(raw);
+    if (key === null) throw new ApiError('INVALID_KEY');
+    ctx.key = key;
+    const wait = this.opts.accounts.rateLimit(key, ctx.now);
+    if (wait > 0) throw new ApiError('EXCEEDED_FREQ_LIMIT', `Free keys are limited to 60 requests per second; retry in ${wait} s`);
+  }
+
+  private refund(ctx: RequestCtx, charged: number): void {
+    if (charged > 0 && ctx.key !== null) this.opts.accounts.refund(ctx.key, charged);
+  }
+
+  private finish(res: HttpResponse, ctx: RequestCtx, reply: Reply, charged: number, started: number, route: Route,
+    state: { aborted: boolean }): void {
+    if (reply.status >= 400 || state.aborted) {
+      // a failed call, or a client gone before the answer: nothing delivered, nothing charged
+      this.refund(ctx, charged);
+      charged = 0;
+      if (state.aborted) return;
+    }
+    res.cork(() => this.write(res, ctx, reply, charged, started, route.path));
+  }
+
+  private fail(res: HttpResponse, ctx: RequestCtx, err: unknown, started: number, routePath: string, close = false): void {
+    let apiErr: ApiError;
+    if (err instanceof ApiError) apiErr = err;
+    else {
+      this.opts.onError?.(err, ctx);
+      apiErr = new ApiError('INTERNAL_ERROR', undefined, undefined, { cause: err });
+    }
+    const headers: [string, string][] = [];
+    if (apiErr.code === 'EXCEEDED_FREQ_LIMIT') headers.push(['Retry-After', '1']);
+    const reply: Reply = { status: apiErr.status, body: errorBody(apiErr, ctx.requestId), headers };
+    this.write(res, ctx, reply, 0, started, routePath, close);
+  }
+
+  private write(res: HttpResponse, ctx: RequestCtx, reply: Reply, charged: number, started: number, routePath: string,
+    close = false): void {
+    res.writeStatus(STATUS_TEXT[reply.status] ?? `${reply.status} Status`);
+    res.writeHeader('X-Request-ID', ctx.requestId);
+    for (const [k, v] of this.opts.headers) res.writeHeader(k, v);
+    if (ctx.key !== null) {
+      const remaining = String(ctx.key.remaining);
+      res.writeHeader('X-RateLimit-Remaining', remaining);
+      res.writeHeader('x-requests-remaining', remaining);
+      res.writeHeader('x-requests-used', String(ctx.key.used));
+      res.writeHeader('x-requests-last', String(charged));
+    }
+    if (reply.headers !== undefined) for (const [k, v] of reply.headers) res.writeHeader(k, v);
+    if (reply.status !== 304) res.writeHeader('Content-Type', reply.contentType ?? 'application/json');
+    const ms = performance.now() - started;
+    res.writeHeader('X-Response-Time', ms.toFixed(3));
+    if (reply.status === 304) res.endWithoutBody(0, close);
+    else res.end(reply.body, close);
+    this.opts.onResponse?.(routePath, reply.status, ms);
+  }
+}
+

@@ -1,0 +1,140 @@
+// GET /v1/sports, /v1/bookmakers, /v1/sports/{sport_key}/events.
+
+import { BOOKMAKERS, SPORTS, resolveSportKeys, sportByKey } from '../../engine/catalogue.js';
+import { ApiError } from '../../engine/errors.js';
+import type { BookDef } from '../../engine/types.js';
+import type { Reply, RequestCtx, Route } from '../router.js';
+import { BookmakerListSchema, EventListSchema, IsoTime, SportListSchema, UnixTime } from '../schemas.js';
+import { compile, etagMatches, etagOf } from '../serialize.js';
+import { isoSeconds, type Services } from '../services.js';
+
+interface StaticBody {
+  body: string;
+  etag: string;
+}
+
+function staticBody(body: string): StaticBody {
+  return { body, etag: etagOf(body) };
+}
+
+function cachedReply(ctx: RequestCtx, b: StaticBody, maxAge: number): Reply {
+  const headers: [string, string][] = [['ETag', b.etag], ['Cache-Control', `public, max-age=${maxAge}`]];
+  if (etagMatches(ctx.ifNoneMatch, b.etag)) return { status: 304, body: '', headers };
+  return { status: 200, body: b.body, headers };
+}
+
+const sportsJson = compile(SportListSchema);
+const SPORTS_ACTIVE = staticBody(sportsJson(SPORTS.filter((s) => s.active)));
+const SPORTS_ALL = staticBody(sportsJson(SPORTS));
+
+const ENDPOINT_PATHS: Record<string, (key: string) => string> = {
+  game_lines: (k) => `/v1/sports/{sport_key}/odds?bookmakers=${k}`,
+  live: (k) => `/v1/sports/{sport_key}/live?bookmakers=${k}`,
+  props: (k) => `/v1/sports/{sport_key}/props?bookmakers=${k}`,
+  prediction: () => '/v1/prediction-markets/{sport_key}',
+  event_markets: (k) => `/v1/sports/{sport_key}/props?bookmakers=${k}&include_event_markets=true`,
+  historical: (k) => `/v1/historical/closing-lines.json?date={YYYY-MM-DD}&source=${k}`,
+};
+
+function bookRecord(b: BookDef, endpoints: boolean): object {
+  return {
+    key: b.key,
+    title: b.title,
+    kind: b.kind,
+    regions: b.regions,
+    status: b.status,
+    merged_into: b.merged_into,
+    note: b.note,
+    commission: b.kind === 'exchange' ? b.commission : undefined,
+    endpoints: endpoints ? b.endpoints : undefined,
+    example_paths: endpoints ? b.endpoints.map((e) => ENDPOINT_PATHS[e](b.key)) : undefined,
+  };
+}
+
+const booksJson = compile(BookmakerListSchema);
+const BOOKS: Record<string, StaticBody> = {};
+for (const all of [false, true]) {
+  for (const ep of [false, true]) {
+    const list = BOOKMAKERS.filter((b) => all || b.status === 'active').map((b) => bookRecord(b, ep));
+    BOOKS[`${all}:${ep}`] = staticBody(booksJson(list));
+  }
+}
+
+const eventsIso = compile(EventListSchema(IsoTime));
+const eventsUnix = compile(EventListSchema(UnixTime));
+
+/** Resolves a path sport key (concrete or umbrella) or throws 404 UNKNOWN_SPORT. */
+export function sportKeys(key: string): string[] {
+  const keys = resolveSportKeys(key);
+  if (keys === null) throw new ApiError('UNKNOWN_SPORT', `Unknown sport key ${JSON.stringify(key)}; see /v1/sports?all=true`);
+  return keys;
+}
+
+export function discoveryRoutes(s: Services): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v1/sports',
+      auth: 'none',
+      tag: 'discovery',
+      summary: 'Sports in the catalogue (active only unless all=true)',
+      params: [{ name: 'all', type: 'boolean', default: false, description: 'Include sports out of season' }],
+      response: SportListSchema,
+      handle: (ctx) => cachedReply(ctx, ctx.params.all ? SPORTS_ALL : SPORTS_ACTIVE, 3600),
+    },
+    {
+      method: 'GET',
+      path: '/v1/bookmakers',
+      auth: 'key',
+      tag: 'discovery',
+      summary: 'Bookmakers, exchanges, prediction markets and DFS operators',
+      params: [
+        { name: 'all', type: 'boolean', default: false, description: 'Include merged, decommissioned and not yet integrated entries with their notes' },
+        { name: 'include_endpoints', type: 'boolean', default: true, description: 'Attach endpoints and example_paths per book' },
+      ],
+      cost: () => 0,
+      response: BookmakerListSchema,
+      handle: (ctx) => cachedReply(ctx, BOOKS[`${ctx.params.all}:${ctx.params.include_endpoints}`], 3600),
+    },
+    {
+      method: 'GET',
+      path: '/v1/sports/{sport_key}/events',
+      auth: 'none',
+      tag: 'discovery',
+      summary: 'Upcoming and in-play events of a sport (no odds)',
+      params: [
+        { name: 'dateFormat', type: 'enum', values: ['iso', 'unix'], default: 'iso', description: 'Format of commence_time' },
+        { name: 'eventIds', type: 'csv', maxItems: 500, description: 'Only these event ids' },
+        { name: 'commenceTimeFrom', type: 'datetime', description: 'Events starting at or after (ISO 8601)' },
+        { name: 'commenceTimeTo', type: 'datetime', description: 'Events starting at or before (ISO 8601)' },
+      ],
+      response: EventListSchema(IsoTime),
+      handle: (ctx) => {
+        const keys = sportKeys(ctx.args[0]);
+        const p = ctx.params;
+        const ids = p.eventIds === undefined ? null : new Set(p.eventIds as string[]);
+        const from = p.commenceTimeFrom === undefined ? -Infinity : Date.parse(p.commenceTimeFrom as string);
+        const to = p.commenceTimeTo === undefined ? Infinity : Date.parse(p.commenceTimeTo as string);
+        const unix = p.dateFormat === 'unix';
+        const list = [];
+        for (const key of keys) {
+          const title = sportByKey(key)!.title;
+          for (const ev of s.hub.readModel.sportEvents(key)) {
+            if (ev.status === 'final' || (ids !== null && !ids.has(ev.id)) || ev.commence < from || ev.commence > to) continue;
+            list.push({
+              id: ev.id,
+              sport_key: key,
+              sport_title: title,
+              commence_time: unix ? Math.floor(ev.commence / 1000) : isoSeconds(ev.commence),
+              home_team: ev.home,
+              away_team: ev.away,
+              _t: ev.commence,
+            });
+          }
+        }
+        list.sort((a, b) => a._t - b._t || (a.id < b.id ? -1 : 1));
+        return { status: 200, body: unix ? eventsUnix(list) : eventsIso(list) };
+      },
+    },
+  ];
+}

@@ -1,0 +1,249 @@
+// GET /v1/sports/{sport_key}/odds: The Odds API v4 shape built from the read model.
+//
+// Bodies are cached per (sports, parameters) and reused until the data version of a sport changes or the
+// clock reaches the first moment the answer would change by itself (an event starting, or a verification
+// ageing past 5 s). Under the simulator a body is rebuilt at most once per applied batch, and the cache turns
+// the rest of the requests into a map lookup (bench/http.ts).
+
+import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, sportByKey } from '../../engine/catalogue.js';
+import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
+import { decimalToAmerican } from '../../engine/odds.js';
+import type { EventView, MarketQuote } from '../../engine/read-model.js';
+import type { Region } from '../../engine/types.js';
+import { invalid, type ParamSpec, type Params } from '../params.js';
+import type { RequestCtx, Route } from '../router.js';
+import { IsoTime, RawOddsEventSchema, UnixTime, oddsEventSchema } from '../schemas.js';
+import { compile } from '../serialize.js';
+import { isoMillis, isoSeconds, type Services } from '../services.js';
+import { sportKeys } from './discovery.js';
+
+/** verified_at within this many ms makes a bookmaker entry `is_current` */
+export const CURRENT_MS = 5000;
+const ODDS_MARKETS = ['h2h', 'h2h_3_way', 'spreads', 'totals'] as const;
+const BOOK_KEYS = BOOKMAKERS.map((b) => b.key);
+const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
+/** a book's own two-way moneyline whose implied probabilities sum outside this range is not served */
+const TWO_WAY_SANE = [0.98, 1.5] as const;
+
+export const ODDS_PARAMS: readonly ParamSpec[] = [
+  { name: 'regions', type: 'csv', values: REGIONS, default: 'us', description: 'Regions whose books are returned' },
+  { name: 'markets', type: 'csv', values: ODDS_MARKETS, default: 'h2h', description: 'Game markets' },
+  { name: 'oddsFormat', type: 'enum', values: ['decimal', 'american'], default: 'decimal', description: 'Price format' },
+  { name: 'dateFormat', type: 'enum', values: ['iso', 'unix'], default: 'iso', description: 'Time format' },
+  { name: 'bookmakers', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Book keys; overrides regions' },
+  { name: 'eventIds', type: 'csv', maxItems: 500, description: 'Only these event ids' },
+  { name: 'commenceTimeFrom', type: 'datetime', description: 'Events starting at or after (ISO 8601)' },
+  { name: 'commenceTimeTo', type: 'datetime', description: 'Events starting at or before (ISO 8601)' },
+  { name: 'date', type: 'date', description: 'YYYY-MM-DD (UTC): the whole day; explicit commenceTime* win' },
+  { name: 'include', type: 'csv', values: ['normalized', 'slim', 'raw', 'verification'], default: 'normalized', description: 'Shape tokens, e.g. slim,verification' },
+  { name: 'verified', type: 'boolean', default: false, description: 'Alias for include=verification' },
+  { name: 'live', type: 'boolean', default: false, description: 'Only games already started' },
+  { name: 'include_live', type: 'boolean', default: false, description: 'Include in-progress games alongside pregame' },
+];
+
+/** Credits: markets x regions, minimum 1; with bookmakers, each started group of 10 books is one region. */
+export function oddsCost(p: Params): number {
+  const markets = (p.markets as string[] | string);
+  const nMarkets = Array.isArray(markets) ? markets.length : 1;
+  const nRegions = p.bookmakers !== undefined
+    ? Math.ceil((p.bookmakers as string[]).length / 10)
+    : Array.isArray(p.regions) ? p.regions.length : 1;
+  return Math.max(1, nMarkets * nRegions);
+}
+
+interface OddsQuery {
+  books: Set<number>;
+  markets: string[];
+  american: boolean;
+  unix: boolean;
+  shape: 'normalized' | 'slim' | 'raw';
+  verification: boolean;
+  ids: Set<string> | null;
+  from: number;
+  to: number;
+  live: boolean;
+  includeLive: boolean;
+}
+
+function toQuery(p: Params): OddsQuery {
+  const include = Array.isArray(p.include) ? p.include : [String(p.include)];
+  const shapes = include.filter((t) => t !== 'verification');
+  if (shapes.length > 1) invalid('include', 'takes at most one of normalized, slim, raw', include.join(','));
+  let from = -Infinity;
+  let to = Infinity;
+  if (p.date !== undefined) {
+    from = Date.parse(`${p.date}T00:00:00Z`);
+    to = Date.parse(`${p.date}T23:59:59Z`);
+  }
+  if (p.commenceTimeFrom !== undefined) from = Date.parse(p.commenceTimeFrom as string);
+  if (p.commenceTimeTo !== undefined) to = Date.parse(p.commenceTimeTo as string);
+  if (from > to) invalid('commenceTimeTo', 'is before commenceTimeFrom', p.commenceTimeTo ?? p.date);
+  const books = p.bookmakers !== undefined
+    ? new Set((p.bookmakers as string[]).map((k) => BOOK_INDEX.get(k)!))
+    : new Set(booksForRegions((Array.isArray(p.regions) ? p.regions : [p.regions]) as Region[]).map((b) => BOOK_INDEX.get(b.key)!));
+  return {
+    books,
+    markets: Array.isArray(p.markets) ? p.markets : [String(p.markets)],
+    american: p.oddsFormat === 'american',
+    unix: p.dateFormat === 'unix',
+    shape: (shapes[0] ?? 'normalized') as OddsQuery['shape'],
+    verification: include.includes('verification') || p.verified === true,
+    ids: p.eventIds === undefined ? null : new Set(p.eventIds as string[]),
+    from,
+    to,
+    live: p.live === true,
+    includeLive: p.include_live === true,
+  };
+}
+
+interface Built {
+  body: string;
+  /** the body stays right until this time (ms) unless data changes */
+  validUntil: number;
+}
+
+function completeOutcomes(mq: MarketQuote, shape: string): boolean {
+  if (shape === 'three_way') return mq.price[0] > 0 && mq.price[1] > 0 && mq.price[2] > 0;
+  if (mq.price[0] === 0 || mq.price[1] === 0) return false;
+  if (shape === 'two_way' && mq.point !== mq.point) {
+    const s = 1 / mq.price[0] + 1 / mq.price[1];
+    return s >= TWO_WAY_SANE[0] && s <= TWO_WAY_SANE[1];
+  }
+  return true;
+}
+
+export class OddsView {
+  private readonly cache = new Map<string, Built & { version: string }>();
+  private readonly serializers = new Map<string, (doc: unknown) => string>();
+
+  constructor(private readonly s: Services) {}
+
+  private serializer(q: OddsQuery): (doc: unknown) => string {
+    const key = `${q.unix}:${q.verification}:${q.shape}`;
+    let fn = this.serializers.get(key);
+    if (fn === undefined) {
+      const time = q.unix ? UnixTime : IsoTime;
+      fn = compile({
+        type: 'array',
+        items: q.shape === 'raw' ? RawOddsEventSchema : oddsEventSchema({ time, verification: q.verification, rawJson: q.shape === 'normalized' }),
+      });
+      this.serializers.set(key, fn);
+    }
+    return fn;
+  }
+
+  serve(ctx: RequestCtx, keys: string[]): string {
+    const rm = this.s.hub.readModel;
+    const version = keys.map((k) => rm.version(k)).join(',');
+    const cacheKey = keys.join(',') + JSON.stringify(ctx.params);
+    const hit = this.cache.get(cacheKey);
+    const now = ctx.now;
+    if (hit !== undefined && hit.version === version && now < hit.validUntil) {
+      this.s.metrics.bodyCache.inc({ result: 'hit' });
+      return hit.body;
+    }
+    this.s.metrics.bodyCache.inc({ result: 'miss' });
+    const built = this.build(toQuery(ctx.params), keys, now);
+    if (this.cache.size > 5000) this.cache.clear();
+    this.cache.set(cacheKey, { ...built, version });
+    return built.body;
+  }
+
+  private build(q: OddsQuery, keys: string[], now: number): Built {
+    const time = (ms: number) => (q.unix ? Math.floor(ms / 1000) : isoMillis(ms));
+    let validUntil = Infinity;
+    const events: EventView[] = [];
+    for (const key of keys) {
+      for (const ev of this.s.hub.readModel.sportEvents(key)) {
+        if (ev.status === 'final') continue;
+        if (q.ids !== null && !q.ids.has(ev.id)) continue;
+        if (ev.commence < q.from || ev.commence > q.to) continue;
+        const started = ev.commence <= now;
+        if (!started) validUntil = Math.min(validUntil, ev.commence + 1);
+        if (q.live ? !started : started && !q.includeLive) continue;
+        events.push(ev);
+      }
+    }
+    events.sort((a, b) => a.commence - b.commence || (a.id < b.id ? -1 : 1));
+    const docs = [];
+    for (const ev of events) {
+      const sport = sportByKey(ev.sport)!;
+      const books = [];
+      for (const [bookId, bq] of ev.books) {
+        if (!q.books.has(bookId)) continue;
+        const def = BOOKMAKERS[bookId];
+        const markets = [];
+        const raw = [];
+        let last = 0;
+        let verified = 0;
+        let changed = 0;
+        for (const mkey of q.markets) {
+          let idx = MARKET_INDEX.get(mkey)!;
+          if (mkey === 'h2h' && sport.three_way) idx = MARKET_INDEX.get('h2h_3_way')!;
+          else if (mkey === 'h2h_3_way' && !sport.three_way) continue;
+          const mq = bq.markets.get(idx * 2097152);
+          if (mq === undefined) continue;
+          const mdef = MARKETS[idx];
+          if (!completeOutcomes(mq, mdef.shape)) continue;
+          const outcomes = [];
+          const n = mdef.shape === 'three_way' ? 3 : 2;
+          let mLast = 0;
+          for (let o = 0; o < n; o++) {
+            const name = mdef.shape === 'over_under' ? (o === SLOT.OVER ? 'Over' : 'Under')
+              : o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
+            const point = mq.point !== mq.point ? undefined : mkey === 'spreads' && o === SLOT.AWAY ? -mq.point || 0 : mq.point;
+            const d = mq.price[o];
+            outcomes.push({ name, price: q.american ? decimalToAmerican(d) : d, point });
+            mLast = Math.max(mLast, mq.changedAt[o], mq.verifiedAt[o]);
+            verified = Math.max(verified, mq.verifiedAt[o]);
+            changed = Math.max(changed, mq.changedAt[o]);
+            if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: name, point, price: d, ts: Math.max(mq.changedAt[o], mq.verifiedAt[o]) });
+          }
+          last = Math.max(last, mLast);
+          markets.push({ key: mkey, last_update: time(mLast), outcomes });
+        }
+        if (markets.length === 0) continue;
+        const entry: Record<string, unknown> = { key: def.key, title: def.title, last_update: time(last), markets };
+        if (q.verification) {
+          entry.verified_at = time(verified);
+          entry.line_changed_at = time(changed);
+          const current = now - verified <= CURRENT_MS;
+          entry.is_current = current;
+          if (current) validUntil = Math.min(validUntil, verified + CURRENT_MS + 1);
+        }
+        if (q.shape !== 'slim') entry.raw_json = { feed: this.s.feed, quotes: raw };
+        books.push(entry);
+      }
+      docs.push({
+        id: ev.id,
+        sport_key: ev.sport,
+        sport_title: sport.title,
+        commence_time: q.unix ? Math.floor(ev.commence / 1000) : isoSeconds(ev.commence),
+        home_team: ev.home,
+        away_team: ev.away,
+        bookmakers: books,
+      });
+    }
+    return { body: this.serializer(q)(docs), validUntil };
+  }
+}
+
+export function oddsRoutes(s: Services): Route[] {
+  const view = new OddsView(s);
+  return [
+    {
+      method: 'GET',
+      path: '/v1/sports/{sport_key}/odds',
+      auth: 'key',
+      tag: 'odds',
+      summary: 'Odds per event and bookmaker (The Odds API v4 shape); pregame only by default',
+      params: ODDS_PARAMS,
+      cost: oddsCost,
+      response: { type: 'array', items: oddsEventSchema({ time: IsoTime, verification: true, rawJson: true }) },
+      handle: (ctx) => {
+        const keys = sportKeys(ctx.args[0]);
+        return { status: 200, body: view.serve(ctx, keys) };
+      },
+    },
+  ];
+}

@@ -1,0 +1,166 @@
+// JSON schemas of every response body. fast-json-stringify compiles them for serialisation and /openapi.json
+// publishes them, so the document cannot drift from what is sent.
+
+const str = { type: 'string' } as const;
+const num = { type: 'number' } as const;
+const int = { type: 'integer' } as const;
+const bool = { type: 'boolean' } as const;
+const strArr = { type: 'array', items: str } as const;
+
+export const ErrorSchema = {
+  type: 'object',
+  required: ['message', 'error_code', 'details_url', 'request_id'],
+  properties: {
+    message: str,
+    error_code: str,
+    details_url: str,
+    request_id: str,
+    detail: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { loc: { type: 'array', items: {} }, msg: str, type: str, input: {} },
+      },
+    },
+  },
+} as const;
+
+export const SportSchema = {
+  type: 'object',
+  required: ['key', 'group', 'title', 'description', 'active', 'has_outrights'],
+  properties: { key: str, group: str, title: str, description: str, active: bool, has_outrights: bool },
+} as const;
+
+export const SportListSchema = { type: 'array', items: SportSchema } as const;
+
+export const BookmakerSchema = {
+  type: 'object',
+  required: ['key', 'title', 'kind', 'regions', 'status'],
+  properties: {
+    key: str,
+    title: str,
+    kind: { type: 'string', enum: ['sportsbook', 'exchange', 'prediction', 'dfs'] },
+    regions: strArr,
+    status: { type: 'string', enum: ['active', 'merged', 'decommissioned', 'not_yet_integrated'] },
+    merged_into: str,
+    note: str,
+    commission: num,
+    endpoints: strArr,
+    example_paths: strArr,
+  },
+} as const;
+
+export const BookmakerListSchema = { type: 'array', items: BookmakerSchema } as const;
+
+function eventSchema(time: object) {
+  return {
+    type: 'object',
+    required: ['id', 'sport_key', 'sport_title', 'commence_time', 'home_team', 'away_team'],
+    properties: { id: str, sport_key: str, sport_title: str, commence_time: time, home_team: str, away_team: str },
+  } as const;
+}
+
+export const EventListSchema = (time: object) => ({ type: 'array', items: eventSchema(time) }) as const;
+
+const OutcomeSchema = {
+  type: 'object',
+  required: ['name', 'price'],
+  properties: { name: str, price: num, point: num, description: str },
+} as const;
+
+const MarketSchema = (time: object) => ({
+  type: 'object',
+  required: ['key', 'last_update', 'outcomes'],
+  properties: { key: str, last_update: time, outcomes: { type: 'array', items: OutcomeSchema } },
+}) as const;
+
+const RawJsonSchema = {
+  type: 'object',
+  description: 'the book\'s quotes on this event in ingest form, as last received',
+  properties: {
+    feed: str,
+    quotes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { market: str, outcome: str, point: num, player: str, price: num, ts: int },
+      },
+    },
+  },
+} as const;
+
+/** The v4 odds event, in the variant a request asks for (DESIGN.md section 3). */
+export function oddsEventSchema(opts: { time: object; verification: boolean; rawJson: boolean }) {
+  const bookProps: Record<string, object> = {
+    key: str,
+    title: str,
+    last_update: opts.time,
+    markets: { type: 'array', items: MarketSchema(opts.time) },
+  };
+  if (opts.verification) {
+    bookProps.verified_at = opts.time;
+    bookProps.line_changed_at = opts.time;
+    bookProps.is_current = bool;
+  }
+  if (opts.rawJson) bookProps.raw_json = RawJsonSchema;
+  return {
+    type: 'object',
+    required: ['id', 'sport_key', 'sport_title', 'commence_time', 'home_team', 'away_team', 'bookmakers'],
+    properties: {
+      ...eventSchema(opts.time).properties,
+      bookmakers: { type: 'array', items: { type: 'object', required: ['key', 'title', 'last_update', 'markets'], properties: bookProps } },
+    },
+  };
+}
+
+/** `include=raw`: ids and raw_json only. */
+export const RawOddsEventSchema = {
+  type: 'object',
+  required: ['id', 'bookmakers'],
+  properties: {
+    id: str,
+    bookmakers: { type: 'array', items: { type: 'object', properties: { key: str, raw_json: RawJsonSchema } } },
+  },
+} as const;
+
+export const IsoTime = { type: 'string', format: 'date-time' } as const;
+export const UnixTime = { type: 'integer', description: 'Unix seconds' } as const;
+
+export const HealthSchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ok', 'degraded'] },
+    feed: str,
+    simulated: bool,
+    database: { type: 'object', properties: { ok: bool, kind: str, latency_ms: num, error: str } },
+    data: {
+      type: 'object',
+      properties: { events: int, quotes: int, newest_write: { type: ['string', 'null'] }, newest_write_age_seconds: { type: ['number', 'null'] } },
+    },
+    shards: { type: 'object', properties: { count: int, restarts: int, quotes: { type: 'array', items: int } } },
+    uptime_seconds: num,
+    version: str,
+  },
+} as const;
+
+export const IngestResultSchema = {
+  type: 'object',
+  required: ['events', 'accepted', 'rejected'],
+  properties: {
+    events: int,
+    accepted: int,
+    rejected: { type: 'array', items: { type: 'object', properties: { index: int, error_code: str, message: str } } },
+    rejected_events: { type: 'array', items: { type: 'object', properties: { index: int, error_code: str, message: str } } },
+  },
+} as const;
+
+export const AdminKeySchema = {
+  type: 'object',
+  required: ['key', 'tier', 'credits'],
+  properties: { key: str, tier: str, credits: int, email: { type: ['string', 'null'] } },
+} as const;
+
+export const ErrorCatalogueSchema = {
+  type: 'array',
+  items: { type: 'object', properties: { code: str, status: int, message: str } },
+} as const;

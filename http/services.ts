@@ -1,0 +1,28 @@
+// What the routes are given: the engine hub, accounts, the database and the process facts.
+
+import type { Database } from '../sql/connection.js';
+import type { Hub } from '../workers/hub.js';
+import type { Accounts } from './accounts.js';
+import type { Metrics } from './metrics.js';
+
+export interface Services {
+  hub: Hub;
+  accounts: Accounts;
+  db: Database;
+  /** FEED as configured, e.g. 'sim' or 'none' */
+  feed: string;
+  /** true when any price may come from the built-in simulator */
+  simulated: boolean;
+  startedAt: number;
+  version: string;
+  metrics: Metrics;
+  now(): number;
+}
+
+export function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19) + 'Z';
+}
+
+export function isoMillis(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,174 @@
+// One handle for either database: the embedded PGlite served over a unix socket, or an external PostgreSQL
+// from DATABASE_URL. Both are driven by postgres.js, so the rest of sql/ speaks one dialect to one driver.
+
+import { existsSync, mkdirSync, rmSync, unlinkSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import postgres from 'postgres';
+
+export interface Database {
+  sql: postgres.Sql;
+  kind: 'embedded' | 'external';
+  /** schema every connection uses (search_path) */
+  schema: string;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** external PostgreSQL; unset means embedded PGlite under `dataDir` */
+  databaseUrl?: string;
+  dataDir: string;
+  /** default 'public' */
+  schema?: string;
+  /** drop the schema (cascade) on close; tests use it, refused for 'public' */
+  dropSchemaOnClose?: boolean;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+// sockaddr_un.sun_path is 108 bytes including the terminating NUL.
+const MAX_SOCKET_PATH = 107;
+const SOCKET_NAME = '.s.PGSQL.5432';
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  const schema = opts.schema ?? 'public';
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
+  if (opts.dropSchemaOnClose && schema === 'public') throw new Error('refusing to drop schema public on close');
+  return opts.databaseUrl
+    ? openExternal(opts.databaseUrl, schema, opts.dropSchemaOnClose ?? false)
+    : openEmbedded(opts.dataDir, schema, opts.dropSchemaOnClose ?? false);
+}
+
+/** Round-trip time of `select 1` in milliseconds. */
+export async function ping(db: Database): Promise<number> {
+  const t0 = performance.now();
+  await db.sql`select 1`;
+  return performance.now() - t0;
+}
+
+async function openExternal(url: string, schema: string, dropSchema: boolean): Promise<Database> {
+  const sql = postgres(url, { max: 10, onnotice: () => {}, connection: { search_path: schema } });
+  try {
+    await createSchema(sql, schema);
+  } catch (err) {
+    await sql.end({ timeout: 5 });
+    throw err;
+  }
+  return handle(sql, 'external', schema, dropSchema, async () => {});
+}
+
+async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean): Promise<Database> {
+  const root = resolve(dataDir);
+  const pgDir = join(root, 'pg');
+  mkdirSync(pgDir, { recursive: true });
+
+  let socketDir = root;
+  let tempSocketDir: string | null = null;
+  if (Buffer.byteLength(join(root, SOCKET_NAME)) > MAX_SOCKET_PATH) {
+    tempSocketDir = await mkdtemp(join(tmpdir(), 'lw-'));
+    socketDir = tempSocketDir;
+  } else {
+    await clearStaleSocket(join(root, SOCKET_NAME), root);
+  }
+  const removeTemp = (): void => {
+    if (tempSocketDir) rmSync(tempSocketDir, { recursive: true, force: true });
+  };
+
+  let pg: PGlite | null = null;
+  let server: PGLiteSocketServer | null = null;
+  let sql: postgres.Sql | null = null;
+  try {
+    pg = await PGlite.create(pgDir);
+    server = new PGLiteSocketServer({ db: pg, path: join(socketDir, SOCKET_NAME) });
+    await server.start();
+    // PGlite is one PostgreSQL session and pglite-socket serves one connection: max 1 queues every query on
+    // it. max_lifetime 0 disables recycling: a replacement connection could race the old one for the slot.
+    sql = postgres({
+      host: socketDir,
+      user: 'postgres',
+      database: 'postgres',
+      max: 1,
+      max_lifetime: 0,
+      onnotice: () => {},
+    });
+    await createSchema(sql, schema);
+    // PGlite ignores startup parameters, so the driver's `connection.search_path` has no effect here. A SET
+    // holds for the life of the single session, which outlives driver reconnects.
+    await sql`set search_path to ${sql(schema)}`;
+  } catch (err) {
+    await sql?.end({ timeout: 5 }).catch(() => {});
+    await server?.stop().catch(() => {});
+    await pg?.close().catch(() => {});
+    removeTemp();
+    throw err;
+  }
+  const srv = server;
+  const db = pg;
+  return handle(sql, 'embedded', schema, dropSchema, async () => {
+    try {
+      await srv.stop();
+      await db.close();
+    } finally {
+      removeTemp();
+    }
+  });
+}
+
+function handle(
+  sql: postgres.Sql,
+  kind: Database['kind'],
+  schema: string,
+  dropSchema: boolean,
+  stop: () => Promise<void>,
+): Database {
+  let closing: Promise<void> | null = null;
+  const close = async (): Promise<void> => {
+    try {
+      if (dropSchema) await sql`drop schema if exists ${sql(schema)} cascade`;
+    } finally {
+      try {
+        await sql.end({ timeout: 5 });
+      } finally {
+        await stop();
+      }
+    }
+  };
+  return {
+    sql,
+    kind,
+    schema,
+    close: () => (closing ??= close()),
+  };
+}
+
+async function createSchema(sql: postgres.Sql, schema: string): Promise<void> {
+  try {
+    await sql`create schema if not exists ${sql(schema)}`;
+  } catch (err) {
+    // Two processes creating the same schema at once: the loser sees a unique violation on pg_namespace.
+    const code = (err as { code?: string }).code;
+    if (code !== '23505' && code !== '42P06') throw err;
+  }
+}
+
+/**
+ * A socket file left by a process that died holds the path (EADDRINUSE on listen). Remove it when nothing
+ * answers on it; refuse when something does, since two processes must never open one PGlite data directory.
+ */
+async function clearStaleSocket(path: string, dataDir: string): Promise<void> {
+  if (!existsSync(path)) return;
+  const live = await new Promise<boolean>((done) => {
+    const s = connect(path);
+    s.once('connect', () => {
+      s.destroy();
+      done(true);
+    });
+    s.once('error', () => done(false));
+  });
+  if (live) throw new Error(`embedded database in ${dataDir} is in use by another process (${path} answers)`);
+  unlinkSync(path);
+}

@@ -1,0 +1,20 @@
+// The sql/ layer's public entry: the connection, migrations and queries. Nothing outside sql/ writes SQL.
+
+export { openDatabase, ping, type Database, type OpenOptions } from './connection.js';
+export { migrate, migrationsDir } from './migrate.js';
+export {
+  TIER_CREDITS,
+  createKey,
+  findKeyByHash,
+  generateKey,
+  getSetting,
+  hashKey,
+  isTier,
+  loadKeys,
+  saveBalances,
+  setSetting,
+  setSettingIfAbsent,
+  type BalanceUpdate,
+  type KeyRow,
+  type Tier,
+} from './keys.js';

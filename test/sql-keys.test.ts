@@ -1,0 +1,216 @@
+import t from 'tap';
+import type { Database } from '../sql/connection.js';
+import {
+  createKey,
+  findKeyByHash,
+  generateKey,
+  getSetting,
+  hashKey,
+  isTier,
+  loadKeys,
+  saveBalances,
+  setSetting,
+  setSettingIfAbsent,
+  TIER_CREDITS,
+} from '../sql/keys.js';
+import { migrate } from '../sql/migrate.js';
+import { testDatabases } from './helpers/db.js';
+
+t.test('keys - generateKey, hashKey and isTier', async (t) => {
+  const key = generateKey();
+  t.match(key, /^lw_[0-9a-f]{32}$/, 'lw_ followed by 32 lowercase hex');
+  t.not(generateKey(), key, 'two keys differ');
+  t.equal(hashKey('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', 'sha256 hex');
+  t.ok(isTier('scale'), 'scale is a tier');
+  t.notOk(isTier('gold'), 'gold is not a tier');
+  t.notOk(isTier('toString'), 'Object.prototype names are not tiers');
+  t.equal(TIER_CREDITS.free, 1000, 'free allowance');
+  t.equal(TIER_CREDITS.scale, 50_000_000, 'scale allowance');
+});
+
+for (const d of testDatabases()) {
+  t.test(d.name, async (t) => {
+    t.test('migrations - apply once, a second run applies nothing', async (t) => {
+      const db = await d.open({ migrate: false });
+      t.teardown(() => db.close());
+      t.same(await migrate(db), ['001_keys.sql'], 'first run applies 001');
+      t.same(await migrate(db), [], 'second run applies nothing');
+      const rows = await db.sql`select name from schema_migrations order by name`;
+      t.same(rows.map((r) => r.name), ['001_keys.sql'], 'recorded once');
+    });
+
+    t.test('migrations - concurrent runs on one database apply each file once', async (t) => {
+      const db = await d.open({ migrate: false });
+      t.teardown(() => db.close());
+      const runs = await Promise.all([migrate(db), migrate(db), migrate(db)]);
+      t.same(runs.flat(), ['001_keys.sql'], 'exactly one run applied 001');
+    });
+
+    t.test('createKey - stores only the hash of the key', async (t) => {
+      const db = await d.open();
+      t.teardown(() => db.close());
+      const { key, row } = await createKey(db, { tier: 'pro', email: 'a@example.com' });
+      t.match(key, /^lw_[0-9a-f]{32}$/, 'generated key format');
+      t.equal(row.keyHash, hashKey(key), 'row carries the hash');
+      t.equal(row.prefix, key.slice(0, 8), 'prefix is the first 8 characters');
+      t.equal(row.creditsRemaining, TIER_CREDITS.pro, 'credits default to the tier allowance');
+      t.equal(row.creditsUsed, 0, 'nothing used yet');
+      t.equal(typeof row.id, 'number', 'id is a number');
+      t.equal(row.revoked, false, 'not revoked');
+      t.ok(row.periodEnd.getTime() - row.periodStart.getTime() >= 28 * 86_400_000, 'period lasts a month');
+      t.ok(row.periodEnd.getTime() - row.periodStart.getTime() <= 31 * 86_400_000, 'period lasts a month');
+
+      const dump = await db.sql`select row_to_json(k)::text as j from api_keys k`;
+      t.equal(dump.length, 1, 'one row');
+      t.notOk(dump[0]!.j.includes(key), 'plaintext key appears nowhere in the row');
+      t.ok(dump[0]!.j.includes(hashKey(key)), 'hash is stored');
+    });
+
+    t.test('createKey - chosen key and explicit credits', async (t) => {
+      const db = await d.open();
+      t.teardown(() => db.close());
+      const { key, row } = await createKey(db, { tier: 'free', credits: 5, key: 'lw_chosen_admin_key' });
+      t.equal(key, 'lw_chosen_admin_key', 'returns the chosen key');
+      t.equal(row.keyHash, hashKey('lw_chosen_admin_key'), 'stores its hash');
+      t.equal(row.creditsRemaining, 5, 'explicit credits');
+      t.equal(row.email, null, 'no email');
+      await t.rejects(createKey(db, { tier: 'free', key: 'lw_chosen_admin_key' }), { code: '23505' }, 'duplicate key refused');
+      await t.rejects(createKey(db, { tier: 'gold' as 'free' }), /unknown tier/, 'unknown tier refused');
+      await t.rejects(createKey(db, { tier: 'free', credits: -1 }), /non-negative/, 'negative credits refused');
+    });
+
+    t.test('loadKeys and findKeyByHash - round trip', async (t) => {
+      const db = await d.open();
+      t.teardown(() => db.close());
+      const a = await createKey(db, { tier: 'business', email: 'b@example.com' });
+      const b = await createKey(db, { tier: 'scale' });
+      const c = await createKey(db, { tier: 'free' });
+      await db.sql`update api_keys set revoked_at = now() where id = ${c.row.id}`;
+
+      const loaded = await loadKeys(db);
+      t.same(loaded, [a.row, b.row], 'loadKeys returns the keys not revoked, as created');
+      t.equal(loaded[1]!.creditsRemaining, 50_000_000, 'bigint balance comes back as a number');
+
+      t.same(await findKeyByHash(db, hashKey(a.key)), a.row, 'found by hash');
+      const revoked = await findKeyByHash(db, hashKey(c.key));
+      t.equal(revoked?.revoked, true, 'a revoked key is found and marked revoked');
+      t.equal(await findKeyByHash(db, hashKey('lw_nope')), null, 'unknown hash gives null');
+    });
+
+    t.test('saveBalances - one statement updates several rows', async (t) => {
+      const db = await d.open();
+      t.teardown(() => db.close());
+      const a = await createKey(db, { tier: 'pro' });
+      const b = await createKey(db, { tier: 'pro' });
+      const c = await createKey(db, { tier: 'pro' });
+      const when = new Date('2030-01-02T03:04:05.678Z');
+
+      let statements = 0;
+      const sql = new Proxy(db.sql, {
+        apply(target, self, args) {
+          statements++;
+          return Reflect.apply(target, self, args);
+        },
+      });
+      const counted: Database = { ...db, sql };
+      await saveBalances(counted, [
+        { id: a.row.id, creditsRemaining: 99_990, creditsUsed: 10, lastRequestAt: when },
+        { id: b.row.id, creditsRemaining: 0, creditsUsed: 100_000, lastRequestAt: null },
+      ]);
+      t.equal(statements, 1, 'one statement for the batch');
+      await saveBalances(counted, []);
+      t.equal(statements, 1, 'an empty batch sends nothing');
+
+      const ra = await findKeyByHash(db, hashKey(a.key));
+      const rb = await findKeyByHash(db, hashKey(b.key));
+      const rc = await findKeyByHash(db, hashKey(c.key));
+      t.equal(ra?.creditsRemaining, 99_990, 'a remaining');
+      t.equal(ra?.creditsUsed, 10, 'a used');
+      t.equal(ra?.lastRequestAt?.toISOString(), when.toISOString(), 'a last request');
+      t.equal(rb?.creditsRemaining, 0, 'b remaining');
+      t.equal(rb?.creditsUsed, 100_000, 'b used');
+      t.equal(rb?.lastRequestAt, null, 'b last request stays null');
+      t.same(rc, c.row, 'c untouched');
+
+      await saveBalances(db, [{ id: a.row.id, creditsRemaining: 99_980, creditsUsed: 20, lastRequestAt: null }]);
+      const ra2 = await findKeyByHash(db, hashKey(a.key));
+      t.equal(ra2?.lastRequestAt?.toISOString(), when.toISOString(), 'a null lastRequestAt keeps the stored one');
+      await saveBalances(db, [{ id: a.row.id, creditsRemaining: 99_970, creditsUsed: 30, lastRequestAt: new Date(0) }]);
+      const ra3 = await findKeyByHash(db, hashKey(a.key));
+      t.equal(ra3?.lastRequestAt?.toISOString(), when.toISOString(), 'lastRequestAt never moves backwards');
+      t.equal(ra3?.creditsRemaining, 99_970, 'balance still written');
+    });
+
+    t.test('saveBalances - check constraint refuses a negative balance', async (t) => {
+      const db = await d.open();
+      t.teardown(() => db.close());
+      const a = await createKey(db, { tier: 'free' });
+      const b = await createKey(db, { tier: 'free' });
+      await t.rejects(
+        saveBalances(db, [
+          { id: a.row.id, creditsRemaining: 10, creditsUsed: 990, lastRequestAt: null },
+          { id: b.row.id, creditsRemaining: -1, creditsUsed: 1001, lastRequestAt: null },
+        ]),
+        { code: '23514' },
+        'check violation',
+      );
+      t.equal((await findKeyByHash(db, hashKey(a.key)))?.creditsRemaining, 1000, 'the whole batch is refused');
+      t.equal((await findKeyByHash(db, hashKey(b.key)))?.creditsRemaining, 1000, 'b unchanged');
+    });
+
+    t.test('saveBalances - balances survive close and reopen', async (t) => {
+      const store = d.durable();
+      t.teardown(() => store.dispose());
+      const first = await store.open();
+      const { key, row } = await createKey(first, { tier: 'starter' });
+      await saveBalances(first, [{ id: row.id, creditsRemaining: 12_345, creditsUsed: 7_655, lastRequestAt: new Date() }]);
+      await setSetting(first, 'admin_key_hash', 'abc');
+      await first.close();
+
+      const second = await store.open();
+      t.teardown(() => second.close());
+      t.same(await migrate(second), [], 'nothing to migrate after a restart');
+      const again = await findKeyByHash(second, hashKey(key));
+      t.equal(again?.creditsRemaining, 12_345, 'remaining survives the restart');
+      t.equal(again?.creditsUsed, 7_655, 'used survives the restart');
+      t.equal(await getSetting(second, 'admin_key_hash'), 'abc', 'settings survive the restart');
+    });
+
+    t.test('settings - upsert and set-if-absent', async (t) => {
+      const db = await d.open();
+      t.teardown(() => db.close());
+      t.equal(await getSetting(db, 'x'), null, 'absent');
+      await setSetting(db, 'x', '1');
+      t.equal(await getSetting(db, 'x'), '1', 'inserted');
+      await setSetting(db, 'x', '2');
+      t.equal(await getSetting(db, 'x'), '2', 'updated');
+      t.equal(await setSettingIfAbsent(db, 'x', '3'), false, 'present: not inserted');
+      t.equal(await getSetting(db, 'x'), '2', 'value kept');
+      t.equal(await setSettingIfAbsent(db, 'y', 'first'), true, 'absent: inserted');
+      t.equal(await getSetting(db, 'y'), 'first', 'value stored');
+      const racers = await Promise.all([setSettingIfAbsent(db, 'z', 'a'), setSettingIfAbsent(db, 'z', 'b')]);
+      t.same(racers.filter(Boolean).length, 1, 'of two racing inserts exactly one wins');
+    });
+
+    if (d.kind === 'external') {
+      t.test('schemas - a table in one test schema is invisible from another', async (t) => {
+        const one = await d.open({ migrate: false });
+        const two = await d.open({ migrate: false });
+        t.not(one.schema, two.schema, 'distinct schemas');
+        await one.sql`create table only_here (id int)`;
+        const seen = await two.sql`select to_regclass('only_here') as r`;
+        t.equal(seen[0]!.r, null, 'not visible from the other schema');
+        await t.rejects(two.sql`select * from only_here`, { code: '42P01' }, 'undefined table from the other schema');
+        t.same(await one.sql`select * from only_here`, [], 'visible in its own schema');
+
+        const names = [one.schema, two.schema];
+        await one.close();
+        await two.close();
+        const probe = await d.open({ migrate: false });
+        t.teardown(() => probe.close());
+        const left = await probe.sql`select nspname from pg_namespace where nspname in ${probe.sql(names)}`;
+        t.same(left, [], 'closed schemas are dropped');
+      });
+    }
+  });
+}

@@ -1,0 +1,196 @@
+// The main thread's side of the engine: validates and interns ingest batches, routes observations to the shard
+// that owns each event (hash of the event id), and applies the shards' change records to the read model,
+// numbering them per sport for the streams that follow.
+
+import { BOOKMAKERS } from '../engine/catalogue.js';
+import { ApiError } from '../engine/errors.js';
+import { isRejection, parseEvent, parsePrice, type EventRecord, type Rejection } from '../engine/ingest.js';
+import { Interner } from '../engine/interner.js';
+import { ReadModel } from '../engine/read-model.js';
+import { OBS, RecordBuffer } from '../engine/records.js';
+import type { ChangesMsg } from './protocol.js';
+import { ShardPool } from './shard-pool.js';
+
+export const MAX_INGEST_EVENTS = 10_000;
+export const MAX_INGEST_PRICES = 200_000;
+
+export interface IngestResult {
+  events: number;
+  accepted: number;
+  rejected: ({ index: number } & Rejection)[];
+  rejected_events: ({ index: number } & Rejection)[];
+}
+
+/** One shard answer as applied to the read model, for streams and webhooks. */
+export interface ChangeBatch {
+  shard: number;
+  records: Float64Array;
+  count: number;
+  /** per-sport sequence number after this batch, for every sport it touched */
+  seqs: Map<string, number>;
+}
+
+/** FNV-1a of the event id: stable across restarts, so an event always lands on the same shard. */
+export function shardOf(id: string, shards: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) % shards;
+}
+
+export class Hub {
+  readonly readModel = new ReadModel();
+  readonly eventIds = new Interner();
+  readonly players = new Interner();
+  readonly pool: ShardPool;
+  private readonly records = new Map<string, EventRecord>();
+  private readonly seqs = new Map<string, number>();
+  private readonly listeners: ((batch: ChangeBatch) => void)[] = [];
+  private readonly outs: RecordBuffer[] = [];
+  readonly counters = { observations: 0, accepted: 0, rejected: 0, stale: 0, changeRecords: 0, shardRestarts: 0 };
+
+  constructor(shards: number) {
+    this.pool = new ShardPool({
+      shards,
+      onChanges: (shard, msg) => this.onChanges(shard, msg),
+      restoreFor: (shard) => this.readModel.restoreRecords(shard),
+      onRestart: () => this.counters.shardRestarts++,
+    });
+    for (let i = 0; i < shards; i++) this.outs.push(new RecordBuffer(OBS.STRIDE, 1024));
+  }
+
+  start(): Promise<void> {
+    return this.pool.start();
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  onBatch(fn: (batch: ChangeBatch) => void): void {
+    this.listeners.push(fn);
+  }
+
+  sportSeq(sport: string): number {
+    return this.seqs.get(sport) ?? 0;
+  }
+
+  event(id: string): EventRecord | undefined {
+    return this.records.get(id);
+  }
+
+  /** Applies a parsed ingest body. A body of the wrong shape throws ApiError and applies nothing; bad items are
+   *  rejected one by one. Resolves once every accepted observation is in the read model. */
+  async ingest(body: unknown, now: number): Promise<IngestResult> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new ApiError('MALFORMED_BODY', 'body must be an object {"events": [...], "prices": [...]}');
+    }
+    const b = body as Record<string, unknown>;
+    const events = b.events ?? [];
+    const prices = b.prices ?? [];
+    if (!Array.isArray(events) || !Array.isArray(prices)) {
+      throw new ApiError('MALFORMED_BODY', '"events" and "prices" must be arrays when present');
+    }
+    if (events.length > MAX_INGEST_EVENTS || prices.length > MAX_INGEST_PRICES) {
+      throw new ApiError('BODY_TOO_LARGE', `at most ${MAX_INGEST_EVENTS} events and ${MAX_INGEST_PRICES} prices per batch`);
+    }
+    const result: IngestResult = { events: 0, accepted: 0, rejected: [], rejected_events: [] };
+    const finals: EventRecord[] = [];
+    for (let i = 0; i < events.length; i++) {
+      const raw = events[i] as { id?: unknown } | null;
+      const known = typeof raw?.id === 'string' ? this.records.get(raw.id) : undefined;
+      const ev = parseEvent(raw, now, known);
+      if (isRejection(ev)) {
+        result.rejected_events.push({ index: i, ...ev });
+        continue;
+      }
+      this.upsertEvent(ev);
+      if (ev.status === 'final') finals.push(ev);
+      result.events++;
+    }
+    const lookup = (id: string) => this.records.get(id);
+    const touched = new Set<number>();
+    for (let i = 0; i < prices.length; i++) {
+      const p = parsePrice(prices[i], lookup, now);
+      if (isRejection(p)) {
+        result.rejected.push({ index: i, ...p });
+        continue;
+      }
+      const id = (prices[i] as { event_id: string }).event_id;
+      const idx = this.eventIds.id(id);
+      const shard = this.readModel.events.get(idx)!.shard;
+      const out = this.outs[shard];
+      const off = out.push();
+      const d = out.data;
+      d[off + OBS.EVENT] = idx;
+      d[off + OBS.MARKET] = p.market;
+      d[off + OBS.POINT] = p.point;
+      d[off + OBS.PLAYER] = p.player === null ? -1 : this.players.id(p.player);
+      d[off + OBS.OUTCOME] = p.outcome;
+      d[off + OBS.BOOK] = p.book;
+      d[off + OBS.PRICE] = p.price;
+      d[off + OBS.TS] = p.ts;
+      touched.add(shard);
+      result.accepted++;
+    }
+    this.counters.observations += prices.length;
+    this.counters.accepted += result.accepted;
+    this.counters.rejected += result.rejected.length;
+    const sent: Promise<void>[] = [];
+    for (const shard of touched) {
+      const n = this.outs[shard].length;
+      sent.push(this.pool.apply(shard, this.outs[shard].take(), n));
+    }
+    await Promise.all(sent);
+    if (finals.length > 0) await this.finish(finals);
+    return result;
+  }
+
+  /** Sends pre-encoded observations straight to a shard (benchmarks, rebuilds). */
+  applyEncoded(shard: number, obs: Float64Array, n: number): Promise<void> {
+    return this.pool.apply(shard, obs, n);
+  }
+
+  upsertEvent(ev: EventRecord): void {
+    this.records.set(ev.id, ev);
+    const idx = this.eventIds.id(ev.id);
+    this.readModel.upsertEvent(idx, ev.id, ev.sport.key, ev.commence, ev.home, ev.away, ev.status,
+      shardOf(ev.id, this.pool.size));
+  }
+
+  /** Final events leave the store, the read model and the registry. */
+  private async finish(finals: EventRecord[]): Promise<void> {
+    const byShard = new Map<number, number[]>();
+    for (const ev of finals) {
+      const idx = this.eventIds.id(ev.id);
+      const shard = shardOf(ev.id, this.pool.size);
+      let list = byShard.get(shard);
+      if (list === undefined) byShard.set(shard, (list = []));
+      list.push(idx);
+    }
+    await Promise.all([...byShard].map(([shard, ids]) => this.pool.removeEvents(shard, ids)));
+    for (const ev of finals) {
+      this.readModel.removeEvent(this.eventIds.id(ev.id));
+      this.records.delete(ev.id);
+    }
+  }
+
+  private onChanges(shard: number, msg: ChangesMsg): void {
+    this.counters.stale += msg.stale;
+    this.counters.changeRecords += msg.n;
+    if (msg.n === 0) return;
+    const touched = this.readModel.apply(msg.rec, msg.n);
+    const seqs = new Map<string, number>();
+    for (const sport of touched) {
+      const seq = (this.seqs.get(sport) ?? 0) + 1;
+      this.seqs.set(sport, seq);
+      seqs.set(sport, seq);
+    }
+    const batch: ChangeBatch = { shard, records: msg.rec, count: msg.n, seqs };
+    for (const fn of this.listeners) fn(batch);
+  }
+}
+
+export const BOOK_COUNT = BOOKMAKERS.length;

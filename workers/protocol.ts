@@ -1,0 +1,49 @@
+// The thread protocol between the main thread and the shard workers. Every message is one msgpackr-encoded
+// buffer (typed arrays included, via msgpackr's `moreTypes`) that is transferred, not cloned.
+
+import { Packr } from 'msgpackr';
+
+export const MSG = {
+  /** shard -> main: started and empty */
+  READY: 1,
+  /** main -> shard: observations laid out as OBS */
+  APPLY: 2,
+  /** main -> shard: full quote state laid out as RESTORE */
+  RESTORE: 3,
+  /** main -> shard: drop these events */
+  REMOVE: 4,
+  /** shard -> main: change records laid out as CHG for one APPLY or REMOVE */
+  CHANGES: 5,
+} as const;
+
+export interface ReadyMsg { t: typeof MSG.READY }
+export interface ApplyMsg { t: typeof MSG.APPLY; seq: number; n: number; obs: Float64Array }
+export interface RestoreMsg { t: typeof MSG.RESTORE; n: number; rec: Float64Array }
+export interface RemoveMsg { t: typeof MSG.REMOVE; seq: number; events: number[] }
+export interface ChangesMsg {
+  t: typeof MSG.CHANGES;
+  /** seq of the APPLY or REMOVE this answers */
+  seq: number;
+  n: number;
+  rec: Float64Array;
+  /** observations that changed or verified a quote */
+  applied: number;
+  /** observations ignored as older than the quote */
+  stale: number;
+  /** quotes held by the shard after this batch */
+  quotes: number;
+}
+export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg;
+export type FromShard = ReadyMsg | ChangesMsg;
+
+const packr = new Packr({ useRecords: false, moreTypes: true });
+
+/** Encodes a message into its own ArrayBuffer, ready to transfer. */
+export function encode(msg: ToShard | FromShard): Uint8Array {
+  // msgpackr reuses its output buffer between calls: copy out before transferring.
+  return packr.pack(msg).slice();
+}
+
+export function decode<T extends ToShard | FromShard>(buf: Uint8Array): T {
+  return packr.unpack(buf) as T;
+}

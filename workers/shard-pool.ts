@@ -1,0 +1,143 @@
+// Owns the shard worker threads. Every batch sent stays pending until its change records come back, so a
+// shard that dies loses nothing: it is restarted, rebuilt from the read model, and sent its pending batches
+// again in order.
+
+import { Worker } from 'node:worker_threads';
+import { MSG, decode, encode, type ChangesMsg, type FromShard, type ToShard } from './protocol.js';
+
+export interface ShardPoolOptions {
+  shards: number;
+  /** change records of one batch, in the order the shard answered */
+  onChanges(shard: number, msg: ChangesMsg): void;
+  /** full quote state of a shard's events, to rebuild a restarted shard */
+  restoreFor(shard: number): { records: Float64Array; count: number };
+  /** called when a shard died and was restarted */
+  onRestart?(shard: number, error: Error | null): void;
+}
+
+/** A batch resent to this many restarted shards in a row is dropped as poison. */
+const MAX_TRIES = 3;
+
+interface Pending {
+  msg: ToShard;
+  tries: number;
+  done: (error: Error | null) => void;
+}
+
+class Shard {
+  worker: Worker | null = null;
+  readonly pending = new Map<number, Pending>();
+  restarts = 0;
+  quotes = 0;
+  constructor(readonly index: number) {}
+}
+
+export class ShardPool {
+  private readonly shards: Shard[] = [];
+  private seq = 0;
+  private closing = false;
+  private readonly url = new URL('./shard.js', import.meta.url);
+
+  constructor(private readonly opts: ShardPoolOptions) {
+    for (let i = 0; i < opts.shards; i++) this.shards.push(new Shard(i));
+  }
+
+  get size(): number {
+    return this.shards.length;
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.shards.map((s) => this.spawn(s)));
+  }
+
+  /** Sends a batch of observations to a shard; resolves once its change records were handed to onChanges. */
+  apply(shard: number, obs: Float64Array, n: number): Promise<void> {
+    return this.send(this.shards[shard], { t: MSG.APPLY, seq: ++this.seq, n, obs });
+  }
+
+  removeEvents(shard: number, events: number[]): Promise<void> {
+    return this.send(this.shards[shard], { t: MSG.REMOVE, seq: ++this.seq, events });
+  }
+
+  /** quotes held per shard, as last reported */
+  quoteCounts(): number[] {
+    return this.shards.map((s) => s.quotes);
+  }
+
+  restarts(): number[] {
+    return this.shards.map((s) => s.restarts);
+  }
+
+  /** Test and operations hook: kills a shard's thread as a crash would. */
+  async kill(shard: number): Promise<void> {
+    await this.shards[shard].worker?.terminate();
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(this.shards.map((s) => s.worker?.terminate()));
+  }
+
+  private send(shard: Shard, msg: ToShard & { seq: number }): Promise<void> {
+    return new Promise((resolve, reject) => {
+      shard.pending.set(msg.seq, { msg, tries: 0, done: (e) => (e === null ? resolve() : reject(e)) });
+      this.post(shard, msg);
+    });
+  }
+
+  private post(shard: Shard, msg: ToShard): void {
+    if (shard.worker === null) return; // sent again after the restart
+    const buf = encode(msg);
+    shard.worker.postMessage(buf, [buf.buffer as ArrayBuffer]);
+  }
+
+  private spawn(shard: Shard): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(this.url);
+      let ready = false;
+      worker.on('message', (buf: Uint8Array) => {
+        const msg = decode<FromShard>(buf);
+        if (msg.t === MSG.READY) {
+          ready = true;
+          shard.worker = worker;
+          resolve();
+          return;
+        }
+        const p = shard.pending.get(msg.seq);
+        shard.pending.delete(msg.seq);
+        shard.quotes = msg.quotes;
+        this.opts.onChanges(shard.index, msg);
+        p?.done(null);
+      });
+      let failure: Error | null = null;
+      worker.on('error', (e) => {
+        failure = e;
+      });
+      worker.on('exit', () => {
+        if (shard.worker === worker) shard.worker = null;
+        if (!ready) {
+          reject(failure ?? new Error(`shard ${shard.index} exited before it was ready`));
+          return;
+        }
+        if (this.closing) return;
+        void this.restart(shard, failure);
+      });
+    });
+  }
+
+  private async restart(shard: Shard, error: Error | null): Promise<void> {
+    shard.restarts++;
+    await this.spawn(shard);
+    const { records, count } = this.opts.restoreFor(shard.index);
+    this.post(shard, { t: MSG.RESTORE, n: count, rec: records });
+    for (const [seq, p] of [...shard.pending].sort((a, b) => a[0] - b[0])) {
+      if (++p.tries >= MAX_TRIES) {
+        shard.pending.delete(seq);
+        p.done(new Error(`batch ${seq} dropped: shard ${shard.index} died ${MAX_TRIES} times while holding it`));
+        continue;
+      }
+      this.post(shard, p.msg);
+    }
+    this.opts.onRestart?.(shard.index, error);
+  }
+}

@@ -1,0 +1,42 @@
+// A shard worker: owns the price store of the events hashed to it and answers every batch with its change
+// records. Long-lived (not a piscina task: piscina gives no thread affinity).
+
+import { parentPort } from 'node:worker_threads';
+import { PriceStore } from '../engine/price-store.js';
+import { CHG, RecordBuffer } from '../engine/records.js';
+import { MSG, decode, encode, type ChangesMsg, type ToShard } from './protocol.js';
+
+const port = parentPort;
+if (port === null) throw new Error('workers/shard.js must run as a worker thread');
+
+const store = new PriceStore(1 << 16);
+const out = new RecordBuffer(CHG.STRIDE, 4096);
+
+function reply(seq: number, applied: number, stale: number): void {
+  const n = out.length;
+  const msg: ChangesMsg = { t: MSG.CHANGES, seq, n, rec: out.take(), applied, stale, quotes: store.quoteCount };
+  const buf = encode(msg);
+  port!.postMessage(buf, [buf.buffer as ArrayBuffer]);
+}
+
+port.on('message', (buf: Uint8Array) => {
+  const msg = decode<ToShard>(buf);
+  switch (msg.t) {
+    case MSG.APPLY: {
+      const before = store.staleIgnored;
+      const applied = store.apply(msg.obs, msg.n, out);
+      reply(msg.seq, applied, store.staleIgnored - before);
+      break;
+    }
+    case MSG.RESTORE:
+      store.restore(msg.rec, msg.n);
+      break;
+    case MSG.REMOVE:
+      for (const ev of msg.events) store.removeEvent(ev, out);
+      reply(msg.seq, 0, 0);
+      break;
+  }
+});
+
+const ready = encode({ t: MSG.READY });
+port.postMessage(ready, [ready.buffer as ArrayBuffer]);
