@@ -139,6 +139,7 @@ export const SPORTS: readonly SportDef[] = Object.freeze([
   ...family('tennis', 'Tennis', [
     ['tennis_atp_australian_open', 'ATP Australian Open', "Men's Singles", OFF],
     ['tennis_wta_australian_open', 'WTA Australian Open', "Women's Singles", OFF],
+    ['tennis_atp_finals', 'ATP Finals', "Men's Singles Season Finale"],
     ['tennis_atp_french_open', 'ATP French Open', "Men's Singles"],
     ['tennis_wta_french_open', 'WTA French Open', "Women's Singles"],
     ['tennis_atp_wimbledon', 'ATP Wimbledon', "Men's Singles"],

@@ -4,7 +4,7 @@
 import { BOOKMAKERS, MARKETS, sportByKey } from './catalogue.js';
 import { ERRORS, type ErrorCode } from './errors.js';
 import { MAX_POINT } from './price-store.js';
-import type { EventStatus, MarketDef, SportDef } from './types.js';
+import type { EventStatus, MarketDef, PitcherRef, ProbablePitchers, SportDef } from './types.js';
 
 export const BOOK_INDEX: ReadonlyMap<string, number> = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 export const MARKET_INDEX: ReadonlyMap<string, number> = new Map(MARKETS.map((m, i) => [m.key, i]));
@@ -31,6 +31,7 @@ export interface EventRecord {
   home: string;
   away: string;
   status: EventStatus;
+  pitchers: ProbablePitchers | null;
 }
 
 export interface PriceRecord {
@@ -66,6 +67,28 @@ export function parseTime(v: unknown): number {
 }
 
 const STATUSES: ReadonlySet<string> = new Set(['upcoming', 'live', 'final']);
+const PERSON_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+function pitcher(v: unknown): PitcherRef | null | undefined {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const p = v as Record<string, unknown>;
+  const name = text(p.name);
+  if (name === null || typeof p.person_id !== 'string' || !PERSON_ID.test(p.person_id)) return undefined;
+  return { name, person_id: p.person_id };
+}
+
+/** undefined when malformed */
+function parsePitchers(v: unknown): ProbablePitchers | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const p = v as Record<string, unknown>;
+  const home = pitcher(p.home);
+  const away = pitcher(p.away);
+  const venue = p.venue === undefined || p.venue === null ? null : text(p.venue);
+  const status = p.game_status === undefined || p.game_status === null ? null : text(p.game_status);
+  if (home === undefined || away === undefined || venue === null && p.venue != null || status === null && p.game_status != null) return undefined;
+  return { home, away, venue, game_status: status };
+}
 
 export function parseEvent(raw: unknown, now: number, known?: EventRecord): EventRecord | Rejection {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return reject('INVALID_ITEM');
@@ -91,7 +114,16 @@ export function parseEvent(raw: unknown, now: number, known?: EventRecord): Even
   if (e.status === undefined || e.status === null) status = commence <= now ? 'live' : 'upcoming';
   else if (typeof e.status === 'string' && STATUSES.has(e.status)) status = e.status as EventStatus;
   else return reject('INVALID_EVENT', 'status must be upcoming, live or final');
-  return { id: e.id, sport, commence, home, away, status };
+  let pitchers = known?.pitchers ?? null;
+  if (e.probable_pitchers !== undefined && e.probable_pitchers !== null) {
+    if (sport.family !== 'baseball') return reject('INVALID_EVENT', 'probable_pitchers is for baseball events only');
+    const parsed = parsePitchers(e.probable_pitchers);
+    if (parsed === undefined) {
+      return reject('INVALID_EVENT', 'probable_pitchers must be {home, away: {name, person_id} or null, venue, game_status}');
+    }
+    pitchers = parsed;
+  }
+  return { id: e.id, sport, commence, home, away, status, pitchers };
 }
 
 function isQuarter(p: number): boolean {

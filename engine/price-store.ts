@@ -1,53 +1,96 @@
 // The order-book-style price store of DESIGN.md section 2.
 //
 // A quote is (event, market, point, player, outcome, book) -> decimal price with line_changed_at and
-// verified_at (last_update is the later of the two). Quotes live in flat typed arrays indexed by an integer
-// slot (about 26 bytes a quote plus its ladder entry; `npm run bench` measures it) instead of string-keyed
-// objects (about 400 bytes each, DESIGN.md section 6).
+// verified_at (last_update is the later of the two). A book quotes one line of a market at a time, so the unit
+// of storage is the book-line: (event, market, player, book) -> its current point and up to three outcome
+// quotes, kept inline in one flat Float64Array record. A quote at a new point moves the book-line there and
+// removes its old quotes (REMOVED records).
 //
-// Per (event, market, point, player) a Line keeps, per outcome, the ladder of quote slots ordered best-first
-// like one side of an order book: highest decimal price first, then the earliest to post it, then book id.
-// Per (event, market, player) a Group keeps the lines by point and each book's current line: a book quotes one
-// line of a market at a time, so a quote at a new point moves the book there and removes its old quotes.
+// Per (event, market, point, player) a line keeps, per outcome, the ladder of quotes ordered best-first like
+// one side of an order book: highest decimal price first, then the earliest to post it, then book id.
+//
+// Why flat: on this 2-core machine an update is bound by dependent cache misses. Maps of Maps of objects cost
+// about 4 us an update at 1.2 M quotes; one hash probe into a flat index plus one record costs about 1 us
+// (bench/ingest.ts, DESIGN.md section 6).
 
+import { FlatIndex } from './flat-index.js';
 import { CHANGE, CHG, OBS, RESTORE, RecordBuffer } from './records.js';
 
-const NO_POINT = 0;
-const POINT_OFFSET = 8192;
 /** largest |point| a line can carry; points are multiples of 0.25 */
 export const MAX_POINT = 2000;
 export const MAX_OUTCOMES = 3;
+/** books are ids below this */
+export const MAX_BOOKS = 1024;
+
+const NO_POINT = 0;
+const POINT_OFFSET = 8192;
 
 export function pointCode(point: number): number {
   return point !== point ? NO_POINT : Math.round(point * 4) + POINT_OFFSET;
 }
 
-export class Line {
-  /** quote slots best-first, one ladder per outcome slot */
-  readonly ladders: number[][] = [[], [], []];
-  quotes = 0;
-  constructor(
-    readonly event: number,
-    readonly market: number,
-    readonly point: number,
-    readonly player: number,
-    readonly code: number,
-  ) {}
+/** Book-line record layout. Quote slot id = bookLine * 3 + outcome; a PRICE of 0 means no quote. */
+const BL = {
+  EVENT: 0,
+  KEY: 1,
+  POINT: 2,
+  LINE: 3,
+  /** position in its event's list of book-lines */
+  POS: 4,
+  BOOK: 5,
+  MARKET: 6,
+  PLAYER: 7,
+  /** first quote field; outcome o's fields start at Q + o * QF.SIZE */
+  Q: 8,
+  STRIDE: 17,
+} as const;
+const QF = { PRICE: 0, CHANGED: 1, VERIFIED: 2, SIZE: 3 } as const;
+
+/** Line record layout; its ladders are `ladders[line * 3 + outcome]`. */
+const LN = { EVENT: 0, MARKET: 1, PLAYER: 2, POINT: 3, QUOTES: 4, STRIDE: 5 } as const;
+
+/** A ladder is one packed array of tuples [price, line_changed_at, book, slot], best first: comparisons read the
+ *  tuples in place instead of chasing each neighbour's record (one cache miss each; bench/ingest.ts). */
+const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, STRIDE: 4 } as const;
+
+function ranksAbove(l: number[], a: number, b: number): boolean {
+  if (l[a] !== l[b]) return l[a] > l[b];
+  if (l[a + 1] !== l[b + 1]) return l[a + 1] < l[b + 1];
+  return l[a + 2] < l[b + 2];
 }
 
-export class Group {
-  readonly lines = new Map<number, Line>();
-  readonly bookLine = new Map<number, Line>();
-  constructor(readonly event: number, readonly market: number, readonly player: number) {}
+/** Moves the tuple at offset `at` up or down to its rank. */
+function rerank(l: number[], at: number): void {
+  let k = at;
+  while (k > 0 && ranksAbove(l, k, k - LD.STRIDE)) {
+    swap(l, k, k - LD.STRIDE);
+    k -= LD.STRIDE;
+  }
+  while (k + LD.STRIDE < l.length && ranksAbove(l, k + LD.STRIDE, k)) {
+    swap(l, k, k + LD.STRIDE);
+    k += LD.STRIDE;
+  }
 }
 
-class EventEntry {
-  readonly groups = new Map<number, Group>();
-  quotes = 0;
+function swap(l: number[], a: number, b: number): void {
+  for (let f = 0; f < LD.STRIDE; f++) {
+    const t = l[a + f];
+    l[a + f] = l[b + f];
+    l[b + f] = t;
+  }
 }
 
-function groupKey(market: number, player: number): number {
-  return market * 2097152 + (player + 1);
+function tupleOf(l: number[], slot: number): number {
+  for (let k = LD.SLOT; k < l.length; k += LD.STRIDE) if (l[k] === slot) return k - LD.SLOT;
+  return -1;
+}
+
+function blKey(market: number, player: number, book: number): number {
+  return (market * 2097152 + (player + 1)) * MAX_BOOKS + book;
+}
+
+function lineKey(market: number, player: number, code: number): number {
+  return (market * 2097152 + (player + 1)) * 16384 + code;
 }
 
 export interface QuoteView {
@@ -57,23 +100,49 @@ export interface QuoteView {
   lastUpdate: number;
 }
 
+/** A line as read back (tests, analytics, rebuilds): its identity and its ladders of quote slots. */
+export interface LineView {
+  id: number;
+  event: number;
+  market: number;
+  point: number;
+  player: number;
+  code: number;
+  quotes: number;
+  ladders: number[][];
+}
+
+export interface GroupView {
+  lines: Map<number, LineView>;
+  bookLine: Map<number, LineView>;
+}
+
 export class PriceStore {
-  price: Float64Array;
-  changedAt: Float64Array;
-  verifiedAt: Float64Array;
-  book: Uint16Array;
-  private free: number[] = [];
-  private next = 0;
+  private bl: Float64Array;
+  private blNext = 0;
+  private readonly blFree: number[] = [];
+  private readonly blIndex: FlatIndex;
+  private ln: Float64Array;
+  private lnNext = 0;
+  private readonly lnFree: number[] = [];
+  private readonly lnIndex: FlatIndex;
+  private readonly ladders: number[][] = [];
+  /** book-lines on each line: a line lives while any book is on it */
+  private readonly lnHolders: number[] = [];
+  /** book-line ids per event, indexed by interned event id (dense) */
+  private readonly byEvent: (number[] | undefined)[] = [];
+  private eventsHeld = 0;
   private live = 0;
-  private readonly events = new Map<number, EventEntry>();
   /** observations ignored because they were older than the quote they would update */
   staleIgnored = 0;
 
+  /** `capacity` in quotes; it grows as needed */
   constructor(capacity = 1024) {
-    this.price = new Float64Array(capacity);
-    this.changedAt = new Float64Array(capacity);
-    this.verifiedAt = new Float64Array(capacity);
-    this.book = new Uint16Array(capacity);
+    const lines = Math.max(4, Math.ceil(capacity / 2));
+    this.bl = new Float64Array(lines * BL.STRIDE);
+    this.blIndex = new FlatIndex(lines);
+    this.ln = new Float64Array(Math.max(4, Math.ceil(lines / 4)) * LN.STRIDE);
+    this.lnIndex = new FlatIndex(Math.max(4, Math.ceil(lines / 4)));
   }
 
   get quoteCount(): number {
@@ -81,7 +150,12 @@ export class PriceStore {
   }
 
   get eventCount(): number {
-    return this.events.size;
+    return this.eventsHeld;
+  }
+
+  /** quote slots allocated so far (freed ones are reused before this grows) */
+  get capacity(): number {
+    return this.blNext * MAX_OUTCOMES;
   }
 
   /** Applies `count` observations laid out as OBS, appending change records to `out`. Returns how many changed
@@ -89,48 +163,52 @@ export class PriceStore {
   apply(obs: Float64Array, count: number, out: RecordBuffer): number {
     let applied = 0;
     for (let i = 0, off = 0; i < count; i++, off += OBS.STRIDE) {
-      if (this.observe(obs[off + OBS.EVENT], obs[off + OBS.MARKET], obs[off + OBS.POINT], obs[off + OBS.PLAYER],
-        obs[off + OBS.OUTCOME], obs[off + OBS.BOOK], obs[off + OBS.PRICE], obs[off + OBS.TS], out)) applied++;
+      // `| 0` turns the float64 ids back into small integers for the index arithmetic
+      if (this.observe(obs[off + OBS.EVENT] | 0, obs[off + OBS.MARKET] | 0, obs[off + OBS.POINT], obs[off + OBS.PLAYER] | 0,
+        obs[off + OBS.OUTCOME] | 0, obs[off + OBS.BOOK] | 0, obs[off + OBS.PRICE], obs[off + OBS.TS], out)) applied++;
     }
     return applied;
   }
 
   observe(event: number, market: number, point: number, player: number, outcome: number, book: number,
     price: number, ts: number, out: RecordBuffer): boolean {
-    const line = this.lineFor(event, market, point, player, book, ts, out);
-    if (line === null) {
+    const b = this.bookLine(event, market, point, player, book, ts, out);
+    if (b < 0) {
       this.staleIgnored++;
       return false;
     }
-    const ladder = line.ladders[outcome];
-    const at = this.find(ladder, book);
-    if (at < 0) {
-      const slot = this.alloc();
-      this.price[slot] = price;
-      this.changedAt[slot] = ts;
-      this.verifiedAt[slot] = ts;
-      this.book[slot] = book;
-      this.insert(ladder, slot);
-      line.quotes++;
-      this.events.get(event)!.quotes++;
+    const d = this.bl;
+    const q = b * BL.STRIDE + BL.Q + outcome * QF.SIZE;
+    const slot = b * MAX_OUTCOMES + outcome;
+    const line = d[b * BL.STRIDE + BL.LINE];
+    const ladder = this.ladders[line * MAX_OUTCOMES + outcome];
+    if (d[q + QF.PRICE] === 0) {
+      d[q + QF.PRICE] = price;
+      d[q + QF.CHANGED] = ts;
+      d[q + QF.VERIFIED] = ts;
+      ladder.push(price, ts, book, slot);
+      rerank(ladder, ladder.length - LD.STRIDE);
+      this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
-      this.emit(out, CHANGE.NEW, line, outcome, slot);
+      this.emit(out, CHANGE.NEW, b, outcome);
       return true;
     }
-    const slot = ladder[at];
-    if (ts < this.changedAt[slot] || ts < this.verifiedAt[slot]) {
+    if (ts < d[q + QF.VERIFIED] || ts < d[q + QF.CHANGED]) {
       this.staleIgnored++;
       return false;
     }
-    this.verifiedAt[slot] = ts;
-    if (this.price[slot] === price) {
-      this.emit(out, CHANGE.VERIFIED, line, outcome, slot);
+    d[q + QF.VERIFIED] = ts;
+    if (d[q + QF.PRICE] === price) {
+      this.emit(out, CHANGE.VERIFIED, b, outcome);
       return true;
     }
-    this.price[slot] = price;
-    this.changedAt[slot] = ts;
-    this.reposition(ladder, at);
-    this.emit(out, CHANGE.PRICE, line, outcome, slot);
+    d[q + QF.PRICE] = price;
+    d[q + QF.CHANGED] = ts;
+    const at = tupleOf(ladder, slot);
+    ladder[at + LD.PRICE] = price;
+    ladder[at + LD.CHANGED] = ts;
+    rerank(ladder, at);
+    this.emit(out, CHANGE.PRICE, b, outcome);
     return true;
   }
 
@@ -138,235 +216,290 @@ export class PriceStore {
   restore(rec: Float64Array, count: number): void {
     const sink = new RecordBuffer(CHG.STRIDE, 1);
     for (let i = 0, off = 0; i < count; i++, off += RESTORE.STRIDE) {
-      const event = rec[off + RESTORE.EVENT];
-      const book = rec[off + RESTORE.BOOK];
       const verified = rec[off + RESTORE.VERIFIED_AT];
-      const line = this.lineFor(event, rec[off + RESTORE.MARKET], rec[off + RESTORE.POINT], rec[off + RESTORE.PLAYER],
-        book, verified, sink);
-      if (line === null) continue;
-      const ladder = line.ladders[rec[off + RESTORE.OUTCOME]];
-      if (this.find(ladder, book) >= 0) continue;
-      const slot = this.alloc();
-      this.price[slot] = rec[off + RESTORE.PRICE];
-      this.changedAt[slot] = rec[off + RESTORE.LINE_CHANGED_AT];
-      this.verifiedAt[slot] = verified;
-      this.book[slot] = book;
-      this.insert(ladder, slot);
-      line.quotes++;
-      this.events.get(event)!.quotes++;
-      this.live++;
+      const outcome = rec[off + RESTORE.OUTCOME] | 0;
+      const b = this.bookLine(rec[off + RESTORE.EVENT] | 0, rec[off + RESTORE.MARKET] | 0, rec[off + RESTORE.POINT],
+        rec[off + RESTORE.PLAYER] | 0, rec[off + RESTORE.BOOK] | 0, verified, sink);
       sink.length = 0;
+      if (b < 0) continue;
+      const d = this.bl;
+      const q = b * BL.STRIDE + BL.Q + outcome * QF.SIZE;
+      if (d[q + QF.PRICE] !== 0) continue;
+      d[q + QF.PRICE] = rec[off + RESTORE.PRICE];
+      d[q + QF.CHANGED] = rec[off + RESTORE.LINE_CHANGED_AT];
+      d[q + QF.VERIFIED] = verified;
+      const line = d[b * BL.STRIDE + BL.LINE];
+      const ladder = this.ladders[line * MAX_OUTCOMES + outcome];
+      ladder.push(d[q + QF.PRICE], d[q + QF.CHANGED], d[b * BL.STRIDE + BL.BOOK], b * MAX_OUTCOMES + outcome);
+      rerank(ladder, ladder.length - LD.STRIDE);
+      this.ln[line * LN.STRIDE + LN.QUOTES]++;
+      this.live++;
     }
   }
 
   /** Removes every quote of an event, emitting REMOVED records. */
   removeEvent(event: number, out: RecordBuffer): number {
-    const entry = this.events.get(event);
-    if (entry === undefined) return 0;
-    let removed = 0;
-    for (const group of entry.groups.values()) {
-      for (const line of group.lines.values()) {
-        for (let o = 0; o < MAX_OUTCOMES; o++) {
-          const ladder = line.ladders[o];
-          for (let k = 0; k < ladder.length; k++) {
-            this.emit(out, CHANGE.REMOVED, line, o, ladder[k]);
-            this.release(ladder[k]);
-            removed++;
-          }
-          ladder.length = 0;
-        }
-      }
-    }
-    this.events.delete(event);
-    return removed;
+    const list = this.byEvent[event];
+    if (list === undefined) return 0;
+    const before = this.live;
+    while (list.length > 0) this.dropBookLine(list[list.length - 1], out);
+    this.byEvent[event] = undefined;
+    this.eventsHeld--;
+    return before - this.live;
   }
 
-  /** Returns the book's line for this observation, moving the book off another line of the group if needed;
-   *  null when the observation is older than the book's quotes on its current line. */
-  private lineFor(event: number, market: number, point: number, player: number, book: number, ts: number,
-    out: RecordBuffer): Line | null {
-    let entry = this.events.get(event);
-    if (entry === undefined) {
-      entry = new EventEntry();
-      this.events.set(event, entry);
+  /** The book-line for this observation, created or moved to the observation's point as needed; -1 when the
+   *  observation is older than the book's quotes on the line it would leave. */
+  private bookLine(event: number, market: number, point: number, player: number, book: number, ts: number,
+    out: RecordBuffer): number {
+    const key = blKey(market, player, book);
+    let b = this.blIndex.get(event, key);
+    if (b >= 0) {
+      const base = b * BL.STRIDE;
+      const d = this.bl;
+      if (pointCode(d[base + BL.POINT]) === pointCode(point)) return b;
+      for (let o = 0; o < MAX_OUTCOMES; o++) {
+        const q = base + BL.Q + o * QF.SIZE;
+        if (d[q + QF.PRICE] !== 0 && (ts < d[q + QF.VERIFIED] || ts < d[q + QF.CHANGED])) return -1;
+      }
+      // the book moved to another line: its quotes on the old one go
+      this.clearQuotes(b, out);
+      this.releaseLine(d[base + BL.LINE]);
+      d[base + BL.POINT] = point;
+      d[base + BL.LINE] = this.lineFor(event, market, point, player);
+      return b;
     }
-    const gk = groupKey(market, player);
-    let group = entry.groups.get(gk);
-    if (group === undefined) {
-      group = new Group(event, market, player);
-      entry.groups.set(gk, group);
+    b = this.allocBookLine();
+    const base = b * BL.STRIDE;
+    const d = this.bl;
+    d[base + BL.EVENT] = event;
+    d[base + BL.KEY] = key;
+    d[base + BL.POINT] = point;
+    d[base + BL.LINE] = this.lineFor(event, market, point, player);
+    d[base + BL.BOOK] = book;
+    d[base + BL.MARKET] = market;
+    d[base + BL.PLAYER] = player;
+    for (let o = 0; o < MAX_OUTCOMES; o++) d[base + BL.Q + o * QF.SIZE + QF.PRICE] = 0;
+    this.blIndex.set(event, key, b);
+    let list = this.byEvent[event];
+    if (list === undefined) {
+      while (this.byEvent.length < event) this.byEvent.push(undefined);
+      this.byEvent[event] = list = [];
+      this.eventsHeld++;
     }
-    const code = pointCode(point);
-    const current = group.bookLine.get(book);
-    if (current !== undefined && current.code === code) return current;
-    if (current !== undefined) {
-      if (ts < this.newestOfBook(current, book)) return null;
-      this.removeBookFromLine(group, current, book, entry, out);
+    d[base + BL.POS] = list.length;
+    list.push(b);
+    return b;
+  }
+
+  /** The line (event, market, point, player), made if new; its quote count is raised by the caller. */
+  private lineFor(event: number, market: number, point: number, player: number): number {
+    const key = lineKey(market, player, pointCode(point));
+    let line = this.lnIndex.get(event, key);
+    if (line >= 0) {
+      this.lnHolders[line]++;
+      return line;
     }
-    let line = group.lines.get(code);
-    if (line === undefined) {
-      line = new Line(event, market, point, player, code);
-      group.lines.set(code, line);
+    line = this.lnFree.pop() ?? this.lnNext++;
+    if ((line + 1) * LN.STRIDE > this.ln.length) {
+      const next = new Float64Array(Math.ceil(this.ln.length * 1.5) + LN.STRIDE * 16);
+      next.set(this.ln);
+      this.ln = next;
     }
-    group.bookLine.set(book, line);
+    const base = line * LN.STRIDE;
+    this.ln[base + LN.EVENT] = event;
+    this.ln[base + LN.MARKET] = market;
+    this.ln[base + LN.PLAYER] = player;
+    this.ln[base + LN.POINT] = point;
+    this.ln[base + LN.QUOTES] = 0;
+    this.lnHolders[line] = 1;
+    for (let o = 0; o < MAX_OUTCOMES; o++) {
+      const l = this.ladders[line * MAX_OUTCOMES + o];
+      if (l === undefined) this.ladders[line * MAX_OUTCOMES + o] = [];
+      else l.length = 0;
+    }
+    this.lnIndex.set(event, key, line);
     return line;
   }
 
-  private newestOfBook(line: Line, book: number): number {
-    let newest = 0;
+  private releaseLine(line: number): void {
+    if (--this.lnHolders[line] > 0) return;
+    const base = line * LN.STRIDE;
+    this.lnIndex.delete(this.ln[base + LN.EVENT], lineKey(this.ln[base + LN.MARKET], this.ln[base + LN.PLAYER], pointCode(this.ln[base + LN.POINT])));
+    this.lnFree.push(line);
+  }
+
+  /** Removes a book-line's quotes from its line's ladders, emitting REMOVED. */
+  private clearQuotes(b: number, out: RecordBuffer): void {
+    const d = this.bl;
+    const base = b * BL.STRIDE;
+    const line = d[base + BL.LINE];
     for (let o = 0; o < MAX_OUTCOMES; o++) {
-      const at = this.find(line.ladders[o], book);
-      if (at >= 0) {
-        const slot = line.ladders[o][at];
-        newest = Math.max(newest, this.changedAt[slot], this.verifiedAt[slot]);
-      }
+      const q = base + BL.Q + o * QF.SIZE;
+      if (d[q + QF.PRICE] === 0) continue;
+      this.emit(out, CHANGE.REMOVED, b, o);
+      const ladder = this.ladders[line * MAX_OUTCOMES + o];
+      ladder.splice(tupleOf(ladder, b * MAX_OUTCOMES + o), LD.STRIDE);
+      d[q + QF.PRICE] = 0;
+      this.ln[line * LN.STRIDE + LN.QUOTES]--;
+      this.live--;
     }
-    return newest;
   }
 
-  private removeBookFromLine(group: Group, line: Line, book: number, entry: EventEntry, out: RecordBuffer): void {
-    for (let o = 0; o < MAX_OUTCOMES; o++) {
-      const ladder = line.ladders[o];
-      const at = this.find(ladder, book);
-      if (at < 0) continue;
-      const slot = ladder[at];
-      this.emit(out, CHANGE.REMOVED, line, o, slot);
-      ladder.splice(at, 1);
-      this.release(slot);
-      line.quotes--;
-      entry.quotes--;
+  private dropBookLine(b: number, out: RecordBuffer): void {
+    const d = this.bl;
+    const base = b * BL.STRIDE;
+    this.clearQuotes(b, out);
+    this.releaseLine(d[base + BL.LINE]);
+    const event = d[base + BL.EVENT];
+    this.blIndex.delete(event, d[base + BL.KEY]);
+    const list = this.byEvent[event]!;
+    const pos = d[base + BL.POS];
+    const last = list.pop()!;
+    if (last !== b) {
+      list[pos] = last;
+      d[last * BL.STRIDE + BL.POS] = pos;
     }
-    group.bookLine.delete(book);
-    if (line.quotes === 0) group.lines.delete(line.code);
+    this.blFree.push(b);
   }
 
-  private find(ladder: number[], book: number): number {
-    for (let k = 0; k < ladder.length; k++) if (this.book[ladder[k]] === book) return k;
-    return -1;
-  }
-
-  /** true when slot a ranks above slot b */
-  private better(a: number, b: number): boolean {
-    const pa = this.price[a];
-    const pb = this.price[b];
-    if (pa !== pb) return pa > pb;
-    const ca = this.changedAt[a];
-    const cb = this.changedAt[b];
-    if (ca !== cb) return ca < cb;
-    return this.book[a] < this.book[b];
-  }
-
-  private insert(ladder: number[], slot: number): void {
-    let k = ladder.length;
-    ladder.push(slot);
-    while (k > 0 && this.better(slot, ladder[k - 1])) {
-      ladder[k] = ladder[k - 1];
-      k--;
-    }
-    ladder[k] = slot;
-  }
-
-  private reposition(ladder: number[], at: number): void {
-    const slot = ladder[at];
-    let k = at;
-    while (k > 0 && this.better(slot, ladder[k - 1])) {
-      ladder[k] = ladder[k - 1];
-      k--;
-    }
-    while (k < ladder.length - 1 && this.better(ladder[k + 1], slot)) {
-      ladder[k] = ladder[k + 1];
-      k++;
-    }
-    ladder[k] = slot;
-  }
-
-  private emit(out: RecordBuffer, kind: number, line: Line, outcome: number, slot: number): void {
-    const off = out.push();
-    const d = out.data;
-    d[off + CHG.KIND] = kind;
-    d[off + CHG.EVENT] = line.event;
-    d[off + CHG.MARKET] = line.market;
-    d[off + CHG.POINT] = line.point;
-    d[off + CHG.PLAYER] = line.player;
-    d[off + CHG.OUTCOME] = outcome;
-    d[off + CHG.BOOK] = this.book[slot];
-    d[off + CHG.PRICE] = this.price[slot];
-    d[off + CHG.LINE_CHANGED_AT] = this.changedAt[slot];
-    d[off + CHG.VERIFIED_AT] = this.verifiedAt[slot];
-  }
-
-  private alloc(): number {
-    const reused = this.free.pop();
+  private allocBookLine(): number {
+    const reused = this.blFree.pop();
     if (reused !== undefined) return reused;
-    if (this.next === this.price.length) this.grow();
-    return this.next++;
+    if ((this.blNext + 1) * BL.STRIDE > this.bl.length) {
+      const next = new Float64Array(Math.ceil(this.bl.length * 1.5) + BL.STRIDE * 16);
+      next.set(this.bl);
+      this.bl = next;
+    }
+    return this.blNext++;
   }
 
-  private release(slot: number): void {
-    this.price[slot] = 0;
-    this.free.push(slot);
-    this.live--;
+  private qoff(slot: number): number {
+    const b = (slot / MAX_OUTCOMES) | 0;
+    return b * BL.STRIDE + BL.Q + (slot - b * MAX_OUTCOMES) * QF.SIZE;
   }
 
-  private grow(): void {
-    const n = Math.ceil(this.price.length * 1.5) + 16;
-    const price = new Float64Array(n);
-    price.set(this.price);
-    this.price = price;
-    const changedAt = new Float64Array(n);
-    changedAt.set(this.changedAt);
-    this.changedAt = changedAt;
-    const verifiedAt = new Float64Array(n);
-    verifiedAt.set(this.verifiedAt);
-    this.verifiedAt = verifiedAt;
-    const book = new Uint16Array(n);
-    book.set(this.book);
-    this.book = book;
+  private emit(out: RecordBuffer, kind: number, b: number, outcome: number): void {
+    const off = out.push();
+    const o = out.data;
+    const d = this.bl;
+    const base = b * BL.STRIDE;
+    const q = base + BL.Q + outcome * QF.SIZE;
+    o[off + CHG.KIND] = kind;
+    o[off + CHG.EVENT] = d[base + BL.EVENT];
+    o[off + CHG.MARKET] = d[base + BL.MARKET];
+    o[off + CHG.POINT] = d[base + BL.POINT];
+    o[off + CHG.PLAYER] = d[base + BL.PLAYER];
+    o[off + CHG.OUTCOME] = outcome;
+    o[off + CHG.BOOK] = d[base + BL.BOOK];
+    o[off + CHG.PRICE] = d[q + QF.PRICE];
+    o[off + CHG.LINE_CHANGED_AT] = d[q + QF.CHANGED];
+    o[off + CHG.VERIFIED_AT] = d[q + QF.VERIFIED];
   }
 
-  // Reads (tests, analytics, rebuilds).
+  // Reads (tests, analytics, rebuilds). Not on the update path.
 
-  line(event: number, market: number, point: number, player: number): Line | undefined {
-    return this.events.get(event)?.groups.get(groupKey(market, player))?.lines.get(pointCode(point));
+  priceOf(slot: number): number {
+    return this.bl[this.qoff(slot) + QF.PRICE];
   }
 
-  group(event: number, market: number, player: number): Group | undefined {
-    return this.events.get(event)?.groups.get(groupKey(market, player));
+  changedAtOf(slot: number): number {
+    return this.bl[this.qoff(slot) + QF.CHANGED];
+  }
+
+  verifiedAtOf(slot: number): number {
+    return this.bl[this.qoff(slot) + QF.VERIFIED];
+  }
+
+  bookOf(slot: number): number {
+    return this.bl[((slot / MAX_OUTCOMES) | 0) * BL.STRIDE + BL.BOOK];
+  }
+
+  private lineView(line: number): LineView {
+    const base = line * LN.STRIDE;
+    const point = this.ln[base + LN.POINT];
+    return {
+      id: line,
+      event: this.ln[base + LN.EVENT],
+      market: this.ln[base + LN.MARKET],
+      point,
+      player: this.ln[base + LN.PLAYER],
+      code: pointCode(point),
+      quotes: this.ln[base + LN.QUOTES],
+      ladders: [0, 1, 2].map((o) => this.ladderSlots(line, o)),
+    };
+  }
+
+  /** quote slots of a ladder, best first */
+  private ladderSlots(line: number, outcome: number): number[] {
+    const l = this.ladders[line * MAX_OUTCOMES + outcome];
+    const out: number[] = [];
+    for (let k = LD.SLOT; k < l.length; k += LD.STRIDE) out.push(l[k]);
+    return out;
+  }
+
+  line(event: number, market: number, point: number, player: number): LineView | undefined {
+    const line = this.lnIndex.get(event, lineKey(market, player, pointCode(point)));
+    return line < 0 ? undefined : this.lineView(line);
+  }
+
+  /** the lines of (event, market, player) by point code, and each book's current line */
+  group(event: number, market: number, player: number): GroupView | undefined {
+    const list = this.byEvent[event];
+    if (list === undefined) return undefined;
+    const lines = new Map<number, LineView>();
+    const bookLine = new Map<number, LineView>();
+    for (const b of list) {
+      const base = b * BL.STRIDE;
+      if (this.bl[base + BL.MARKET] !== market || this.bl[base + BL.PLAYER] !== player) continue;
+      const line = this.bl[base + BL.LINE];
+      const view = this.lineView(line);
+      const code = view.code;
+      if (!lines.has(code)) lines.set(code, view);
+      bookLine.set(this.bl[base + BL.BOOK], lines.get(code)!);
+    }
+    return lines.size === 0 ? undefined : { lines, bookLine };
   }
 
   quote(event: number, market: number, point: number, player: number, outcome: number, book: number): QuoteView | null {
-    const line = this.line(event, market, point, player);
-    if (line === undefined) return null;
-    const at = this.find(line.ladders[outcome], book);
-    if (at < 0) return null;
-    const slot = line.ladders[outcome][at];
-    return {
-      price: this.price[slot],
-      lineChangedAt: this.changedAt[slot],
-      verifiedAt: this.verifiedAt[slot],
-      lastUpdate: Math.max(this.changedAt[slot], this.verifiedAt[slot]),
-    };
+    const b = this.blIndex.get(event, blKey(market, player, book));
+    if (b < 0 || pointCode(this.bl[b * BL.STRIDE + BL.POINT]) !== pointCode(point)) return null;
+    const q = b * BL.STRIDE + BL.Q + outcome * QF.SIZE;
+    const price = this.bl[q + QF.PRICE];
+    if (price === 0) return null;
+    const lineChangedAt = this.bl[q + QF.CHANGED];
+    const verifiedAt = this.bl[q + QF.VERIFIED];
+    return { price, lineChangedAt, verifiedAt, lastUpdate: Math.max(lineChangedAt, verifiedAt) };
   }
 
   /** book ids of a ladder, best first */
   ladderBooks(event: number, market: number, point: number, player: number, outcome: number): number[] {
-    const line = this.line(event, market, point, player);
-    if (line === undefined) return [];
-    return line.ladders[outcome].map((slot) => this.book[slot]);
+    const line = this.lnIndex.get(event, lineKey(market, player, pointCode(point)));
+    if (line < 0) return [];
+    return this.ladderSlots(line, outcome).map((slot) => this.bookOf(slot));
   }
 
   /** Calls fn for every live quote of an event. */
-  forEachQuote(event: number, fn: (line: Line, outcome: number, slot: number) => void): void {
-    const entry = this.events.get(event);
-    if (entry === undefined) return;
-    for (const group of entry.groups.values()) {
-      for (const line of group.lines.values()) {
-        for (let o = 0; o < MAX_OUTCOMES; o++) for (const slot of line.ladders[o]) fn(line, o, slot);
+  forEachQuote(event: number, fn: (line: LineView, outcome: number, slot: number) => void): void {
+    const list = this.byEvent[event];
+    if (list === undefined) return;
+    const views = new Map<number, LineView>();
+    for (const b of list) {
+      const line = this.bl[b * BL.STRIDE + BL.LINE];
+      let view = views.get(line);
+      if (view === undefined) views.set(line, (view = this.lineView(line)));
+      for (let o = 0; o < MAX_OUTCOMES; o++) {
+        if (this.bl[b * BL.STRIDE + BL.Q + o * QF.SIZE + QF.PRICE] !== 0) fn(view, o, b * MAX_OUTCOMES + o);
       }
     }
   }
 
-  eventIds(): IterableIterator<number> {
-    return this.events.keys();
+  *eventIds(): IterableIterator<number> {
+    for (let i = 0; i < this.byEvent.length; i++) if (this.byEvent[i] !== undefined) yield i;
+  }
+
+  /** bytes held by the store's arrays (the ladders' JS arrays excluded) */
+  get bytes(): number {
+    return this.bl.byteLength + this.ln.byteLength + this.blIndex.bytes + this.lnIndex.bytes;
   }
 }

@@ -1,41 +1,38 @@
-// The main thread's read model: events and the current quote of every (book, market, player), rebuilt from the
-// shards' change records so REST and WebSocket reads never wait on a shard (DESIGN.md section 1).
+// The main thread's read model: events and the current quotes of every (event, market, player, book), rebuilt
+// from the shards' change records so REST and WebSocket reads never wait on a shard (DESIGN.md section 1).
+//
+// Like the store, quotes live in flat records found through one FlatIndex probe (about 1 us an update where a
+// Map of Maps of objects cost about 3 us, bench/ingest.ts): one record per book-line with its point and up to
+// three outcome quotes. Each event keeps the list of its records for serving.
 
+import { FlatIndex } from './flat-index.js';
 import { CHANGE, CHG, RESTORE, RecordBuffer } from './records.js';
-import type { EventStatus } from './types.js';
+import type { EventStatus, ProbablePitchers } from './types.js';
 
-/** One book's current line of one market (and player) on one event: up to three outcome quotes. */
-export class MarketQuote {
-  point = Number.NaN;
-  /** per outcome slot: decimal price (0 = no quote), line_changed_at, verified_at */
-  readonly price = [0, 0, 0];
-  readonly changedAt = [0, 0, 0];
-  readonly verifiedAt = [0, 0, 0];
-  constructor(readonly market: number, readonly player: number) {}
+const R = {
+  EVENT: 0,
+  KEY: 1,
+  POINT: 2,
+  POS: 3,
+  BOOK: 4,
+  MARKET: 5,
+  PLAYER: 6,
+  /** outcome o's PRICE, CHANGED, VERIFIED start at Q + o * 3; a PRICE of 0 means no quote */
+  Q: 7,
+  STRIDE: 16,
+} as const;
 
-  get lastUpdate(): number {
-    let t = 0;
-    for (let o = 0; o < 3; o++) {
-      if (this.price[o] > 0 && this.verifiedAt[o] > t) t = this.verifiedAt[o];
-      if (this.price[o] > 0 && this.changedAt[o] > t) t = this.changedAt[o];
-    }
-    return t;
-  }
-
-  get empty(): boolean {
-    return this.price[0] === 0 && this.price[1] === 0 && this.price[2] === 0;
-  }
-}
-
-export class BookQuotes {
-  readonly markets = new Map<number, MarketQuote>();
+function recKey(market: number, player: number, book: number): number {
+  return (market * 2097152 + (player + 1)) * 1024 + book;
 }
 
 export class EventView {
   status: EventStatus = 'upcoming';
-  readonly books = new Map<number, BookQuotes>();
+  /** record ids of this event's book-lines */
+  readonly records: number[] = [];
   /** number of live quotes */
   quotes = 0;
+  pitchers: ProbablePitchers | null = null;
   constructor(
     readonly idx: number,
     readonly id: string,
@@ -47,31 +44,44 @@ export class EventView {
   ) {}
 }
 
-function marketKey(market: number, player: number): number {
-  return market * 2097152 + (player + 1);
-}
-
 export class ReadModel {
-  readonly events = new Map<number, EventView>();
+  /** events by interned id (dense) */
+  private readonly byIdx: (EventView | undefined)[] = [];
   private readonly bySport = new Map<string, Set<EventView>>();
   private readonly versions = new Map<string, number>();
+  private rec = new Float64Array(1024 * R.STRIDE);
+  private next = 0;
+  private readonly free: number[] = [];
+  private readonly index = new FlatIndex(1024);
+  private held = 0;
   /** newest write (ms) applied from any record */
   newestWrite = 0;
   /** newest write per book id */
-  readonly newestByBook = new Map<number, number>();
-  private touched = new Set<string>();
+  readonly newestByBook: number[] = [];
+  private readonly touched = new Set<string>();
+
+  get eventCount(): number {
+    return this.held;
+  }
+
+  event(idx: number): EventView | undefined {
+    return this.byIdx[idx];
+  }
+
+  *events(): IterableIterator<EventView> {
+    for (const ev of this.byIdx) if (ev !== undefined) yield ev;
+  }
 
   upsertEvent(idx: number, id: string, sport: string, commence: number, home: string, away: string,
     status: EventStatus, shard: number): EventView {
-    let ev = this.events.get(idx);
+    let ev = this.byIdx[idx];
     if (ev === undefined) {
       ev = new EventView(idx, id, sport, commence, home, away, shard);
-      this.events.set(idx, ev);
+      while (this.byIdx.length < idx) this.byIdx.push(undefined);
+      this.byIdx[idx] = ev;
+      this.held++;
       let set = this.bySport.get(sport);
-      if (set === undefined) {
-        set = new Set();
-        this.bySport.set(sport, set);
-      }
+      if (set === undefined) this.bySport.set(sport, (set = new Set()));
       set.add(ev);
     } else {
       ev.commence = commence;
@@ -83,10 +93,16 @@ export class ReadModel {
     return ev;
   }
 
+  /** Drops an event and whatever quotes it still holds. */
   removeEvent(idx: number): void {
-    const ev = this.events.get(idx);
+    const ev = this.byIdx[idx];
     if (ev === undefined) return;
-    this.events.delete(idx);
+    for (const r of ev.records) {
+      this.index.delete(idx, this.rec[r * R.STRIDE + R.KEY]);
+      this.free.push(r);
+    }
+    this.byIdx[idx] = undefined;
+    this.held--;
     this.bySport.get(ev.sport)?.delete(ev);
     this.bump(ev.sport);
   }
@@ -104,78 +120,110 @@ export class ReadModel {
     this.versions.set(sport, (this.versions.get(sport) ?? 0) + 1);
   }
 
+  // Record reads, for serving.
+  book(r: number): number { return this.rec[r * R.STRIDE + R.BOOK]; }
+  market(r: number): number { return this.rec[r * R.STRIDE + R.MARKET]; }
+  player(r: number): number { return this.rec[r * R.STRIDE + R.PLAYER]; }
+  point(r: number): number { return this.rec[r * R.STRIDE + R.POINT]; }
+  price(r: number, o: number): number { return this.rec[r * R.STRIDE + R.Q + o * 3]; }
+  changedAt(r: number, o: number): number { return this.rec[r * R.STRIDE + R.Q + o * 3 + 1]; }
+  verifiedAt(r: number, o: number): number { return this.rec[r * R.STRIDE + R.Q + o * 3 + 2]; }
+
+  /** the record of (event, market, player, book), or -1 */
+  find(event: number, market: number, player: number, book: number): number {
+    return this.index.get(event, recKey(market, player, book));
+  }
+
   /** Applies change records laid out as CHG; returns the sports touched. */
   apply(records: Float64Array, count: number): Set<string> {
     const touched = this.touched;
     touched.clear();
     let last: EventView | undefined;
     for (let i = 0, off = 0; i < count; i++, off += CHG.STRIDE) {
-      const idx = records[off + CHG.EVENT];
-      const ev = last !== undefined && last.idx === idx ? last : this.events.get(idx);
+      // `| 0`: integer keys and indexes, not heap numbers
+      const idx = records[off + CHG.EVENT] | 0;
+      const ev = last !== undefined && last.idx === idx ? last : this.byIdx[idx];
       if (ev === undefined) continue;
       last = ev;
-      const bookId = records[off + CHG.BOOK];
-      const kind = records[off + CHG.KIND];
-      const key = marketKey(records[off + CHG.MARKET], records[off + CHG.PLAYER]);
-      const o = records[off + CHG.OUTCOME];
-      let book = ev.books.get(bookId);
-      if (kind === CHANGE.REMOVED) {
-        const mq = book?.markets.get(key);
-        if (book === undefined || mq === undefined || mq.price[o] === 0) continue;
-        if (mq.point !== records[off + CHG.POINT] && !(mq.point !== mq.point && records[off + CHG.POINT] !== records[off + CHG.POINT])) continue;
-        mq.price[o] = 0;
+      const market = records[off + CHG.MARKET] | 0;
+      const player = records[off + CHG.PLAYER] | 0;
+      const book = records[off + CHG.BOOK] | 0;
+      const o = records[off + CHG.OUTCOME] | 0;
+      const key = recKey(market, player, book);
+      let r = this.index.get(idx, key);
+      const d = this.rec;
+      if ((records[off + CHG.KIND] | 0) === CHANGE.REMOVED) {
+        if (r < 0) continue;
+        const q = r * R.STRIDE + R.Q + o * 3;
+        if (d[q] === 0) continue;
+        d[q] = 0;
         ev.quotes--;
-        if (mq.empty) {
-          book.markets.delete(key);
-          if (book.markets.size === 0) ev.books.delete(bookId);
-        }
         touched.add(ev.sport);
         continue;
       }
-      if (book === undefined) {
-        book = new BookQuotes();
-        ev.books.set(bookId, book);
-      }
-      let mq = book.markets.get(key);
-      if (mq === undefined) {
-        mq = new MarketQuote(records[off + CHG.MARKET], records[off + CHG.PLAYER]);
-        book.markets.set(key, mq);
-      }
-      if (mq.price[o] === 0) ev.quotes++;
-      mq.point = records[off + CHG.POINT];
-      mq.price[o] = records[off + CHG.PRICE];
-      mq.changedAt[o] = records[off + CHG.LINE_CHANGED_AT];
+      if (r < 0) r = this.alloc(ev, key, market, player, book);
+      const base = r * R.STRIDE;
+      const q = base + R.Q + o * 3;
+      if (this.rec[q] === 0) ev.quotes++;
+      const dd = this.rec;
+      dd[base + R.POINT] = records[off + CHG.POINT];
+      dd[q] = records[off + CHG.PRICE];
+      dd[q + 1] = records[off + CHG.LINE_CHANGED_AT];
       const verified = records[off + CHG.VERIFIED_AT];
-      mq.verifiedAt[o] = verified;
+      dd[q + 2] = verified;
       if (verified > this.newestWrite) this.newestWrite = verified;
-      if ((this.newestByBook.get(bookId) ?? 0) < verified) this.newestByBook.set(bookId, verified);
+      if (!(this.newestByBook[book] >= verified)) this.newestByBook[book] = verified;
       touched.add(ev.sport);
     }
     for (const sport of touched) this.bump(sport);
     return touched;
   }
 
+  private alloc(ev: EventView, key: number, market: number, player: number, book: number): number {
+    let r = this.free.pop();
+    if (r === undefined) {
+      r = this.next++;
+      if ((r + 1) * R.STRIDE > this.rec.length) {
+        const grown = new Float64Array(Math.ceil(this.rec.length * 1.5) + R.STRIDE * 16);
+        grown.set(this.rec);
+        this.rec = grown;
+      }
+    }
+    const d = this.rec;
+    const base = r * R.STRIDE;
+    d[base + R.EVENT] = ev.idx;
+    d[base + R.KEY] = key;
+    d[base + R.POINT] = Number.NaN;
+    d[base + R.POS] = ev.records.length;
+    d[base + R.BOOK] = book;
+    d[base + R.MARKET] = market;
+    d[base + R.PLAYER] = player;
+    for (let o = 0; o < 3; o++) d[base + R.Q + o * 3] = 0;
+    ev.records.push(r);
+    this.index.set(ev.idx, key, r);
+    return r;
+  }
+
   /** Every live quote of the events of one shard, laid out as RESTORE, to rebuild a restarted shard. */
   restoreRecords(shard: number): { records: Float64Array; count: number } {
     const buf = new RecordBuffer(RESTORE.STRIDE, 1024);
-    for (const ev of this.events.values()) {
+    for (const ev of this.events()) {
       if (ev.shard !== shard) continue;
-      for (const [bookId, book] of ev.books) {
-        for (const mq of book.markets.values()) {
-          for (let o = 0; o < 3; o++) {
-            if (mq.price[o] === 0) continue;
-            const off = buf.push();
-            const d = buf.data;
-            d[off + RESTORE.EVENT] = ev.idx;
-            d[off + RESTORE.MARKET] = mq.market;
-            d[off + RESTORE.POINT] = mq.point;
-            d[off + RESTORE.PLAYER] = mq.player;
-            d[off + RESTORE.OUTCOME] = o;
-            d[off + RESTORE.BOOK] = bookId;
-            d[off + RESTORE.PRICE] = mq.price[o];
-            d[off + RESTORE.LINE_CHANGED_AT] = mq.changedAt[o];
-            d[off + RESTORE.VERIFIED_AT] = mq.verifiedAt[o];
-          }
+      for (const r of ev.records) {
+        for (let o = 0; o < 3; o++) {
+          const price = this.price(r, o);
+          if (price === 0) continue;
+          const off = buf.push();
+          const d = buf.data;
+          d[off + RESTORE.EVENT] = ev.idx;
+          d[off + RESTORE.MARKET] = this.market(r);
+          d[off + RESTORE.POINT] = this.point(r);
+          d[off + RESTORE.PLAYER] = this.player(r);
+          d[off + RESTORE.OUTCOME] = o;
+          d[off + RESTORE.BOOK] = this.book(r);
+          d[off + RESTORE.PRICE] = price;
+          d[off + RESTORE.LINE_CHANGED_AT] = this.changedAt(r, o);
+          d[off + RESTORE.VERIFIED_AT] = this.verifiedAt(r, o);
         }
       }
     }

@@ -11,9 +11,10 @@
 // latent values it saw at its last refresh (its "view"); sets refresh on their book's own cadence (pinnacle and
 // exchanges every few seconds, slow books every 30-120 s), so slow books are stale after a steam move and a fast
 // book and a lagging one can cross (a short-lived arbitrage). A book quotes the fair probabilities shifted by a
-// fixed per-set bias and a small jitter (together at most 0.3 x its margin, so two books with the same view never
-// cross), adds its margin (p + m (1 - p) / (n - 1): the sum is 1 + m and no price reaches 1) and rounds in its own
-// favour (American cents, decimals, the exchange ladder, prediction-market cents, or the DFS fixed payout).
+// fixed per-set bias and a small jitter, adds its margin (p + m (1 - p) / (n - 1): the sum is 1 + m and no price
+// reaches 1) and rounds in its own favour (American cents, decimals, the exchange ladder, prediction-market cents,
+// or the DFS fixed payout). Bias and jitter stay below the book's margin share on each outcome, so two books that
+// share a view never cross: every arbitrage comes from staleness.
 //
 // Layout. Quote sets live in flat typed arrays indexed by an integer slot (STYLE.md: one shape, no string-keyed
 // per-price state); a binary heap on the due time picks the sets to refresh. A set that dies (its event ended,
@@ -48,6 +49,8 @@ function market(key: string): number {
   if (i < 0) throw new Error(`simulator: unknown market ${key}`);
   return i;
 }
+
+const STRIKEOUTS = market('player_strikeouts');
 
 // ---------------------------------------------------------------------------------------------------------------
 // Sports, teams and rosters
@@ -205,7 +208,7 @@ const SPORT_SPECS: readonly SportSpec[] = [
     totalSd: 0.3, totalSigma: 1.6, minutes: 113, discrete: true, threeWay: true, spreads: 'half', roster: [],
   },
   {
-    key: 'tennis_atp_australian_open', teams: null, pool: 'tennis', sigma: 1, dMean: 0, dSd: 0.85, total: 0,
+    key: 'tennis_atp_finals', teams: null, pool: 'tennis', sigma: 1, dMean: 0, dSd: 0.85, total: 0,
     totalSd: 0, totalSigma: 0, minutes: 150, discrete: false, threeWay: false, spreads: 'none', roster: [],
   },
   {
@@ -357,6 +360,13 @@ const VERIFY_P = 0.5;
 /** a due refresh redraws the book's jitter with this probability (else the price moves only with the view) */
 const JITTER_P = 0.25;
 const LINE_OFFSET_P = 0.2;
+/**
+ * A book's fixed bias and per-refresh jitter, in units of its margin share on the outcome: an outcome priced with
+ * margin share m w moves by at most (BIAS_MAX + JITTER_MAX) m w < m w, which keeps every cross-book sum of
+ * implied probabilities above 1 while the books share a view (no arbitrage without staleness).
+ */
+const BIAS_MAX = 0.5;
+const JITTER_MAX = 0.1;
 const DFS_LINE_OFFSET_P = 0.35;
 const MIN_P = 0.03;
 
@@ -419,6 +429,11 @@ function roundPrice(q: number, mode: number): number {
     default:
       return DFS_LEG_PRICE;
   }
+}
+
+/** A stable person id from a name: 'sim-' and the name folded to ASCII lowercase with dashes. */
+function personId(name: string): string {
+  return 'sim-' + name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 }
 
 function isoSeconds(ms: number): string {
@@ -491,10 +506,20 @@ class SimEvent {
 
   toInput(): EventInput {
     const sport = SPORT_SPECS[this.sport]!;
-    return {
+    const input: EventInput = {
       id: this.id, sport_key: sport.key, commence_time: this.commenceIso,
       home_team: this.home, away_team: this.away, status: this.status,
     };
+    if (sport.key === 'baseball_mlb') {
+      // the starters are the players with a strikeouts prop, home team first (makeEvent adds home then away)
+      const starters = this.propPlayer.filter((_, k) => this.propMarket[k] === STRIKEOUTS);
+      const ref = (name: string | undefined) => (name === undefined ? null : { name, person_id: personId(name) });
+      input.probable_pitchers = {
+        home: ref(starters[0]), away: ref(starters[1]), venue: null,
+        game_status: this.status === 'live' ? 'In Progress' : this.status === 'final' ? 'Final' : 'Scheduled',
+      };
+    }
+    return input;
   }
 }
 
@@ -925,8 +950,8 @@ export class Simulator {
       margin = clamp(margin * (1 + 0.1 * rng.normal()), 0.005, 0.015);
     }
     q.margin[id] = margin;
-    q.bias[id] = bk.kind === 'sportsbook' && b !== 0 ? rng.range(-0.25, 0.25) * margin : 0;
-    q.jitter[id] = bk.kind === 'dfs' ? 0 : rng.range(-0.05, 0.05) * margin;
+    q.bias[id] = bk.kind === 'sportsbook' && b !== 0 ? rng.range(-BIAS_MAX, BIAS_MAX) : 0;
+    q.jitter[id] = bk.kind === 'dfs' ? 0 : rng.range(-JITTER_MAX, JITTER_MAX);
 
     this.view(id);
     this.moveLine(id, true);
@@ -970,7 +995,7 @@ export class Simulator {
     this.view(id);
     this.moveLine(id, false);
     if (BOOKS[q.book[id]!]!.kind !== 'dfs' && this.rng.next() < JITTER_P) {
-      q.jitter[id] = this.rng.range(-0.05, 0.05) * q.margin[id]!;
+      q.jitter[id] = this.rng.range(-JITTER_MAX, JITTER_MAX);
     }
     this.price(id);
     const same = q.p0[id] === o0 && q.p1[id] === o1 && Object.is(q.p2[id], o2) && Object.is(q.point[id], op);
@@ -981,7 +1006,7 @@ export class Simulator {
   private refreshFill(id: number, ts: number, out: PriceInput[]): void {
     const q = this.q;
     if (BOOKS[q.book[id]!]!.kind !== 'dfs' && this.rng.next() < 0.5) {
-      q.jitter[id] = this.rng.range(-0.05, 0.05) * q.margin[id]!;
+      q.jitter[id] = this.rng.range(-JITTER_MAX, JITTER_MAX);
       this.price(id);
     }
     this.emit(id, ts, out);
@@ -1060,12 +1085,15 @@ export class Simulator {
     }
     const a = q.viewA[id]!;
     const s = q.viewB[id]!;
-    const shade = q.bias[id]! + q.jitter[id]!;
     const margin = q.margin[id]!;
+    const shade = (q.bias[id]! + q.jitter[id]!) * margin;
     if (m === H2H_3WAY) {
-      let ph = 1 - cdf((0.5 - a) / s) + shade;
-      let pa = cdf((-0.5 - a) / s) - shade;
-      ph = clamp(ph, 0.025, 0.95);
+      let ph = 1 - cdf((0.5 - a) / s);
+      let pa = cdf((-0.5 - a) / s);
+      // the shade moves home against away, bounded by the smaller of their margin shares (m (1 - p) / 2)
+      const sh = shade * 0.5 * Math.min(1 - ph, 1 - pa);
+      ph = clamp(ph + sh, 0.025, 0.95);
+      pa = clamp(pa - sh, 0.025, 0.95);
       pa = clamp(pa, 0.025, 0.95);
       let pd = Math.max(0.025, 1 - ph - pa);
       const sum = ph + pa + pd;
@@ -1082,7 +1110,8 @@ export class Simulator {
     if (m === H2H) p = cdf(a / s);
     else if (m === SPREADS) p = cdf((a + q.point[id]!) / s);
     else p = 1 - cdf((q.point[id]! - a) / s);
-    p = clamp(p + shade, MIN_P, 1 - MIN_P);
+    // the shade is bounded by the smaller margin share (m p or m (1 - p)), so books never cross on the same view
+    p = clamp(p + shade * Math.min(p, 1 - p), MIN_P, 1 - MIN_P);
     const r = 1 - p;
     q.p0[id] = roundPrice(p + margin * r, mode);
     q.p1[id] = roundPrice(r + margin * p, mode);

@@ -55,6 +55,20 @@ export interface MarketDef {
 
 export type EventStatus = 'upcoming' | 'live' | 'final';
 
+export interface PitcherRef {
+  name: string;
+  /** canonical person id, stable across books and days */
+  person_id: string;
+}
+
+/** Baseball only: the announced starting pitchers. */
+export interface ProbablePitchers {
+  home: PitcherRef | null;
+  away: PitcherRef | null;
+  venue: string | null;
+  game_status: string | null;
+}
+
 /** An event as ingested. `commence_time` is ISO 8601 or epoch ms. */
 export interface EventInput {
   id: string;
@@ -63,6 +77,7 @@ export interface EventInput {
   home_team: string;
   away_team: string;
   status?: EventStatus;
+  probable_pitchers?: ProbablePitchers;
 }
 
 /** One price observation as ingested (DESIGN.md section 5). */

@@ -39,7 +39,7 @@ export class Metrics {
     counter('linewire_ingest_stale_total', 'Observations ignored as older than the stored quote', (h) => h.counters.stale);
     counter('linewire_change_records_total', 'Change records applied to the read model', (h) => h.counters.changeRecords);
     counter('linewire_shard_restarts_total', 'Shard workers restarted after a crash', (h) => h.counters.shardRestarts);
-    counter('linewire_events', 'Events held', (h) => h.readModel.events.size);
+    counter('linewire_events', 'Events held', (h) => h.readModel.eventCount);
     counter('linewire_quotes', 'Quotes held across shards', (h) => h.pool.quoteCounts().reduce((a, b) => a + b, 0));
   }
 

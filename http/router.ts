@@ -82,6 +82,16 @@ export interface RouterOptions {
   onError?(error: unknown, ctx: RequestCtx): void;
 }
 
+/** A path parameter percent-decoded; a malformed escape (e.g. %ZZ) keeps the raw text, since a throw inside a
+ *  uWS handler aborts the process. */
+function decodePathPart(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 function uwsPattern(path: string): string {
   return path.replace(/\{([a-z_]+)\}/g, ':$1');
 }
@@ -111,15 +121,18 @@ export class Router {
       const url = req.getUrl();
       const path = url.startsWith('/v4/') ? '/v1' + url.slice(3) : url;
       const method = req.getMethod().toUpperCase();
-      const code = known.some((k) => k.re.test(path) && k.method !== method) ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
+      const allow = [...new Set(known.filter((k) => k.re.test(path)).map((k) => k.method))];
+      const code = allow.length > 0 && !allow.includes(method as Route['method']) ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
       const ctx = this.capture(res, req, []);
-      this.fail(res, ctx, new ApiError(code, code === 'NOT_FOUND' ? `No endpoint ${method} ${url}` : undefined), performance.now(), 'unmatched');
+      // RFC 9110 section 15.5.6: a 405 names the methods the path does serve
+      const extra: [string, string][] = code === 'METHOD_NOT_ALLOWED' ? [['Allow', allow.join(', ')]] : [];
+      this.fail(res, ctx, new ApiError(code, code === 'NOT_FOUND' ? `No endpoint ${method} ${url}` : undefined), performance.now(), 'unmatched', false, extra);
     });
   }
 
   private capture(res: HttpResponse, req: HttpRequest, names: string[]): RequestCtx {
     const args: string[] = [];
-    for (let i = 0; i < names.length; i++) args.push(decodeURIComponent(req.getParameter(i) ?? ''));
+    for (let i = 0; i < names.length; i++) args.push(decodePathPart(req.getParameter(i) ?? ''));
     const apiKey = req.getHeader('x-api-key');
     const auth = req.getHeader('authorization');
     const query = new URLSearchParams(req.getQuery() ?? '');
@@ -243,14 +256,15 @@ export class Router {
     res.cork(() => this.write(res, ctx, reply, charged, started, route.path));
   }
 
-  private fail(res: HttpResponse, ctx: RequestCtx, err: unknown, started: number, routePath: string, close = false): void {
+  private fail(res: HttpResponse, ctx: RequestCtx, err: unknown, started: number, routePath: string, close = false,
+    extra: readonly [string, string][] = []): void {
     let apiErr: ApiError;
     if (err instanceof ApiError) apiErr = err;
     else {
       this.opts.onError?.(err, ctx);
       apiErr = new ApiError('INTERNAL_ERROR', undefined, undefined, { cause: err });
     }
-    const headers: [string, string][] = [];
+    const headers: [string, string][] = [...extra];
     if (apiErr.code === 'EXCEEDED_FREQ_LIMIT') headers.push(['Retry-After', '1']);
     const reply: Reply = { status: apiErr.status, body: errorBody(apiErr, ctx.requestId), headers };
     this.write(res, ctx, reply, 0, started, routePath, close);

@@ -89,6 +89,17 @@ const RawJsonSchema = {
   },
 } as const;
 
+const PitcherSchema = {
+  type: ['object', 'null'],
+  properties: { name: str, person_id: str },
+} as const;
+
+export const ProbablePitchersSchema = {
+  type: 'object',
+  description: 'baseball events, when known: the announced starting pitchers',
+  properties: { home: PitcherSchema, away: PitcherSchema, venue: { type: ['string', 'null'] }, game_status: { type: ['string', 'null'] } },
+} as const;
+
 /** The v4 odds event, in the variant a request asks for (DESIGN.md section 3). */
 export function oddsEventSchema(opts: { time: object; verification: boolean; rawJson: boolean }) {
   const bookProps: Record<string, object> = {
@@ -108,6 +119,7 @@ export function oddsEventSchema(opts: { time: object; verification: boolean; raw
     required: ['id', 'sport_key', 'sport_title', 'commence_time', 'home_team', 'away_team', 'bookmakers'],
     properties: {
       ...eventSchema(opts.time).properties,
+      probable_pitchers: ProbablePitchersSchema,
       bookmakers: { type: 'array', items: { type: 'object', required: ['key', 'title', 'last_update', 'markets'], properties: bookProps } },
     },
   };

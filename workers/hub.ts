@@ -2,7 +2,6 @@
 // that owns each event (hash of the event id), and applies the shards' change records to the read model,
 // numbering them per sport for the streams that follow.
 
-import { BOOKMAKERS } from '../engine/catalogue.js';
 import { ApiError } from '../engine/errors.js';
 import { isRejection, parseEvent, parsePrice, type EventRecord, type Rejection } from '../engine/ingest.js';
 import { Interner } from '../engine/interner.js';
@@ -120,7 +119,7 @@ export class Hub {
       }
       const id = (prices[i] as { event_id: string }).event_id;
       const idx = this.eventIds.id(id);
-      const shard = this.readModel.events.get(idx)!.shard;
+      const shard = this.readModel.event(idx)!.shard;
       const out = this.outs[shard];
       const off = out.push();
       const d = out.data;
@@ -156,8 +155,9 @@ export class Hub {
   upsertEvent(ev: EventRecord): void {
     this.records.set(ev.id, ev);
     const idx = this.eventIds.id(ev.id);
-    this.readModel.upsertEvent(idx, ev.id, ev.sport.key, ev.commence, ev.home, ev.away, ev.status,
+    const view = this.readModel.upsertEvent(idx, ev.id, ev.sport.key, ev.commence, ev.home, ev.away, ev.status,
       shardOf(ev.id, this.pool.size));
+    view.pitchers = ev.pitchers;
   }
 
   /** Final events leave the store, the read model and the registry. */
@@ -192,5 +192,3 @@ export class Hub {
     for (const fn of this.listeners) fn(batch);
   }
 }
-
-export const BOOK_COUNT = BOOKMAKERS.length;

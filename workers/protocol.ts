@@ -40,8 +40,9 @@ const packr = new Packr({ useRecords: false, moreTypes: true });
 
 /** Encodes a message into its own ArrayBuffer, ready to transfer. */
 export function encode(msg: ToShard | FromShard): Uint8Array {
-  // msgpackr reuses its output buffer between calls: copy out before transferring.
-  return packr.pack(msg).slice();
+  // msgpackr reuses its output buffer between calls: copy out into an exact-size buffer of our own before
+  // transferring it (Buffer#slice would be a view of msgpackr's buffer, and transferring that detaches it).
+  return new Uint8Array(packr.pack(msg));
 }
 
 export function decode<T extends ToShard | FromShard>(buf: Uint8Array): T {

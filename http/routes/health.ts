@@ -31,7 +31,7 @@ export function healthRoutes(s: Services): Route[] {
       simulated: s.simulated,
       database,
       data: {
-        events: rm.events.size,
+        events: rm.eventCount,
         quotes: quotes.reduce((a, b) => a + b, 0),
         newest_write: rm.newestWrite > 0 ? isoMillis(rm.newestWrite) : null,
         newest_write_age_seconds: rm.newestWrite > 0 ? Math.max(0, (now - rm.newestWrite) / 1000) : null,

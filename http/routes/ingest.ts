@@ -15,11 +15,19 @@ function parseBody(contentType: string, body: Buffer): unknown {
   const type = contentType.split(';')[0].trim().toLowerCase();
   if (body.length === 0) throw new ApiError('MALFORMED_BODY', 'empty body');
   if (type === 'application/msgpack' || type === 'application/x-msgpack') {
+    let value: unknown;
     try {
-      return unpack(body);
+      value = unpack(body);
     } catch (e) {
       throw new ApiError('MALFORMED_BODY', `body is not valid msgpack: ${(e as Error).message}`, undefined, { cause: e });
     }
+    // msgpackr decodes the reserved byte 0xc1 and extension types (e.g. timestamps) to class instances, which
+    // would otherwise pass as an empty batch: only a plain map is a batch
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) throw new ApiError('MALFORMED_BODY', 'body is not a msgpack map {"events", "prices"}');
+    }
+    return value;
   }
   if (type === 'application/json' || type === '') {
     try {

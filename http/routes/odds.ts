@@ -8,7 +8,7 @@
 import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, sportByKey } from '../../engine/catalogue.js';
 import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
-import type { EventView, MarketQuote } from '../../engine/read-model.js';
+import type { EventView, ReadModel } from '../../engine/read-model.js';
 import type { Region } from '../../engine/types.js';
 import { invalid, type ParamSpec, type Params } from '../params.js';
 import type { RequestCtx, Route } from '../router.js';
@@ -53,6 +53,8 @@ export function oddsCost(p: Params): number {
 
 interface OddsQuery {
   books: Set<number>;
+  /** the same books in catalogue order: the order bookmakers are listed in */
+  bookOrder: number[];
   markets: string[];
   american: boolean;
   unix: boolean;
@@ -83,6 +85,7 @@ function toQuery(p: Params): OddsQuery {
     : new Set(booksForRegions((Array.isArray(p.regions) ? p.regions : [p.regions]) as Region[]).map((b) => BOOK_INDEX.get(b.key)!));
   return {
     books,
+    bookOrder: [...books].sort((a, b) => a - b),
     markets: Array.isArray(p.markets) ? p.markets : [String(p.markets)],
     american: p.oddsFormat === 'american',
     unix: p.dateFormat === 'unix',
@@ -97,16 +100,20 @@ function toQuery(p: Params): OddsQuery {
 }
 
 interface Built {
-  body: string;
+  /** encoded once: uWebSockets.js would otherwise encode a string on every send */
+  body: Buffer;
   /** the body stays right until this time (ms) unless data changes */
   validUntil: number;
 }
 
-function completeOutcomes(mq: MarketQuote, shape: string): boolean {
-  if (shape === 'three_way') return mq.price[0] > 0 && mq.price[1] > 0 && mq.price[2] > 0;
-  if (mq.price[0] === 0 || mq.price[1] === 0) return false;
-  if (shape === 'two_way' && mq.point !== mq.point) {
-    const s = 1 / mq.price[0] + 1 / mq.price[1];
+/** A book's market is served only complete: both sides, all three for 3-way, and a sane own-book moneyline. */
+function completeOutcomes(rm: ReadModel, r: number, shape: string): boolean {
+  const p0 = rm.price(r, 0);
+  const p1 = rm.price(r, 1);
+  if (p0 === 0 || p1 === 0) return false;
+  if (shape === 'three_way') return rm.price(r, 2) > 0;
+  if (shape === 'two_way' && rm.point(r) !== rm.point(r)) {
+    const s = 1 / p0 + 1 / p1;
     return s >= TWO_WAY_SANE[0] && s <= TWO_WAY_SANE[1];
   }
   return true;
@@ -132,7 +139,7 @@ export class OddsView {
     return fn;
   }
 
-  serve(ctx: RequestCtx, keys: string[]): string {
+  serve(ctx: RequestCtx, keys: string[]): Buffer {
     const rm = this.s.hub.readModel;
     const version = keys.map((k) => rm.version(k)).join(',');
     const cacheKey = keys.join(',') + JSON.stringify(ctx.params);
@@ -169,7 +176,8 @@ export class OddsView {
     for (const ev of events) {
       const sport = sportByKey(ev.sport)!;
       const books = [];
-      for (const [bookId, bq] of ev.books) {
+      const rm = this.s.hub.readModel;
+      for (const bookId of q.bookOrder) {
         if (!q.books.has(bookId)) continue;
         const def = BOOKMAKERS[bookId];
         const markets = [];
@@ -181,23 +189,26 @@ export class OddsView {
           let idx = MARKET_INDEX.get(mkey)!;
           if (mkey === 'h2h' && sport.three_way) idx = MARKET_INDEX.get('h2h_3_way')!;
           else if (mkey === 'h2h_3_way' && !sport.three_way) continue;
-          const mq = bq.markets.get(idx * 2097152);
-          if (mq === undefined) continue;
+          const r = rm.find(ev.idx, idx, -1, bookId);
+          if (r < 0) continue;
           const mdef = MARKETS[idx];
-          if (!completeOutcomes(mq, mdef.shape)) continue;
+          if (!completeOutcomes(rm, r, mdef.shape)) continue;
           const outcomes = [];
           const n = mdef.shape === 'three_way' ? 3 : 2;
+          const linePoint = rm.point(r);
           let mLast = 0;
           for (let o = 0; o < n; o++) {
             const name = mdef.shape === 'over_under' ? (o === SLOT.OVER ? 'Over' : 'Under')
               : o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
-            const point = mq.point !== mq.point ? undefined : mkey === 'spreads' && o === SLOT.AWAY ? -mq.point || 0 : mq.point;
-            const d = mq.price[o];
+            const point = linePoint !== linePoint ? undefined : mkey === 'spreads' && o === SLOT.AWAY ? -linePoint || 0 : linePoint;
+            const d = rm.price(r, o);
+            const c = rm.changedAt(r, o);
+            const v = rm.verifiedAt(r, o);
             outcomes.push({ name, price: q.american ? decimalToAmerican(d) : d, point });
-            mLast = Math.max(mLast, mq.changedAt[o], mq.verifiedAt[o]);
-            verified = Math.max(verified, mq.verifiedAt[o]);
-            changed = Math.max(changed, mq.changedAt[o]);
-            if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: name, point, price: d, ts: Math.max(mq.changedAt[o], mq.verifiedAt[o]) });
+            mLast = Math.max(mLast, c, v);
+            verified = Math.max(verified, v);
+            changed = Math.max(changed, c);
+            if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: name, point, price: d, ts: Math.max(c, v) });
           }
           last = Math.max(last, mLast);
           markets.push({ key: mkey, last_update: time(mLast), outcomes });
@@ -221,10 +232,11 @@ export class OddsView {
         commence_time: q.unix ? Math.floor(ev.commence / 1000) : isoSeconds(ev.commence),
         home_team: ev.home,
         away_team: ev.away,
+        probable_pitchers: ev.pitchers ?? undefined,
         bookmakers: books,
       });
     }
-    return { body: this.serializer(q)(docs), validUntil };
+    return { body: Buffer.from(this.serializer(q)(docs)), validUntil };
   }
 }
 

@@ -1,0 +1,78 @@
+// GET /v1/sports/basketball_nba/odds with the simulator running, under an HTTP load generator (autocannon, in
+// its own process) at 32 connections, side by side in the same run with the baseline: a plain uWebSockets.js
+// server returning the identical bytes from memory. Target: at least 70 % of the baseline's requests/s.
+
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import uWS from 'uWebSockets.js';
+import { startApp } from '../http/app.js';
+
+const run = promisify(execFile);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 32;
+const autocannon = new URL('../../node_modules/autocannon/autocannon.js', import.meta.url).pathname;
+
+interface Result {
+  requests: { average: number };
+  latency: { p50: number; p99: number; p99_9?: number; p999?: number };
+  throughput: { average: number };
+  non2xx: number;
+  errors: number;
+}
+
+async function load(url: string): Promise<Result> {
+  const { stdout } = await run(process.execPath, [autocannon, '-c', String(CONNECTIONS), '-d', String(SECONDS), '-j', url],
+    { maxBuffer: 64 * 1024 * 1024 });
+  return JSON.parse(stdout) as Result;
+}
+
+function row(name: string, r: Result, base: Result | null) {
+  return {
+    server: name,
+    'req/s': Math.round(r.requests.average).toLocaleString('en-US'),
+    'p50 ms': r.latency.p50,
+    'p99 ms': r.latency.p99,
+    'MB/s': (r.throughput.average / 1e6).toFixed(1),
+    'non-2xx': r.non2xx,
+    'vs baseline': base === null ? '100 %' : `${Math.round((r.requests.average / base.requests.average) * 100)} %`,
+  };
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
+  const app = await startApp({
+    host: '127.0.0.1', port: 0, dataDir, feeds: ['sim'], simSeed: 1, simRate: 2000, shards: 1,
+  });
+  try {
+    const key = app.firstStart.demoKey!;
+    const path = `/v1/sports/basketball_nba/odds?regions=us&markets=h2h,spreads,totals&apiKey=${key}`;
+    const ours = `http://127.0.0.1:${app.port}${path}`;
+    // let the simulator run a moment so the board is full and moving
+    await new Promise((r) => setTimeout(r, 2000));
+    const body = Buffer.from(await (await fetch(ours)).arrayBuffer());
+
+    const plain = uWS.App();
+    plain.get('/*', (res) => {
+      res.writeHeader('Content-Type', 'application/json');
+      res.end(body);
+    });
+    const ls = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
+      plain.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen failed')))));
+    const baselineUrl = `http://127.0.0.1:${uWS.us_socket_local_port(ls)}${path}`;
+
+    console.log(`GET ${path.replace(key, '<key>')}: ${body.length.toLocaleString('en-US')} bytes, ${CONNECTIONS} connections, ${SECONDS} s each, simulator at 2,000 updates/s`);
+    console.log(`machine: ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
+    const base = await load(baselineUrl);
+    uWS.us_listen_socket_close(ls);
+    const mine = await load(ours);
+    console.table([row('baseline: plain uWebSockets.js, same bytes from memory', base, null), row('linewire (auth, credits, cache, simulator running)', mine, base)]);
+  } finally {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
