@@ -88,10 +88,11 @@ export class FlatIndex {
     }
   }
 
-  /** grows when live keys fill a quarter of the table, else only sweeps tombstones */
+  /** Called when live keys plus tombstones reach half the table: doubles it when live keys alone fill more than
+   *  3/8 of it (so a grown table is 3/16 to 1/2 full), else only sweeps the tombstones out. */
   private rehash(): void {
     const old = this.buckets;
-    const n = this.size * 4 > this.mask + 1 ? (this.mask + 1) * 2 : this.mask + 1;
+    const n = this.size * 8 > (this.mask + 1) * 3 ? (this.mask + 1) * 2 : this.mask + 1;
     this.buckets = new Float64Array(n * STRIDE).fill(EMPTY);
     this.mask = n - 1;
     this.size = 0;

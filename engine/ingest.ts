@@ -63,6 +63,10 @@ function text(v: unknown): string | null {
 export function parseTime(v: unknown): number {
   if (typeof v === 'number') return Number.isInteger(v) && v > 0 ? v : Number.NaN;
   if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(v)) return Number.NaN;
+  // Date.parse rolls impossible days forward (2026-02-30 becomes March 2): refuse them instead
+  const [y, m, d] = [Number(v.slice(0, 4)), Number(v.slice(5, 7)), Number(v.slice(8, 10))];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  if (m < 1 || m > 12 || day.getUTCFullYear() !== y || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) return Number.NaN;
   return Date.parse(v);
 }
 
@@ -173,7 +177,8 @@ export function parsePrice(raw: unknown, events: (id: string) => EventRecord | u
   if (isRejection(market)) return market;
   const m = MARKETS[market];
   if (typeof p.outcome !== 'string') return reject('INVALID_OUTCOME', 'outcome is required');
-  const outcome = outcomeSlot(m, p.outcome.trim(), ev);
+  // the same folding as team names got in parseEvent, so an outcome sent exactly as the event's team matches
+  const outcome = outcomeSlot(m, p.outcome.trim().replace(/\s+/g, ' '), ev);
   if (outcome < 0) {
     const want = m.shape === 'over_under' ? 'Over or Under' : `${ev.home}, ${ev.away}${m.shape === 'three_way' ? ' or Draw' : ''}`;
     return reject('INVALID_OUTCOME', `outcome ${JSON.stringify(p.outcome)} is not one of ${want}`);

@@ -38,11 +38,9 @@ const BL = {
   /** position in its event's list of book-lines */
   POS: 4,
   BOOK: 5,
-  MARKET: 6,
-  PLAYER: 7,
   /** first quote field; outcome o's fields start at Q + o * QF.SIZE */
-  Q: 8,
-  STRIDE: 17,
+  Q: 6,
+  STRIDE: 15,
 } as const;
 const QF = { PRICE: 0, CHANGED: 1, VERIFIED: 2, SIZE: 3 } as const;
 
@@ -87,6 +85,15 @@ function tupleOf(l: number[], slot: number): number {
 
 function blKey(market: number, player: number, book: number): number {
   return (market * 2097152 + (player + 1)) * MAX_BOOKS + book;
+}
+
+/** market and player back from a book-line key (exact: the key is an integer below 2^53) */
+function keyMarket(key: number): number {
+  return Math.floor(key / (2097152 * MAX_BOOKS));
+}
+
+function keyPlayer(key: number): number {
+  return (Math.floor(key / MAX_BOOKS) % 2097152) - 1;
 }
 
 function lineKey(market: number, player: number, code: number): number {
@@ -277,8 +284,6 @@ export class PriceStore {
     d[base + BL.POINT] = point;
     d[base + BL.LINE] = this.lineFor(event, market, point, player);
     d[base + BL.BOOK] = book;
-    d[base + BL.MARKET] = market;
-    d[base + BL.PLAYER] = player;
     for (let o = 0; o < MAX_OUTCOMES; o++) d[base + BL.Q + o * QF.SIZE + QF.PRICE] = 0;
     this.blIndex.set(event, key, b);
     let list = this.byEvent[event];
@@ -387,9 +392,10 @@ export class PriceStore {
     const q = base + BL.Q + outcome * QF.SIZE;
     o[off + CHG.KIND] = kind;
     o[off + CHG.EVENT] = d[base + BL.EVENT];
-    o[off + CHG.MARKET] = d[base + BL.MARKET];
+    const key = d[base + BL.KEY];
+    o[off + CHG.MARKET] = keyMarket(key);
     o[off + CHG.POINT] = d[base + BL.POINT];
-    o[off + CHG.PLAYER] = d[base + BL.PLAYER];
+    o[off + CHG.PLAYER] = keyPlayer(key);
     o[off + CHG.OUTCOME] = outcome;
     o[off + CHG.BOOK] = d[base + BL.BOOK];
     o[off + CHG.PRICE] = d[q + QF.PRICE];
@@ -451,7 +457,8 @@ export class PriceStore {
     const bookLine = new Map<number, LineView>();
     for (const b of list) {
       const base = b * BL.STRIDE;
-      if (this.bl[base + BL.MARKET] !== market || this.bl[base + BL.PLAYER] !== player) continue;
+      const key = this.bl[base + BL.KEY];
+      if (keyMarket(key) !== market || keyPlayer(key) !== player) continue;
       const line = this.bl[base + BL.LINE];
       const view = this.lineView(line);
       const code = view.code;
