@@ -71,7 +71,7 @@ export interface RunningApp {
 }
 
 /** Native uWebSockets.js answers with this header; its ws fallback does not. */
-async function assertNative(port: number): Promise<void> {
+export async function assertNative(port: number): Promise<void> {
   const res = await fetch(`http://127.0.0.1:${port}/healthz`, { method: 'HEAD' }).catch((e: unknown) => e as Error);
   if (res instanceof Error || res.headers.get('uwebsockets') === null) {
     throw new Error('uWebSockets.js is not running on its native binary (its slow fallback answered). ' +

@@ -1,0 +1,56 @@
+import t from 'tap';
+import { Hub, shardOf } from '../workers/hub.js';
+
+const now = Date.now();
+const ev = (id: string, sport: string, home: string, away: string) => ({ id, sport_key: sport, commence_time: now + 3_600_000, home_team: home, away_team: away });
+
+t.test('hub - change batches are numbered per sport, one step per batch that touches the sport', async (t) => {
+  const hub = new Hub(2);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const seen: [string, number][] = [];
+  hub.onBatch((b) => seen.push(...b.seqs));
+  await hub.ingest({ events: [ev('n1', 'basketball_nba', 'A', 'B'), ev('e1', 'soccer_epl', 'C', 'D')] }, now);
+  t.equal(hub.sportSeq('basketball_nba'), 0, 'events alone produce no change batch');
+  await hub.ingest({ prices: [{ book: 'fanduel', event_id: 'n1', market: 'h2h', outcome: 'A', price: 1.9 }] }, now);
+  await hub.ingest({ prices: [{ book: 'fanduel', event_id: 'n1', market: 'h2h', outcome: 'B', price: 1.9 }] }, now);
+  await hub.ingest({ prices: [{ book: 'fanduel', event_id: 'e1', market: 'h2h', outcome: 'Draw', price: 3.4 }] }, now);
+  t.equal(hub.sportSeq('basketball_nba'), 2, 'two NBA batches');
+  t.equal(hub.sportSeq('soccer_epl'), 1, 'one EPL batch');
+  t.same(seen, [['basketball_nba', 1], ['basketball_nba', 2], ['soccer_epl', 1]], 'listeners see each batch with its sequence number');
+});
+
+t.test('hub - an event always lands on the shard of its id hash, and ingest resolves with the read model updated', async (t) => {
+  const hub = new Hub(2);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const ids = Array.from({ length: 20 }, (_, i) => `evt_${i}`);
+  const r = await hub.ingest({
+    events: ids.map((id) => ev(id, 'icehockey_nhl', 'H', 'A')),
+    prices: ids.map((id) => ({ book: 'pinnacle', event_id: id, market: 'totals', outcome: 'Over', point: 6.5, price: 1.95 })),
+  }, now);
+  t.equal(r.accepted, 20, 'accepted');
+  const counts = hub.pool.quoteCounts();
+  const expected = [0, 0];
+  for (const id of ids) expected[shardOf(id, 2)]++;
+  t.same(counts, expected, 'quotes per shard follow the hash');
+  for (const id of ids) {
+    const view = hub.readModel.event(hub.eventIds.peek(id))!;
+    t.equal(view.shard, shardOf(id, 2), `${id} shard recorded`);
+    t.equal(view.quotes, 1, `${id} quote visible once ingest resolved`);
+  }
+  t.equal(shardOf('evt_1', 2), shardOf('evt_1', 2), 'stable');
+});
+
+t.test('hub - a final event leaves the store and the read model', async (t) => {
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  await hub.ingest({ events: [ev('f1', 'baseball_mlb', 'H', 'A')], prices: [{ book: 'draftkings', event_id: 'f1', market: 'h2h', outcome: 'H', price: 2.1 }] }, now);
+  t.equal(hub.pool.quoteCounts()[0], 1, 'one quote');
+  const r = await hub.ingest({ events: [{ ...ev('f1', 'baseball_mlb', 'H', 'A'), status: 'final' }], prices: [{ book: 'draftkings', event_id: 'f1', market: 'h2h', outcome: 'A', price: 1.8 }] }, now);
+  t.equal(r.rejected[0]?.error_code, 'INVALID_EVENT', 'a price for a final event is rejected');
+  t.equal(hub.pool.quoteCounts()[0], 0, 'store emptied');
+  t.equal(hub.readModel.event(hub.eventIds.peek('f1')), undefined, 'read model dropped it');
+  t.equal(hub.event('f1'), undefined, 'registry dropped it');
+});
