@@ -7,12 +7,15 @@
 // removes its old quotes (REMOVED records).
 //
 // Per (event, market, point, player) a line keeps, per outcome, the ladder of quotes ordered best-first like
-// one side of an order book: highest decimal price first, then the earliest to post it, then book id.
+// one side of an order book: highest effective decimal price first (an exchange's price net of its commission,
+// 1 + (d - 1)(1 - c), so top of book is what a bettor actually gets), then the earliest to post it, then book id.
+// Lines of one (event, market, player) form a group (middles are found across a group's lines).
 //
 // Why flat: on this 2-core machine an update is bound by dependent cache misses. Maps of Maps of objects cost
 // about 4 us an update at 1.2 M quotes; one hash probe into a flat index plus one record costs about 1 us
 // (bench/ingest.ts, DESIGN.md section 6).
 
+import { BOOKMAKERS } from './catalogue.js';
 import { FlatIndex } from './flat-index.js';
 import { CHANGE, CHG, OBS, RESTORE, RecordBuffer } from './records.js';
 
@@ -45,11 +48,21 @@ const BL = {
 const QF = { PRICE: 0, CHANGED: 1, VERIFIED: 2, SIZE: 3 } as const;
 
 /** Line record layout; its ladders are `ladders[line * 3 + outcome]`. */
-const LN = { EVENT: 0, MARKET: 1, PLAYER: 2, POINT: 3, QUOTES: 4, STRIDE: 5 } as const;
+const LN = { EVENT: 0, MARKET: 1, PLAYER: 2, POINT: 3, QUOTES: 4, GROUP: 5, STRIDE: 6 } as const;
 
-/** A ladder is one packed array of tuples [price, line_changed_at, book, slot], best first: comparisons read the
- *  tuples in place instead of chasing each neighbour's record (one cache miss each; bench/ingest.ts). */
-const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, STRIDE: 4 } as const;
+/** A ladder is one packed array of tuples [effective price, line_changed_at, book, slot], best first: comparisons
+ *  read the tuples in place instead of chasing each neighbour's record (one cache miss each; bench/ingest.ts). */
+export const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, STRIDE: 4 } as const;
+
+/** What the store tells its listener (the shard's analytics) about every change, synchronously. */
+export interface StoreListener {
+  /** a quote appeared, moved, was verified, or went (kind: CHANGE.*); `oldPrice` is the raw price before */
+  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number): void;
+  /** the line is about to be freed (its id may be reused afterwards) */
+  lineFreed(line: number): void;
+}
+
+const DEFAULT_COMMISSION = Float64Array.from(BOOKMAKERS, (b) => (b.kind === 'exchange' ? b.commission : 0));
 
 function ranksAbove(l: number[], a: number, b: number): boolean {
   if (l[a] !== l[b]) return l[a] > l[b];
@@ -143,8 +156,16 @@ export class PriceStore {
   /** observations ignored because they were older than the quote they would update */
   staleIgnored = 0;
 
-  /** `capacity` in quotes; it grows as needed */
-  constructor(capacity = 1024) {
+  private readonly commission: ArrayLike<number>;
+  private readonly grIndex = new FlatIndex(256);
+  private readonly grLines: number[][] = [];
+  private readonly grFree: number[] = [];
+  private grNext = 0;
+  listener: StoreListener | null = null;
+
+  /** `capacity` in quotes; it grows as needed. `commission` per book id (default: the catalogue's exchanges). */
+  constructor(capacity = 1024, opts: { commission?: ArrayLike<number> } = {}) {
+    this.commission = opts.commission ?? DEFAULT_COMMISSION;
     const lines = Math.max(4, Math.ceil(capacity / 2));
     this.bl = new Float64Array(lines * BL.STRIDE);
     this.blIndex = new FlatIndex(lines);
@@ -193,11 +214,12 @@ export class PriceStore {
       d[q + QF.PRICE] = price;
       d[q + QF.CHANGED] = ts;
       d[q + QF.VERIFIED] = ts;
-      ladder.push(price, ts, book, slot);
+      ladder.push(this.effective(price, book), ts, book, slot);
       rerank(ladder, ladder.length - LD.STRIDE);
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
       this.emit(out, CHANGE.NEW, b, outcome);
+      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.NEW, 0);
       return true;
     }
     if (ts < d[q + QF.VERIFIED] || ts < d[q + QF.CHANGED]) {
@@ -205,17 +227,20 @@ export class PriceStore {
       return false;
     }
     d[q + QF.VERIFIED] = ts;
-    if (d[q + QF.PRICE] === price) {
+    const old = d[q + QF.PRICE];
+    if (old === price) {
       this.emit(out, CHANGE.VERIFIED, b, outcome);
+      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.VERIFIED, old);
       return true;
     }
     d[q + QF.PRICE] = price;
     d[q + QF.CHANGED] = ts;
     const at = tupleOf(ladder, slot);
-    ladder[at + LD.PRICE] = price;
+    ladder[at + LD.PRICE] = this.effective(price, book);
     ladder[at + LD.CHANGED] = ts;
     rerank(ladder, at);
     this.emit(out, CHANGE.PRICE, b, outcome);
+    if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.PRICE, old);
     return true;
   }
 
@@ -237,10 +262,12 @@ export class PriceStore {
       d[q + QF.VERIFIED] = verified;
       const line = d[b * BL.STRIDE + BL.LINE];
       const ladder = this.ladders[line * MAX_OUTCOMES + outcome];
-      ladder.push(d[q + QF.PRICE], d[q + QF.CHANGED], d[b * BL.STRIDE + BL.BOOK], b * MAX_OUTCOMES + outcome);
+      const book = d[b * BL.STRIDE + BL.BOOK];
+      ladder.push(this.effective(d[q + QF.PRICE], book), d[q + QF.CHANGED], book, b * MAX_OUTCOMES + outcome);
       rerank(ladder, ladder.length - LD.STRIDE);
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
+      if (this.listener !== null) this.listener.quote(line, outcome, b * MAX_OUTCOMES + outcome, CHANGE.NEW, 0);
     }
   }
 
@@ -317,6 +344,7 @@ export class PriceStore {
     this.ln[base + LN.PLAYER] = player;
     this.ln[base + LN.POINT] = point;
     this.ln[base + LN.QUOTES] = 0;
+    this.ln[base + LN.GROUP] = this.groupFor(event, market, player, line);
     this.lnHolders[line] = 1;
     for (let o = 0; o < MAX_OUTCOMES; o++) {
       const l = this.ladders[line * MAX_OUTCOMES + o];
@@ -329,9 +357,36 @@ export class PriceStore {
 
   private releaseLine(line: number): void {
     if (--this.lnHolders[line] > 0) return;
+    if (this.listener !== null) this.listener.lineFreed(line);
     const base = line * LN.STRIDE;
-    this.lnIndex.delete(this.ln[base + LN.EVENT], lineKey(this.ln[base + LN.MARKET], this.ln[base + LN.PLAYER], pointCode(this.ln[base + LN.POINT])));
+    const event = this.ln[base + LN.EVENT];
+    this.lnIndex.delete(event, lineKey(this.ln[base + LN.MARKET], this.ln[base + LN.PLAYER], pointCode(this.ln[base + LN.POINT])));
+    const g = this.ln[base + LN.GROUP];
+    const lines = this.grLines[g];
+    lines.splice(lines.indexOf(line), 1);
+    if (lines.length === 0) {
+      this.grIndex.delete(event, this.ln[base + LN.MARKET] * 2097152 + this.ln[base + LN.PLAYER] + 1);
+      this.grFree.push(g);
+    }
     this.lnFree.push(line);
+  }
+
+  /** the group (event, market, player) a new line joins */
+  private groupFor(event: number, market: number, player: number, line: number): number {
+    const key = market * 2097152 + player + 1;
+    let g = this.grIndex.get(event, key);
+    if (g < 0) {
+      g = this.grFree.pop() ?? this.grNext++;
+      this.grIndex.set(event, key, g);
+      if (this.grLines[g] === undefined) this.grLines[g] = [];
+    }
+    this.grLines[g].push(line);
+    return g;
+  }
+
+  private effective(price: number, book: number): number {
+    const c = book < this.commission.length ? this.commission[book] : 0;
+    return c === 0 ? price : 1 + (price - 1) * (1 - c);
   }
 
   /** Removes a book-line's quotes from its line's ladders, emitting REMOVED. */
@@ -345,9 +400,11 @@ export class PriceStore {
       this.emit(out, CHANGE.REMOVED, b, o);
       const ladder = this.ladders[line * MAX_OUTCOMES + o];
       ladder.splice(tupleOf(ladder, b * MAX_OUTCOMES + o), LD.STRIDE);
+      const old = d[q + QF.PRICE];
       d[q + QF.PRICE] = 0;
       this.ln[line * LN.STRIDE + LN.QUOTES]--;
       this.live--;
+      if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old);
     }
   }
 
@@ -403,7 +460,43 @@ export class PriceStore {
     o[off + CHG.VERIFIED_AT] = d[q + QF.VERIFIED];
   }
 
-  // Reads (tests, analytics, rebuilds). Not on the update path.
+  // Reads for the analytics (hot: no allocation).
+
+  /** the ladder of a line's outcome: packed LD tuples, best first. Read-only. */
+  ladder(line: number, outcome: number): readonly number[] {
+    return this.ladders[line * MAX_OUTCOMES + outcome];
+  }
+
+  lineEvent(line: number): number { return this.ln[line * LN.STRIDE + LN.EVENT]; }
+  lineMarket(line: number): number { return this.ln[line * LN.STRIDE + LN.MARKET]; }
+  linePlayer(line: number): number { return this.ln[line * LN.STRIDE + LN.PLAYER]; }
+  linePoint(line: number): number { return this.ln[line * LN.STRIDE + LN.POINT]; }
+  lineGroup(line: number): number { return this.ln[line * LN.STRIDE + LN.GROUP]; }
+  /** books (book-lines) on the line */
+  lineBooks(line: number): number { return this.lnHolders[line]; }
+  /** live line ids of a group */
+  groupLines(group: number): readonly number[] { return this.grLines[group]; }
+  /** line ids are below this */
+  get lineIdLimit(): number { return this.lnNext; }
+  lineLive(line: number): boolean { return (this.lnHolders[line] ?? 0) > 0; }
+
+  /** first quote slot (outcome 0) of `book`'s book-line when it is on `line`, else -1 */
+  slotOfBook(line: number, book: number): number {
+    const base = line * LN.STRIDE;
+    const b = this.blIndex.get(this.ln[base + LN.EVENT], blKey(this.ln[base + LN.MARKET], this.ln[base + LN.PLAYER], book));
+    return b >= 0 && this.bl[b * BL.STRIDE + BL.LINE] === line ? b * MAX_OUTCOMES : -1;
+  }
+
+  lineOfSlot(slot: number): number {
+    return this.bl[((slot / MAX_OUTCOMES) | 0) * BL.STRIDE + BL.LINE];
+  }
+
+  lastUpdateOf(slot: number): number {
+    const q = this.qoff(slot);
+    return Math.max(this.bl[q + QF.CHANGED], this.bl[q + QF.VERIFIED]);
+  }
+
+  // Reads (tests, rebuilds). Not on the update path.
 
   priceOf(slot: number): number {
     return this.bl[this.qoff(slot) + QF.PRICE];

@@ -89,3 +89,48 @@ export class RecordBuffer {
     return out;
   }
 }
+
+// Analytics records, shard to main thread, emitted at the end of each batch for what changed (issue 3).
+
+/** Consensus of one line: per outcome, over fresh quotes of non-prediction books and of prediction books
+ *  apart, the sum of implied probabilities, the count, and best and worst raw price with their books. */
+export const CONS = {
+  KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4,
+  /** book-lines on the line (books quoting it, fresh or not) */
+  BOOKS: 5,
+  /** outcome o's fields start at O + o * OSIZE */
+  O: 6,
+  SUM: 0, CNT: 1, BEST: 2, BEST_BOOK: 3, WORST: 4, WORST_BOOK: 5,
+  PSUM: 6, PCNT: 7, PBEST: 8, PBEST_BOOK: 9, PWORST: 10, PWORST_BOOK: 11,
+  OSIZE: 12,
+  STRIDE: 42,
+} as const;
+
+/** An arbitrage on one line: implied sum over the best fresh effective price per outcome, and per outcome the
+ *  best ARB.ALTS fresh quotes (so a request that excludes books can fall back to the next one). */
+export const ARB = {
+  KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, N: 5, SUM: 6, DETECTED_AT: 7,
+  /** outcome o, alternative k: fields start at LEGS + (o * ALTS + k) * LSIZE; BOOK -1 means none */
+  LEGS: 8, ALTS: 4, BOOK: 0, PRICE: 1, EFF: 2, LSIZE: 3,
+  STRIDE: 44,
+} as const;
+
+/** A positive-EV quote: a soft book's fresh price against a sharp book's fresh no-vig line. */
+export const EVR = {
+  KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, OUTCOME: 5, BOOK: 6, SHARP: 7, METHOD: 8,
+  PRICE: 9, EFF: 10, FAIR: 11,
+  STRIDE: 12,
+} as const;
+
+/** A middle across two lines of one (event, market, player), in "over/under" terms: LO and HI are totals-style
+ *  lines (for spreads, the home margin: LO = -home point of the home leg, HI = -home point of the away leg). */
+export const MID = {
+  KIND: 0, EVENT: 1, MARKET: 2, PLAYER: 3, LO: 4, HI: 5,
+  OVER_BOOK: 6, OVER_PRICE: 7, OVER_EFF: 8, UNDER_BOOK: 9, UNDER_PRICE: 10, UNDER_EFF: 11,
+  /** distinct books quoting the group */
+  BOOKS: 12,
+  STRIDE: 13,
+} as const;
+
+/** Analytics record kinds. */
+export const ROW = { UPSERT: 1, REMOVE: 4 } as const;

@@ -117,9 +117,13 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     accounts.startFlushing(1000);
     cleanups.push(() => accounts.close());
 
-    const hub = new Hub(cfg.shards);
+    const hub = new Hub(cfg.shards, now);
     await hub.start();
     cleanups.push(() => hub.close());
+    // quotes age without updates: once a second the shards drop newly stale quotes from the analytics
+    const ticker = setInterval(() => hub.pool.tick(), 1000);
+    ticker.unref();
+    cleanups.push(async () => clearInterval(ticker));
 
     let hubRef: Hub | null = hub;
     const metrics = new Metrics(() => hubRef);

@@ -5,6 +5,7 @@
 import { ApiError } from '../engine/errors.js';
 import { isRejection, parseEvent, parsePrice, type EventRecord, type Rejection } from '../engine/ingest.js';
 import { Interner } from '../engine/interner.js';
+import { AnalyticsView } from '../engine/analytics-view.js';
 import { ReadModel } from '../engine/read-model.js';
 import { OBS, RecordBuffer } from '../engine/records.js';
 import type { ChangesMsg } from './protocol.js';
@@ -41,6 +42,7 @@ export function shardOf(id: string, shards: number): number {
 
 export class Hub {
   readonly readModel = new ReadModel();
+  readonly analytics = new AnalyticsView();
   readonly eventIds = new Interner();
   readonly players = new Interner();
   readonly pool: ShardPool;
@@ -50,9 +52,10 @@ export class Hub {
   private readonly outs: RecordBuffer[] = [];
   readonly counters = { observations: 0, accepted: 0, rejected: 0, stale: 0, changeRecords: 0, shardRestarts: 0 };
 
-  constructor(shards: number) {
+  constructor(shards: number, readonly now: () => number = Date.now) {
     this.pool = new ShardPool({
       shards,
+      now,
       onChanges: (shard, msg) => this.onChanges(shard, msg),
       restoreFor: (shard) => this.readModel.restoreRecords(shard),
       onRestart: () => this.counters.shardRestarts++,
@@ -172,7 +175,9 @@ export class Hub {
     }
     await Promise.all([...byShard].map(([shard, ids]) => this.pool.removeEvents(shard, ids)));
     for (const ev of finals) {
-      this.readModel.removeEvent(this.eventIds.id(ev.id));
+      const idx = this.eventIds.id(ev.id);
+      this.readModel.removeEvent(idx);
+      this.analytics.dropEvent(idx);
       this.records.delete(ev.id);
     }
   }
@@ -180,6 +185,11 @@ export class Hub {
   private onChanges(shard: number, msg: ChangesMsg): void {
     this.counters.stale += msg.stale;
     this.counters.changeRecords += msg.n;
+    const a = this.analytics;
+    a.applyCons(msg.cons, msg.nCons);
+    a.applyArb(msg.arb, msg.nArb);
+    a.applyEv(msg.ev, msg.nEv);
+    a.applyMid(msg.mid, msg.nMid);
     if (msg.n === 0) return;
     const touched = this.readModel.apply(msg.rec, msg.n);
     const seqs = new Map<string, number>();

@@ -14,12 +14,16 @@ export const MSG = {
   REMOVE: 4,
   /** shard -> main: change records laid out as CHG for one APPLY or REMOVE */
   CHANGES: 5,
+  /** main -> shard: the clock moved (quotes may have gone stale) */
+  TICK: 6,
 } as const;
 
 export interface ReadyMsg { t: typeof MSG.READY }
-export interface ApplyMsg { t: typeof MSG.APPLY; seq: number; n: number; obs: Float64Array }
-export interface RestoreMsg { t: typeof MSG.RESTORE; n: number; rec: Float64Array }
-export interface RemoveMsg { t: typeof MSG.REMOVE; seq: number; events: number[] }
+/** `now` is the wall clock (ms) the analytics judge freshness against */
+export interface ApplyMsg { t: typeof MSG.APPLY; seq: number; n: number; obs: Float64Array; now: number }
+export interface RestoreMsg { t: typeof MSG.RESTORE; n: number; rec: Float64Array; now: number }
+export interface RemoveMsg { t: typeof MSG.REMOVE; seq: number; events: number[]; now: number }
+export interface TickMsg { t: typeof MSG.TICK; now: number }
 export interface ChangesMsg {
   t: typeof MSG.CHANGES;
   /** seq of the APPLY or REMOVE this answers */
@@ -32,8 +36,17 @@ export interface ChangesMsg {
   stale: number;
   /** quotes held by the shard after this batch */
   quotes: number;
+  /** analytics records (engine/records.ts CONS, ARB, EVR, MID) and their counts */
+  cons: Float64Array;
+  nCons: number;
+  arb: Float64Array;
+  nArb: number;
+  ev: Float64Array;
+  nEv: number;
+  mid: Float64Array;
+  nMid: number;
 }
-export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg;
+export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg | TickMsg;
 export type FromShard = ReadyMsg | ChangesMsg;
 
 const packr = new Packr({ useRecords: false, moreTypes: true });

@@ -13,6 +13,8 @@ export interface ShardPoolOptions {
   restoreFor(shard: number): { records: Float64Array; count: number };
   /** called when a shard died and was restarted */
   onRestart?(shard: number, error: Error | null): void;
+  /** the wall clock the shards judge freshness against (ms) */
+  now(): number;
 }
 
 /** A batch resent to this many restarted shards in a row is dropped as poison. */
@@ -52,11 +54,17 @@ export class ShardPool {
 
   /** Sends a batch of observations to a shard; resolves once its change records were handed to onChanges. */
   apply(shard: number, obs: Float64Array, n: number): Promise<void> {
-    return this.send(this.shards[shard], { t: MSG.APPLY, seq: ++this.seq, n, obs });
+    return this.send(this.shards[shard], { t: MSG.APPLY, seq: ++this.seq, n, obs, now: this.opts.now() });
   }
 
   removeEvents(shard: number, events: number[]): Promise<void> {
-    return this.send(this.shards[shard], { t: MSG.REMOVE, seq: ++this.seq, events });
+    return this.send(this.shards[shard], { t: MSG.REMOVE, seq: ++this.seq, events, now: this.opts.now() });
+  }
+
+  /** Tells every shard the time: quotes that went stale leave the analytics. Nothing waits for it. */
+  tick(): void {
+    const now = this.opts.now();
+    for (const s of this.shards) this.post(s, { t: MSG.TICK, now });
   }
 
   /** quotes held per shard, as last reported */
@@ -103,8 +111,8 @@ export class ShardPool {
           resolve();
           return;
         }
-        const p = shard.pending.get(msg.seq);
-        shard.pending.delete(msg.seq);
+        const p = msg.seq < 0 ? undefined : shard.pending.get(msg.seq);
+        if (p !== undefined) shard.pending.delete(msg.seq);
         shard.quotes = msg.quotes;
         this.opts.onChanges(shard.index, msg);
         p?.done(null);
@@ -129,7 +137,7 @@ export class ShardPool {
     shard.restarts++;
     await this.spawn(shard);
     const { records, count } = this.opts.restoreFor(shard.index);
-    this.post(shard, { t: MSG.RESTORE, n: count, rec: records });
+    this.post(shard, { t: MSG.RESTORE, n: count, rec: records, now: this.opts.now() });
     for (const [seq, p] of [...shard.pending].sort((a, b) => a[0] - b[0])) {
       if (++p.tries >= MAX_TRIES) {
         shard.pending.delete(seq);

@@ -2,6 +2,7 @@
 // records. Long-lived (not a piscina task: piscina gives no thread affinity).
 
 import { parentPort } from 'node:worker_threads';
+import { Analytics } from '../engine/analytics.js';
 import { PriceStore } from '../engine/price-store.js';
 import { CHG, RecordBuffer } from '../engine/records.js';
 import { MSG, decode, encode, type ChangesMsg, type ToShard } from './protocol.js';
@@ -10,11 +11,15 @@ const port = parentPort;
 if (port === null) throw new Error('workers/shard.js must run as a worker thread');
 
 const store = new PriceStore(1 << 16);
+const analytics = new Analytics(store);
 const out = new RecordBuffer(CHG.STRIDE, 4096);
 
+/** Answers a batch (seq -1: an unsolicited batch of analytics after a tick or a restore). */
 function reply(seq: number, applied: number, stale: number): void {
   const n = out.length;
-  const msg: ChangesMsg = { t: MSG.CHANGES, seq, n, rec: out.take(), applied, stale, quotes: store.quoteCount };
+  const a = analytics.flush();
+  if (seq < 0 && n === 0 && a.nCons + a.nArb + a.nEv + a.nMid === 0) return;
+  const msg: ChangesMsg = { t: MSG.CHANGES, seq, n, rec: out.take(), applied, stale, quotes: store.quoteCount, ...a };
   const buf = encode(msg);
   port!.postMessage(buf, [buf.buffer as ArrayBuffer]);
 }
@@ -23,17 +28,26 @@ port.on('message', (buf: Uint8Array) => {
   const msg = decode<ToShard>(buf);
   switch (msg.t) {
     case MSG.APPLY: {
+      analytics.begin(msg.now);
       const before = store.staleIgnored;
       const applied = store.apply(msg.obs, msg.n, out);
       reply(msg.seq, applied, store.staleIgnored - before);
       break;
     }
     case MSG.RESTORE:
+      analytics.begin(msg.now);
       store.restore(msg.rec, msg.n);
+      reply(-1, 0, 0);
       break;
     case MSG.REMOVE:
+      analytics.begin(msg.now);
       for (const ev of msg.events) store.removeEvent(ev, out);
       reply(msg.seq, 0, 0);
+      break;
+    case MSG.TICK:
+      analytics.begin(msg.now);
+      analytics.tick();
+      reply(-1, 0, 0);
       break;
   }
 });

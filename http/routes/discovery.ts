@@ -17,8 +17,10 @@ function staticBody(body: string): StaticBody {
   return { body, etag: etagOf(body) };
 }
 
-function cachedReply(ctx: RequestCtx, b: StaticBody, maxAge: number): Reply {
-  const headers: [string, string][] = [['ETag', b.etag], ['Cache-Control', `public, max-age=${maxAge}`]];
+/** `private` for answers to keyed requests: they carry the key's usage headers, and a shared cache must not hand
+ *  them to a client without a key (RFC 9111 section 3.5: `public` lets a shared cache store an authorised answer). */
+function cachedReply(ctx: RequestCtx, b: StaticBody, maxAge: number, scope: 'public' | 'private' = 'public'): Reply {
+  const headers: [string, string][] = [['ETag', b.etag], ['Cache-Control', `${scope}, max-age=${maxAge}`]];
   if (etagMatches(ctx.ifNoneMatch, b.etag)) return { status: 304, body: '', headers };
   return { status: 200, body: b.body, headers };
 }
@@ -94,7 +96,7 @@ export function discoveryRoutes(s: Services): Route[] {
       ],
       cost: () => 0,
       response: BookmakerListSchema,
-      handle: (ctx) => cachedReply(ctx, BOOKS[`${ctx.params.all}:${ctx.params.include_endpoints}`], 3600),
+      handle: (ctx) => cachedReply(ctx, BOOKS[`${ctx.params.all}:${ctx.params.include_endpoints}`], 3600, 'private'),
     },
     {
       method: 'GET',

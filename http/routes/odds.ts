@@ -166,7 +166,8 @@ export class OddsView {
         if (q.ids !== null && !q.ids.has(ev.id)) continue;
         if (ev.commence < q.from || ev.commence > q.to) continue;
         const started = ev.commence <= now;
-        if (!started) validUntil = Math.min(validUntil, ev.commence + 1);
+        // at now == commence the event counts as started, so the body is stale from that very millisecond
+        if (!started) validUntil = Math.min(validUntil, ev.commence);
         if (q.live ? !started : started && !q.includeLive) continue;
         events.push(ev);
       }

@@ -1,0 +1,189 @@
+// Pure formulas behind the arbitrage, EV, consensus and middles views (issue 3, "Math"). Prices are decimal
+// odds; percents are percents. De-vig lives in devig.ts, conversions and display in odds.ts.
+
+import { impliedProbability, isTakeable } from './odds.js';
+
+/** Price an exchange quote is really worth after commission on net winnings: 1 + (d - 1)(1 - commission). */
+export function effectivePrice(d: number, commission: number): number {
+  return 1 + (d - 1) * (1 - commission);
+}
+
+/**
+ * Implied sum S = sum 1/d_i over the best (effective) price per outcome of one market and line. When S < 1 the
+ * set is an arbitrage and out[0..n) receives each outcome's share of the total stake, (1/d_i)/S; otherwise out
+ * is left untouched. Returns NaN (out untouched) when a price is not takeable (<= 1, infinite or NaN), since
+ * 1/Infinity = 0 would fake an arbitrage.
+ */
+export function arbitrage(prices: ArrayLike<number>, out: Float64Array): number {
+  const n = prices.length;
+  let S = 0;
+  for (let i = 0; i < n; i++) {
+    const d = prices[i]!;
+    if (!isTakeable(d)) return Number.NaN;
+    S += impliedProbability(d);
+  }
+  if (S < 1) for (let i = 0; i < n; i++) out[i] = impliedProbability(prices[i]!) / S;
+  return S;
+}
+
+/** Return on total stake of an arbitrage with implied sum S: (1/S - 1) * 100 (not 1 - S). */
+export function profitPct(S: number): number {
+  return (1 / S - 1) * 100;
+}
+
+/** Edge of a fair probability p against decimal price d: (p d - 1) * 100. */
+export function edgePct(p: number, d: number): number {
+  return (p * d - 1) * 100;
+}
+
+/** Kelly stake as a fraction of bankroll: max(0, (p d - 1)/(d - 1)) * fraction; fraction in [0, 1]. */
+export function kelly(p: number, d: number, fraction = 0.5): number {
+  if (!(fraction >= 0 && fraction <= 1)) throw new RangeError(`kelly fraction must be in [0, 1], got ${fraction}`);
+  const edge = p * d - 1;
+  if (!(edge > 0)) return edge <= 0 ? 0 : Number.NaN; // d <= 1 means edge < 0, so d - 1 > 0 below
+  return (edge / (d - 1)) * fraction;
+}
+
+export interface Consensus {
+  consensus_prob: number[];
+  consensus_odds: number[];
+  hold_pct: number;
+}
+
+/**
+ * Consensus over books. pricesPerOutcome[i] holds the decimal prices of the books quoting outcome i; entries that
+ * are not takeable (NaN for "not quoted") are skipped. consensus_prob[i] = mean of 1/d over those books (NaN when
+ * none), consensus_odds[i] = 1/consensus_prob[i], hold_pct = (sum consensus_prob - 1) * 100.
+ */
+export function consensus(pricesPerOutcome: readonly (readonly number[])[]): Consensus {
+  const n = pricesPerOutcome.length;
+  const consensus_prob = new Array<number>(n);
+  const consensus_odds = new Array<number>(n);
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const row = pricesPerOutcome[i]!;
+    let s = 0;
+    let count = 0;
+    for (let j = 0; j < row.length; j++) {
+      const d = row[j]!;
+      if (!isTakeable(d)) continue;
+      s += impliedProbability(d);
+      count++;
+    }
+    const p = count > 0 ? s / count : Number.NaN;
+    consensus_prob[i] = p;
+    consensus_odds[i] = 1 / p;
+    sum += p;
+  }
+  return { consensus_prob, consensus_odds, hold_pct: (sum - 1) * 100 };
+}
+
+/**
+ * Mean of a multiset maintained by add/remove/replace in O(1), for the incremental consensus. The sum is kept
+ * with Neumaier compensation (sum + carried rounding error), so a long run of adds and removes does not drift:
+ * the mean stays within 1e-12 of a from-scratch mean (test: 10,000 random operations). When the count returns
+ * to 0 the sum is reset to exactly 0, which clears whatever error is left. The caller only removes values it added.
+ */
+export class RunningMean {
+  private sum: number;
+  private comp: number;
+  private n: number;
+
+  constructor() {
+    this.sum = 0;
+    this.comp = 0;
+    this.n = 0;
+  }
+
+  get count(): number {
+    return this.n;
+  }
+
+  /** NaN when empty. */
+  get mean(): number {
+    return this.n === 0 ? Number.NaN : (this.sum + this.comp) / this.n;
+  }
+
+  add(x: number): void {
+    this.accumulate(x);
+    this.n++;
+  }
+
+  remove(x: number): void {
+    if (this.n === 0) throw new RangeError('RunningMean.remove on an empty mean');
+    if (--this.n === 0) {
+      this.sum = 0;
+      this.comp = 0;
+    } else {
+      this.accumulate(-x);
+    }
+  }
+
+  replace(oldValue: number, newValue: number): void {
+    if (this.n === 0) throw new RangeError('RunningMean.replace on an empty mean');
+    this.accumulate(newValue);
+    this.accumulate(-oldValue);
+  }
+
+  private accumulate(x: number): void {
+    const t = this.sum + x;
+    this.comp += Math.abs(this.sum) >= Math.abs(x) ? this.sum - t + x : x - t + this.sum;
+    this.sum = t;
+  }
+}
+
+export interface PushNumber {
+  number: number;
+  /** net per 100 staked on each leg when the result lands exactly here */
+  net: number;
+}
+
+export interface Middle {
+  window: { low: number; high: number; width: number };
+  hit_numbers: number[];
+  push_numbers: PushNumber[];
+  profit_if_hit: number;
+  net_if_below: number;
+  net_if_above: number;
+  break_even_hit_rate: number;
+}
+
+/**
+ * Middle between Over at line lo (decimal overPrice) on one book and Under at line hi > lo (underPrice) on
+ * another, per 100 staked on EACH leg (200 in total). Nets are profit over the 200 staked.
+ * - hit_numbers: whole numbers strictly inside (lo, hi): both legs win, profit_if_hit = 100(do - 1) + 100(du - 1).
+ * - push_numbers: lo when whole (Over pushes, Under wins: net 100(du - 1)); hi when whole (Under pushes, Over
+ *   wins: net 100(do - 1)).
+ * - net_if_below (result < lo): Under wins, Over loses, 100(du - 1) - 100; net_if_above (result > hi):
+ *   100(do - 1) - 100.
+ * - break_even_hit_rate: the probability h of landing on a hit number at which the expected value is zero, when
+ *   a miss is worth miss = (net_if_below + net_if_above)/2 (push numbers are left out of this model):
+ *   h * profit_if_hit + (1 - h) * miss = 0, so h = -miss / (profit_if_hit - miss), clipped to [0, 1]. It is 0
+ *   when miss >= 0: the pair never loses (an arbitrage), any hit rate breaks even.
+ * Returns null when hi <= lo, a line is not finite or a price is not takeable.
+ */
+export function middle(lo: number, overPrice: number, hi: number, underPrice: number): Middle | null {
+  if (!(Number.isFinite(lo) && Number.isFinite(hi) && hi > lo)) return null;
+  if (!isTakeable(overPrice) || !isTakeable(underPrice)) return null;
+  const overWin = 100 * (overPrice - 1);
+  const underWin = 100 * (underPrice - 1);
+  const hit_numbers: number[] = [];
+  for (let x = Math.floor(lo) + 1; x < hi; x++) hit_numbers.push(x);
+  const push_numbers: PushNumber[] = [];
+  if (Number.isInteger(lo)) push_numbers.push({ number: lo, net: underWin });
+  if (Number.isInteger(hi)) push_numbers.push({ number: hi, net: overWin });
+  const profit_if_hit = overWin + underWin;
+  const net_if_below = underWin - 100;
+  const net_if_above = overWin - 100;
+  const miss = (net_if_below + net_if_above) / 2;
+  const h = miss >= 0 ? 0 : -miss / (profit_if_hit - miss);
+  return {
+    window: { low: lo, high: hi, width: hi - lo },
+    hit_numbers,
+    push_numbers,
+    profit_if_hit,
+    net_if_below,
+    net_if_above,
+    break_even_hit_rate: Math.min(1, Math.max(0, h)),
+  };
+}

@@ -1,0 +1,691 @@
+// Incremental analytics kept inside a shard, on every price update (DESIGN.md section 2, issue 3): consensus,
+// arbitrage, +EV against each sharp book's no-vig line for every de-vig method, and middles.
+//
+// The store tells the analytics of every quote change as it happens (StoreListener). What it does then:
+// - EV is updated per quote: a soft book's move recomputes only its own edges against the sharps that quote the
+//   line (one edge per sharp and method); a sharp's move recomputes its no-vig line and every soft quote's edge
+//   against it.
+// - Lines whose prices or freshness changed are marked dirty; at the end of the batch each dirty line emits its
+//   consensus (a scan of its ladders), re-evaluates its arbitrage (the fresh top of each ladder), and each dirty
+//   group re-evaluates its middles. A verification that changes no price and no freshness marks nothing.
+// - Freshness changes with time alone: a quote older than its book's stale threshold (engine/sla.ts) stops
+//   counting. A timing wheel holds at most one entry per quote slot and wakes the line when it goes stale.
+//
+// Records leave as CONS / ARB / EVR / MID (engine/records.ts). `scratch()` recomputes every set from the store
+// alone; the property test holds the two equal.
+
+import { BOOKMAKERS, MARKETS } from './catalogue.js';
+import { DEVIG_METHODS, devig } from './devig.js';
+import { ARB, CHANGE, CONS, EVR, MID, ROW, RecordBuffer } from './records.js';
+import { LD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
+import { SHARP_BOOKS, STALE_MS } from './sla.js';
+
+const N_METHODS = DEVIG_METHODS.length;
+const MAX_SHARPS = 5;
+/** sharp index per book id, -1 for soft-only books */
+const SHARP_INDEX = new Int8Array(1024).fill(-1);
+const SHARP_BOOK: number[] = [];
+for (const key of SHARP_BOOKS.slice(0, MAX_SHARPS)) {
+  const id = BOOKMAKERS.findIndex((b) => b.key === key);
+  if (id >= 0) {
+    SHARP_INDEX[id] = SHARP_BOOK.length;
+    SHARP_BOOK.push(id);
+  }
+}
+export const SHARP_BOOK_IDS: readonly number[] = SHARP_BOOK;
+const PREDICTION = Uint8Array.from(BOOKMAKERS, (b) => (b.kind === 'prediction' ? 1 : 0));
+/** outcomes per market id */
+const OUTCOMES = Uint8Array.from(MARKETS, (m) => (m.shape === 'three_way' ? 3 : 2));
+/** 1 for markets whose lines can form middles (spreads, totals, props) */
+const MIDDLE_MARKET = Uint8Array.from(MARKETS, (m) => (m.key === 'spreads' || m.key === 'totals' || m.kind === 'prop' ? 1 : 0));
+const SPREADS = MARKETS.findIndex((m) => m.key === 'spreads');
+const DEFAULT_STALE_MS = 300_000;
+
+function staleMs(book: number): number {
+  return book < STALE_MS.length ? STALE_MS[book] : DEFAULT_STALE_MS;
+}
+
+/** Freshness rule shared by the incremental engine and scratch(): age strictly above the threshold is stale. */
+export function isFresh(store: PriceStore, slot: number, now: number): boolean {
+  return now - store.lastUpdateOf(slot) <= staleMs(store.bookOf(slot));
+}
+
+class FairLine {
+  /** fair probability per method and outcome: [method * 3 + outcome] */
+  readonly p = new Float64Array(N_METHODS * 3);
+  /** bit m set when method m gave a valid set */
+  valid = 0;
+}
+
+export class Analytics implements StoreListener {
+  private now = 0;
+  private readonly out = {
+    cons: new RecordBuffer(CONS.STRIDE, 256),
+    arb: new RecordBuffer(ARB.STRIDE, 16),
+    ev: new RecordBuffer(EVR.STRIDE, 64),
+    mid: new RecordBuffer(MID.STRIDE, 16),
+  };
+  // per line
+  private dirtyStamp = new Int32Array(1024);
+  private readonly dirtyLines: number[] = [];
+  private groupStamp = new Int32Array(1024);
+  private readonly dirtyGroups: number[] = [];
+  private batch = 1;
+  private arbOpen = new Uint8Array(1024);
+  private arbSince = new Float64Array(1024);
+  private readonly arbLast = new Map<number, Float64Array>();
+  /** sharps with a valid no-vig line on the line: bit per sharp index */
+  private sharpMask = new Uint8Array(1024);
+  private readonly fair = new Map<number, FairLine>();
+  // per quote slot
+  private fresh = new Uint8Array(4096);
+  /** bit (sharp * N_METHODS + method) set while an EV row for this quote is published */
+  private evMask = new Int32Array(4096);
+  /** the wheel second a slot's live entry sits in (0: none); entries in other seconds are left-overs, skipped */
+  private scheduled = new Float64Array(4096);
+  private expiry = new Float64Array(4096);
+  private readonly wheel = new Map<number, number[]>();
+  private wheelSecond = -1;
+  /** middles published per group: key `${lo}:${hi}` to the record values (for change detection) */
+  private readonly middles = new Map<number, Map<string, Float64Array>>();
+  private readonly implied = new Float64Array(3);
+  private readonly fairOut = new Float64Array(3);
+
+  constructor(private readonly store: PriceStore) {
+    store.listener = this;
+  }
+
+  /** Starts a batch at wall-clock `now` (ms). */
+  begin(now: number): void {
+    this.now = now;
+    this.batch++;
+  }
+
+  private ensureLine(line: number): void {
+    if (line < this.dirtyStamp.length) return;
+    const n = Math.max(line + 1, this.dirtyStamp.length * 2);
+    const grow8 = (a: Uint8Array) => { const b = new Uint8Array(n); b.set(a); return b; };
+    const grow32 = (a: Int32Array) => { const b = new Int32Array(n); b.set(a); return b; };
+    this.dirtyStamp = grow32(this.dirtyStamp);
+    this.groupStamp = grow32(this.groupStamp);
+    this.arbOpen = grow8(this.arbOpen);
+    this.sharpMask = grow8(this.sharpMask);
+    const since = new Float64Array(n);
+    since.set(this.arbSince);
+    this.arbSince = since;
+  }
+
+  private ensureSlot(slot: number): void {
+    if (slot < this.fresh.length) return;
+    const n = Math.max(slot + 1, this.fresh.length * 2);
+    const f = new Uint8Array(n); f.set(this.fresh); this.fresh = f;
+    const e = new Int32Array(n); e.set(this.evMask); this.evMask = e;
+    const s = new Float64Array(n); s.set(this.scheduled); this.scheduled = s;
+    const x = new Float64Array(n); x.set(this.expiry); this.expiry = x;
+  }
+
+  private markLine(line: number): void {
+    if (this.dirtyStamp[line] !== this.batch) {
+      this.dirtyStamp[line] = this.batch;
+      this.dirtyLines.push(line);
+    }
+    const group = this.store.lineGroup(line);
+    if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
+      if (group >= this.groupStamp.length) this.ensureLine(group);
+      if (this.groupStamp[group] !== this.batch) {
+        this.groupStamp[group] = this.batch;
+        this.dirtyGroups.push(group);
+      }
+    }
+  }
+
+  // StoreListener
+
+  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number): void {
+    this.ensureLine(line);
+    this.ensureSlot(slot);
+    const store = this.store;
+    const book = store.bookOf(slot);
+    const was = this.fresh[slot] === 1;
+    if (kind === CHANGE.REMOVED) {
+      this.fresh[slot] = 0;
+      this.scheduled[slot] = 0;
+      if (was) this.leave(line, outcome, slot, book);
+      else this.markLine(line); // the line's book count may change
+      return;
+    }
+    const lu = store.lastUpdateOf(slot);
+    const now = this.now;
+    const fresh = now - lu <= staleMs(book);
+    this.fresh[slot] = fresh ? 1 : 0;
+    this.expiry[slot] = lu + staleMs(book);
+    // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
+    if (fresh && (this.scheduled[slot] === 0 || this.scheduled[slot] > wheelSecondOf(this.expiry[slot]))) {
+      this.schedule(slot, this.expiry[slot]);
+    }
+    if (!fresh) {
+      if (was) this.leave(line, outcome, slot, book);
+      else if (kind === CHANGE.NEW) this.markLine(line);
+      return;
+    }
+    // same price and still fresh: nothing derived changes (ages are read from the read model when served)
+    if (was && kind !== CHANGE.NEW && store.priceOf(slot) === oldPrice) return;
+    this.markLine(line);
+    const s = SHARP_INDEX[book];
+    if (s >= 0) this.sharpChanged(line, s, book);
+    this.softEdges(line, outcome, slot, book);
+  }
+
+  lineFreed(line: number): void {
+    this.ensureLine(line);
+    // its quotes were all REMOVED first; what is left is the line-level state
+    if (this.arbOpen[line] === 1) this.closeArb(line);
+    const off = this.out.cons.push();
+    const d = this.out.cons.data;
+    d.fill(0, off, off + CONS.STRIDE);
+    d[off + CONS.KIND] = ROW.REMOVE;
+    d[off + CONS.EVENT] = this.store.lineEvent(line);
+    d[off + CONS.MARKET] = this.store.lineMarket(line);
+    d[off + CONS.POINT] = this.store.linePoint(line);
+    d[off + CONS.PLAYER] = this.store.linePlayer(line);
+    this.sharpMask[line] = 0;
+    for (let s = 0; s < MAX_SHARPS; s++) this.fair.delete(line * 8 + s);
+    if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
+      const g = this.store.lineGroup(line);
+      if (this.store.groupLines(g).length === 1) this.groupFreed(g);
+      else this.markLine(line);
+    }
+  }
+
+  /** A quote stops counting (removed or stale). */
+  private leave(line: number, outcome: number, slot: number, book: number): void {
+    this.markLine(line);
+    this.dropEdges(line, outcome, slot, book);
+    const s = SHARP_INDEX[book];
+    if (s >= 0) this.sharpChanged(line, s, book);
+  }
+
+  private schedule(slot: number, at: number): void {
+    const sec = wheelSecondOf(at);
+    let list = this.wheel.get(sec);
+    if (list === undefined) this.wheel.set(sec, (list = []));
+    list.push(slot);
+    this.scheduled[slot] = sec;
+    if (this.wheelSecond < 0 || sec < this.wheelSecond) this.wheelSecond = sec;
+  }
+
+  /** Advances the clock: quotes whose age passed their stale threshold stop counting. Call begin() first. */
+  tick(): void {
+    const now = this.now;
+    // bucket s holds expiries in [(s - 1) s, s s): it may hold a due one as soon as now reaches (s - 1) s
+    const last = Math.floor(now / 1000) + 1;
+    if (this.wheelSecond < 0 || this.wheelSecond > last) return;
+    const due = [...this.wheel.keys()].filter((sec) => sec <= last).sort((a, b) => a - b);
+    for (const sec of due) {
+      const slots = this.wheel.get(sec)!;
+      this.wheel.delete(sec);
+      for (const slot of slots) {
+        if (this.scheduled[slot] !== sec) continue;
+        this.scheduled[slot] = 0;
+        if (this.fresh[slot] === 0) continue;
+        if (this.expiry[slot] >= now) {
+          this.schedule(slot, this.expiry[slot]);
+          continue;
+        }
+        this.fresh[slot] = 0;
+        const line = this.store.lineOfSlot(slot);
+        this.ensureLine(line);
+        this.leave(line, slot % MAX_OUTCOMES, slot, this.store.bookOf(slot));
+      }
+    }
+    this.wheelSecond = -1;
+    for (const sec of this.wheel.keys()) if (this.wheelSecond < 0 || sec < this.wheelSecond) this.wheelSecond = sec;
+  }
+
+  // EV
+
+  /** Recomputes sharp `s`'s no-vig line on `line` and every soft quote's edges against it. */
+  private sharpChanged(line: number, s: number, book: number): void {
+    const store = this.store;
+    const key = line * 8 + s;
+    const n = OUTCOMES[store.lineMarket(line)];
+    let fl = this.fair.get(key);
+    const had = (this.sharpMask[line] & (1 << s)) !== 0;
+    let ok = true;
+    const base = store.slotOfBook(line, book);
+    for (let o = 0; o < n; o++) {
+      const slot = base + o;
+      if (base < 0 || store.priceOf(slot) === 0 || this.fresh[slot] === 0) {
+        ok = false;
+        break;
+      }
+      this.implied[o] = 1 / store.priceOf(slot);
+    }
+    if (ok) {
+      if (fl === undefined) this.fair.set(key, (fl = new FairLine()));
+      fl.valid = 0;
+      const implied = n === 3 ? this.implied : this.implied.subarray(0, 2);
+      for (let m = 0; m < N_METHODS; m++) {
+        if (devig(implied, DEVIG_METHODS[m], this.fairOut)) {
+          fl.valid |= 1 << m;
+          for (let o = 0; o < n; o++) fl.p[m * 3 + o] = this.fairOut[o];
+        }
+      }
+      if (fl.valid === 0) ok = false;
+    }
+    if (ok) this.sharpMask[line] |= 1 << s;
+    else {
+      this.sharpMask[line] &= ~(1 << s);
+      this.fair.delete(key);
+      if (!had) return;
+    }
+    // every fresh quote of other books on this line, against this sharp
+    for (let o = 0; o < n; o++) {
+      const ladder = store.ladder(line, o);
+      for (let k = 0; k < ladder.length; k += LD.STRIDE) {
+        const slot = ladder[k + LD.SLOT];
+        if (ladder[k + LD.BOOK] === book) continue;
+        this.edgesFor(line, o, slot, ladder[k + LD.BOOK], ladder[k + LD.PRICE], s);
+      }
+    }
+  }
+
+  /** A soft quote moved: its edges against every sharp quoting the line. */
+  private softEdges(line: number, outcome: number, slot: number, book: number): void {
+    let mask = this.sharpMask[line];
+    if (mask === 0) return;
+    const eff = this.effOf(line, outcome, slot);
+    for (let s = 0; mask !== 0; s++, mask >>= 1) {
+      if ((mask & 1) === 0 || SHARP_BOOK[s] === book) continue;
+      this.edgesFor(line, outcome, slot, book, eff, s);
+    }
+  }
+
+  private effOf(line: number, outcome: number, slot: number): number {
+    const ladder = this.store.ladder(line, outcome);
+    for (let k = 0; k < ladder.length; k += LD.STRIDE) if (ladder[k + LD.SLOT] === slot) return ladder[k + LD.PRICE];
+    return Number.NaN;
+  }
+
+  /** Publishes, updates or withdraws the EV rows of one quote against one sharp, for every method. */
+  private edgesFor(line: number, outcome: number, slot: number, book: number, eff: number, s: number): void {
+    const fl = this.fair.get(line * 8 + s);
+    const fresh = this.fresh[slot] === 1;
+    let mask = this.evMask[slot];
+    for (let m = 0; m < N_METHODS; m++) {
+      const bit = 1 << (s * N_METHODS + m);
+      const p = fl !== undefined && fresh && (fl.valid & (1 << m)) !== 0 ? fl.p[m * 3 + outcome] : Number.NaN;
+      if (p * eff - 1 > 0) {
+        mask |= bit;
+        this.emitEv(ROW.UPSERT, line, outcome, slot, book, s, m, eff, p);
+      } else if ((mask & bit) !== 0) {
+        mask &= ~bit;
+        this.emitEv(ROW.REMOVE, line, outcome, slot, book, s, m, eff, p);
+      }
+    }
+    this.evMask[slot] = mask;
+  }
+
+  /** Withdraws every EV row of a quote. */
+  private dropEdges(line: number, outcome: number, slot: number, book: number): void {
+    let mask = this.evMask[slot];
+    if (mask === 0) return;
+    for (let bit = 0; mask !== 0; bit++, mask >>>= 1) {
+      if ((mask & 1) === 0) continue;
+      const s = (bit / N_METHODS) | 0;
+      this.emitEv(ROW.REMOVE, line, outcome, slot, book, s, bit - s * N_METHODS, Number.NaN, Number.NaN);
+    }
+    this.evMask[slot] = 0;
+  }
+
+  private emitEv(kind: number, line: number, outcome: number, slot: number, book: number, s: number, m: number,
+    eff: number, p: number): void {
+    const store = this.store;
+    const off = this.out.ev.push();
+    const d = this.out.ev.data;
+    d[off + EVR.KIND] = kind;
+    d[off + EVR.EVENT] = store.lineEvent(line);
+    d[off + EVR.MARKET] = store.lineMarket(line);
+    d[off + EVR.POINT] = store.linePoint(line);
+    d[off + EVR.PLAYER] = store.linePlayer(line);
+    d[off + EVR.OUTCOME] = outcome;
+    d[off + EVR.BOOK] = book;
+    d[off + EVR.SHARP] = SHARP_BOOK[s];
+    d[off + EVR.METHOD] = m;
+    d[off + EVR.PRICE] = kind === ROW.REMOVE ? 0 : store.priceOf(slot);
+    d[off + EVR.EFF] = eff;
+    d[off + EVR.FAIR] = p;
+  }
+
+  // End of batch
+
+  /** Emits what the batch changed and hands the records over (buffers are reset). */
+  flush(): { cons: Float64Array; nCons: number; arb: Float64Array; nArb: number; ev: Float64Array; nEv: number; mid: Float64Array; nMid: number } {
+    const store = this.store;
+    for (const line of this.dirtyLines) {
+      if (!store.lineLive(line) || this.dirtyStamp[line] !== this.batch) continue;
+      this.emitConsensus(line);
+      this.evaluateArb(line);
+    }
+    this.dirtyLines.length = 0;
+    for (const g of this.dirtyGroups) this.evaluateMiddles(g);
+    this.dirtyGroups.length = 0;
+    const o = this.out;
+    const nCons = o.cons.length;
+    const nArb = o.arb.length;
+    const nEv = o.ev.length;
+    const nMid = o.mid.length;
+    return { cons: o.cons.take(), nCons, arb: o.arb.take(), nArb, ev: o.ev.take(), nEv, mid: o.mid.take(), nMid };
+  }
+
+  private emitConsensus(line: number): void {
+    const off = this.out.cons.push();
+    writeConsensus(this.store, line, this.fresh, this.out.cons.data, off);
+  }
+
+  private evaluateArb(line: number): void {
+    const buf = this.out.arb;
+    const off = buf.push();
+    const S = writeArb(this.store, line, this.fresh, buf.data, off);
+    if (S < 1) {
+      const prev = this.arbLast.get(line);
+      const d = buf.data;
+      if (this.arbOpen[line] === 0) {
+        this.arbOpen[line] = 1;
+        this.arbSince[line] = this.now;
+      } else if (prev !== undefined && sameArb(prev, d, off)) {
+        buf.length--; // unchanged: nothing to send
+        return;
+      }
+      d[off + ARB.KIND] = ROW.UPSERT;
+      d[off + ARB.DETECTED_AT] = this.arbSince[line];
+      this.arbLast.set(line, d.slice(off, off + ARB.STRIDE));
+      return;
+    }
+    buf.length--;
+    if (this.arbOpen[line] === 1) this.closeArb(line);
+  }
+
+  private closeArb(line: number): void {
+    this.arbOpen[line] = 0;
+    this.arbLast.delete(line);
+    const off = this.out.arb.push();
+    const d = this.out.arb.data;
+    d.fill(-1, off, off + ARB.STRIDE);
+    d[off + ARB.KIND] = ROW.REMOVE;
+    d[off + ARB.EVENT] = this.store.lineEvent(line);
+    d[off + ARB.MARKET] = this.store.lineMarket(line);
+    d[off + ARB.POINT] = this.store.linePoint(line);
+    d[off + ARB.PLAYER] = this.store.linePlayer(line);
+  }
+
+  private groupFreed(g: number): void {
+    const prev = this.middles.get(g);
+    if (prev === undefined) return;
+    for (const rec of prev.values()) this.pushMiddle(ROW.REMOVE, rec);
+    this.middles.delete(g);
+  }
+
+  private evaluateMiddles(g: number): void {
+    const store = this.store;
+    const lines = store.groupLines(g);
+    const now = new Map<string, Float64Array>();
+    if (lines !== undefined && lines.length > 1 && store.lineLive(lines[0])) {
+      for (const rec of middlesOfGroup(store, lines, this.fresh)) now.set(`${rec[MID.LO]}:${rec[MID.HI]}`, rec);
+    }
+    const prev = this.middles.get(g);
+    if (prev !== undefined) {
+      for (const [k, rec] of prev) if (!now.has(k)) this.pushMiddle(ROW.REMOVE, rec);
+    }
+    for (const [k, rec] of now) {
+      const old = prev?.get(k);
+      if (old === undefined || !sameValues(old, rec)) this.pushMiddle(ROW.UPSERT, rec);
+    }
+    if (now.size === 0) this.middles.delete(g);
+    else this.middles.set(g, now);
+  }
+
+  private pushMiddle(kind: number, rec: Float64Array): void {
+    const off = this.out.mid.push();
+    this.out.mid.data.set(rec, off);
+    this.out.mid.data[off + MID.KIND] = kind;
+  }
+}
+
+/** The wheel bucket of an expiry time: bucket s holds expiries in [(s - 1) s, s s). */
+function wheelSecondOf(at: number): number {
+  return Math.floor(at / 1000) + 1;
+}
+
+function sameValues(a: Float64Array, b: Float64Array): boolean {
+  for (let i = 1; i < a.length; i++) if (a[i] !== b[i] && !(a[i] !== a[i] && b[i] !== b[i])) return false;
+  return true;
+}
+
+function sameArb(prev: Float64Array, d: Float64Array, off: number): boolean {
+  for (let i: number = ARB.N; i < ARB.STRIDE; i++) {
+    if (i === ARB.DETECTED_AT) continue;
+    if (prev[i] !== d[off + i]) return false;
+  }
+  return true;
+}
+
+/** Consensus record of a line into d at off (UPSERT). Fresh quotes only; raw prices. */
+function writeConsensus(store: PriceStore, line: number, fresh: Uint8Array | null, d: Float64Array, off: number, now = 0): void {
+  d[off + CONS.KIND] = ROW.UPSERT;
+  d[off + CONS.EVENT] = store.lineEvent(line);
+  d[off + CONS.MARKET] = store.lineMarket(line);
+  d[off + CONS.POINT] = store.linePoint(line);
+  d[off + CONS.PLAYER] = store.linePlayer(line);
+  d[off + CONS.BOOKS] = store.lineBooks(line);
+  for (let o = 0; o < 3; o++) {
+    const b = off + CONS.O + o * CONS.OSIZE;
+    let sum = 0, cnt = 0, best = 0, bestBook = -1, worst = 0, worstBook = -1;
+    let psum = 0, pcnt = 0, pbest = 0, pbestBook = -1, pworst = 0, pworstBook = -1;
+    if (o < OUTCOMES[store.lineMarket(line)]) {
+      const ladder = store.ladder(line, o);
+      for (let k = 0; k < ladder.length; k += LD.STRIDE) {
+        const slot = ladder[k + LD.SLOT];
+        if (fresh !== null ? fresh[slot] !== 1 : !isFresh(store, slot, now)) continue;
+        const book = ladder[k + LD.BOOK];
+        const price = store.priceOf(slot);
+        if (PREDICTION[book] === 1) {
+          psum += 1 / price;
+          pcnt++;
+          if (pbestBook < 0 || price > pbest || (price === pbest && book < pbestBook)) { pbest = price; pbestBook = book; }
+          if (pworstBook < 0 || price < pworst || (price === pworst && book < pworstBook)) { pworst = price; pworstBook = book; }
+        } else {
+          sum += 1 / price;
+          cnt++;
+          if (bestBook < 0 || price > best || (price === best && book < bestBook)) { best = price; bestBook = book; }
+          if (worstBook < 0 || price < worst || (price === worst && book < worstBook)) { worst = price; worstBook = book; }
+        }
+      }
+    }
+    d[b + CONS.SUM] = sum; d[b + CONS.CNT] = cnt; d[b + CONS.BEST] = best; d[b + CONS.BEST_BOOK] = bestBook;
+    d[b + CONS.WORST] = worst; d[b + CONS.WORST_BOOK] = worstBook;
+    d[b + CONS.PSUM] = psum; d[b + CONS.PCNT] = pcnt; d[b + CONS.PBEST] = pbest; d[b + CONS.PBEST_BOOK] = pbestBook;
+    d[b + CONS.PWORST] = pworst; d[b + CONS.PWORST_BOOK] = pworstBook;
+  }
+}
+
+/** Arbitrage record of a line into d at off; returns the implied sum of the best fresh effective prices
+ *  (Infinity when an outcome has no fresh quote). */
+function writeArb(store: PriceStore, line: number, fresh: Uint8Array | null, d: Float64Array, off: number, now = 0): number {
+  const n = OUTCOMES[store.lineMarket(line)];
+  d[off + ARB.KIND] = ROW.UPSERT;
+  d[off + ARB.EVENT] = store.lineEvent(line);
+  d[off + ARB.MARKET] = store.lineMarket(line);
+  d[off + ARB.POINT] = store.linePoint(line);
+  d[off + ARB.PLAYER] = store.linePlayer(line);
+  d[off + ARB.N] = n;
+  d[off + ARB.DETECTED_AT] = 0;
+  let S = 0;
+  for (let o = 0; o < 3; o++) {
+    let k = 0;
+    if (o < n) {
+      const ladder = store.ladder(line, o);
+      for (let i = 0; i < ladder.length && k < ARB.ALTS; i += LD.STRIDE) {
+        const slot = ladder[i + LD.SLOT];
+        if (fresh !== null ? fresh[slot] !== 1 : !isFresh(store, slot, now)) continue;
+        const leg = off + ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
+        d[leg + ARB.BOOK] = ladder[i + LD.BOOK];
+        d[leg + ARB.PRICE] = store.priceOf(slot);
+        d[leg + ARB.EFF] = ladder[i + LD.PRICE];
+        if (k === 0) S += 1 / ladder[i + LD.PRICE];
+        k++;
+      }
+      if (k === 0) S = Infinity;
+    }
+    for (; k < ARB.ALTS; k++) {
+      const leg = off + ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
+      d[leg + ARB.BOOK] = -1;
+      d[leg + ARB.PRICE] = 0;
+      d[leg + ARB.EFF] = 0;
+    }
+  }
+  d[off + ARB.SUM] = S;
+  return S;
+}
+
+interface Leg { book: number; price: number; eff: number }
+
+function freshTop(store: PriceStore, line: number, o: number, fresh: Uint8Array | null, now: number, skipBook: number): Leg | null {
+  const ladder = store.ladder(line, o);
+  for (let i = 0; i < ladder.length; i += LD.STRIDE) {
+    const slot = ladder[i + LD.SLOT];
+    if (ladder[i + LD.BOOK] === skipBook) continue;
+    if (fresh !== null ? fresh[slot] !== 1 : !isFresh(store, slot, now)) continue;
+    return { book: ladder[i + LD.BOOK], price: store.priceOf(slot), eff: ladder[i + LD.PRICE] };
+  }
+  return null;
+}
+
+/** Middles of one group: for every pair of its lines with lo < hi, the best fresh "over" at lo and the best
+ *  fresh "under" at hi from two different books. Spreads use the home margin: the home leg at home point h
+ *  covers above -h, the away leg of the line with home point h' covers below -h'. */
+function middlesOfGroup(store: PriceStore, lines: readonly number[], fresh: Uint8Array | null, now = 0): Float64Array[] {
+  const market = store.lineMarket(lines[0]);
+  const spreads = market === SPREADS;
+  const x = (line: number) => (spreads ? -store.linePoint(line) : store.linePoint(line));
+  let books = 0;
+  for (const l of lines) books += store.lineBooks(l);
+  const out: Float64Array[] = [];
+  for (const lo of lines) {
+    for (const hi of lines) {
+      const xl = x(lo);
+      const xh = x(hi);
+      if (!(xl < xh)) continue;
+      let over = freshTop(store, lo, 0, fresh, now, -1);
+      let under = freshTop(store, hi, 1, fresh, now, -1);
+      if (over === null || under === null) continue;
+      if (over.book === under.book) {
+        const o2 = freshTop(store, lo, 0, fresh, now, over.book);
+        const u2 = freshTop(store, hi, 1, fresh, now, under.book);
+        const a = o2 === null ? -Infinity : o2.eff + under.eff;
+        const b = u2 === null ? -Infinity : over.eff + u2.eff;
+        if (a === -Infinity && b === -Infinity) continue;
+        if (a >= b) over = o2!;
+        else under = u2!;
+      }
+      const rec = new Float64Array(MID.STRIDE);
+      rec[MID.KIND] = ROW.UPSERT;
+      rec[MID.EVENT] = store.lineEvent(lo);
+      rec[MID.MARKET] = market;
+      rec[MID.PLAYER] = store.linePlayer(lo);
+      rec[MID.LO] = xl;
+      rec[MID.HI] = xh;
+      rec[MID.OVER_BOOK] = over.book;
+      rec[MID.OVER_PRICE] = over.price;
+      rec[MID.OVER_EFF] = over.eff;
+      rec[MID.UNDER_BOOK] = under.book;
+      rec[MID.UNDER_PRICE] = under.price;
+      rec[MID.UNDER_EFF] = under.eff;
+      rec[MID.BOOKS] = books;
+      out.push(rec);
+    }
+  }
+  return out;
+}
+
+/** Everything the analytics would publish, recomputed from the store alone at `now` (tests and benchmarks). */
+export interface ScratchSets {
+  cons: Map<string, Float64Array>;
+  arb: Map<string, Float64Array>;
+  ev: Map<string, Float64Array>;
+  mid: Map<string, Float64Array>;
+}
+
+export function lineKeyOf(event: number, market: number, point: number, player: number): string {
+  return `${event}|${market}|${point}|${player}`;
+}
+
+export function scratch(store: PriceStore, now: number): ScratchSets {
+  const sets: ScratchSets = { cons: new Map(), arb: new Map(), ev: new Map(), mid: new Map() };
+  const groups = new Set<number>();
+  const fair = new Float64Array(3);
+  const implied = new Float64Array(3);
+  for (let line = 0; line < store.lineIdLimit; line++) {
+    if (!store.lineLive(line)) continue;
+    const key = lineKeyOf(store.lineEvent(line), store.lineMarket(line), store.linePoint(line), store.linePlayer(line));
+    const c = new Float64Array(CONS.STRIDE);
+    writeConsensus(store, line, null, c, 0, now);
+    sets.cons.set(key, c);
+    const a = new Float64Array(ARB.STRIDE);
+    if (writeArb(store, line, null, a, 0, now) < 1) sets.arb.set(key, a);
+    if (MIDDLE_MARKET[store.lineMarket(line)] === 1) groups.add(store.lineGroup(line));
+    // EV: every sharp with a complete fresh set, every method, every other book's fresh quote
+    const n = OUTCOMES[store.lineMarket(line)];
+    for (let s = 0; s < SHARP_BOOK.length; s++) {
+      const base = store.slotOfBook(line, SHARP_BOOK[s]);
+      if (base < 0) continue;
+      let ok = true;
+      for (let o = 0; o < n; o++) {
+        if (store.priceOf(base + o) === 0 || !isFresh(store, base + o, now)) ok = false;
+        else implied[o] = 1 / store.priceOf(base + o);
+      }
+      if (!ok) continue;
+      for (let m = 0; m < N_METHODS; m++) {
+        if (!devig(n === 3 ? implied : implied.subarray(0, 2), DEVIG_METHODS[m], fair)) continue;
+        for (let o = 0; o < n; o++) {
+          const ladder = store.ladder(line, o);
+          for (let k = 0; k < ladder.length; k += LD.STRIDE) {
+            const book = ladder[k + LD.BOOK];
+            const slot = ladder[k + LD.SLOT];
+            if (book === SHARP_BOOK[s] || !isFresh(store, slot, now)) continue;
+            const eff = ladder[k + LD.PRICE];
+            if (!(fair[o] * eff - 1 > 0)) continue;
+            const r = new Float64Array(EVR.STRIDE);
+            r[EVR.KIND] = ROW.UPSERT;
+            r[EVR.EVENT] = store.lineEvent(line);
+            r[EVR.MARKET] = store.lineMarket(line);
+            r[EVR.POINT] = store.linePoint(line);
+            r[EVR.PLAYER] = store.linePlayer(line);
+            r[EVR.OUTCOME] = o;
+            r[EVR.BOOK] = book;
+            r[EVR.SHARP] = SHARP_BOOK[s];
+            r[EVR.METHOD] = m;
+            r[EVR.PRICE] = store.priceOf(slot);
+            r[EVR.EFF] = eff;
+            r[EVR.FAIR] = fair[o];
+            sets.ev.set(evKeyOf(r, 0), r);
+          }
+        }
+      }
+    }
+  }
+  for (const g of groups) {
+    const lines = store.groupLines(g);
+    if (lines.length < 2) continue;
+    for (const rec of middlesOfGroup(store, lines, null, now)) sets.mid.set(midKeyOf(rec, 0), rec);
+  }
+  return sets;
+}
+
+export function evKeyOf(d: Float64Array, off: number): string {
+  return `${lineKeyOf(d[off + EVR.EVENT], d[off + EVR.MARKET], d[off + EVR.POINT], d[off + EVR.PLAYER])}|${d[off + EVR.OUTCOME]}|${d[off + EVR.BOOK]}|${d[off + EVR.SHARP]}|${d[off + EVR.METHOD]}`;
+}
+
+export function midKeyOf(d: Float64Array, off: number): string {
+  return `${d[off + MID.EVENT]}|${d[off + MID.MARKET]}|${d[off + MID.PLAYER]}|${d[off + MID.LO]}|${d[off + MID.HI]}`;
+}

@@ -1,0 +1,241 @@
+// De-vig: turn the implied probabilities pi_i = 1/d_i of ONE complete outcome set (S = sum pi_i > 1) into fair
+// probabilities (issue 3, "Math"). A 3-way market is de-vigged over all three outcomes; callers never mix a
+// 2-way and a 3-way set. Every root is found by Brent's method inside a bracket whose ends are proven to have
+// opposite signs, with an iteration cap; the result is accepted only if the written p_i sum to 1 within 1e-12.
+// No closures and no scratch arrays: the solvers dispatch on a small integer, so a call allocates nothing.
+//
+// Contract of devig(implied, method, out):
+// - returns false and writes NaN into out[0..n) when n < 2, out is shorter than n, any pi_i is not in (0, 1),
+//   S < 1 (underround: an arbitrage or stale data, not de-vigged), or the method has no valid answer;
+// - S exactly 1 copies the implied probabilities unchanged, for every method;
+// - additive: the WHOLE set is rejected (false, all NaN) when any p_i = pi_i - (S-1)/n is <= 0. Excluding only
+//   the negative side would leave the others summing to more than 1. additiveValid() tells the caller in advance.
+//   A two-way set can never fail: p_2 = (1 + pi_2 - pi_1)/2 > 0 because pi_1 < 1; only n >= 3 can.
+// - worst_case: per outcome the lowest p among multiplicative, additive (only when additive is valid for the
+//   set), power and shin. Its p_i sum to at most 1 (not a distribution: a conservative fair price per side).
+
+export type DevigMethod = 'multiplicative' | 'additive' | 'power' | 'shin' | 'odds_ratio' | 'worst_case';
+
+export const DEVIG_METHODS: readonly DevigMethod[] = Object.freeze([
+  'multiplicative', 'additive', 'power', 'shin', 'odds_ratio', 'worst_case',
+] as const);
+
+export function isDevigMethod(s: unknown): s is DevigMethod {
+  return typeof s === 'string' && (DEVIG_METHODS as readonly string[]).includes(s);
+}
+
+/** Largest accepted |sum p_i - 1| of a solved set. */
+export const SUM_TOLERANCE = 1e-12;
+/** Brent stops once |residual| is this small, well inside SUM_TOLERANCE. */
+const RESIDUAL_STOP = 1e-15;
+const MAX_ITER = 200;
+const EPS = Number.EPSILON;
+
+const POWER = 0;
+const SHIN = 1;
+const ODDS_RATIO = 2;
+type Solver = typeof POWER | typeof SHIN | typeof ODDS_RATIO;
+
+/** Shin probability for implied pi, booksum S and insider share z in [0, 1]; the rationalised form
+ * 2q / (sqrt(z^2 + 4(1-z)q) + z), q = pi^2/S, equals (sqrt(z^2 + 4(1-z)q) - z) / (2(1-z)) and stays exact at
+ * z = 0 (gives pi/sqrt(S)) and z = 1 (gives q). */
+export function shinProbability(pi: number, S: number, z: number): number {
+  const q = (pi * pi) / S;
+  return (2 * q) / (Math.sqrt(z * z + 4 * (1 - z) * q) + z);
+}
+
+function fairOf(kind: Solver, pi: number, S: number, x: number): number {
+  if (kind === POWER) return Math.pow(pi, x);
+  if (kind === SHIN) return shinProbability(pi, S, x);
+  return pi / (x + pi - x * pi); // odds(p) = odds(pi)/c
+}
+
+/** sum of the fair p_i at parameter x, minus 1; decreasing in x for all three solvers. */
+function residual(kind: Solver, implied: ArrayLike<number>, n: number, S: number, x: number): number {
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += fairOf(kind, implied[i]!, S, x);
+  return sum - 1;
+}
+
+/** Brent's method (Brent 1973; the zbrent layout of Numerical Recipes) on [a, b] where the residual changes
+ * sign. Returns NaN when the bracket does not. */
+function brent(kind: Solver, implied: ArrayLike<number>, n: number, S: number, a: number, b: number): number {
+  let fa = residual(kind, implied, n, S, a);
+  let fb = residual(kind, implied, n, S, b);
+  if (Math.abs(fa) <= RESIDUAL_STOP) return a;
+  if (Math.abs(fb) <= RESIDUAL_STOP) return b;
+  if ((fa > 0 && fb > 0) || (fa < 0 && fb < 0) || Number.isNaN(fa) || Number.isNaN(fb)) return Number.NaN;
+  let c = b;
+  let fc = fb;
+  let d = b - a;
+  let e = d;
+  for (let iter = 0; iter < MAX_ITER; iter++) {
+    if ((fb > 0 && fc > 0) || (fb < 0 && fc < 0)) {
+      c = a; fc = fa; d = b - a; e = d;
+    }
+    if (Math.abs(fc) < Math.abs(fb)) {
+      a = b; b = c; c = a; fa = fb; fb = fc; fc = fa;
+    }
+    const tol = 2 * EPS * Math.abs(b);
+    const xm = 0.5 * (c - b);
+    if (Math.abs(xm) <= tol || Math.abs(fb) <= RESIDUAL_STOP) return b;
+    if (Math.abs(e) >= tol && Math.abs(fa) > Math.abs(fb)) {
+      const s = fb / fa;
+      let p: number;
+      let q: number;
+      if (a === c) {
+        p = 2 * xm * s;
+        q = 1 - s;
+      } else {
+        const qq = fa / fc;
+        const r = fb / fc;
+        p = s * (2 * xm * qq * (qq - r) - (b - a) * (r - 1));
+        q = (qq - 1) * (r - 1) * (s - 1);
+      }
+      if (p > 0) q = -q;
+      p = Math.abs(p);
+      if (2 * p < Math.min(3 * xm * q - Math.abs(tol * q), Math.abs(e * q))) {
+        e = d; d = p / q; // interpolation accepted
+      } else {
+        d = xm; e = d; // bisection
+      }
+    } else {
+      d = xm; e = d;
+    }
+    a = b;
+    fa = fb;
+    b += Math.abs(d) > tol ? d : xm > 0 ? tol : -tol;
+    fb = residual(kind, implied, n, S, b);
+  }
+  return b; // cap reached: the caller's sum check decides
+}
+
+/** Sum of pi_i, or NaN when n < 2 or any pi_i is outside (0, 1). */
+export function bookSum(implied: ArrayLike<number>): number {
+  const n = implied.length;
+  if (n < 2) return Number.NaN;
+  let S = 0;
+  for (let i = 0; i < n; i++) {
+    const pi = implied[i]!;
+    if (!(pi > 0 && pi < 1)) return Number.NaN;
+    S += pi;
+  }
+  return S;
+}
+
+/** Power exponent k > 1 with sum pi_i^k = 1 (S > 1), or NaN. Bracket: at k = 1 the residual is S - 1 > 0; with
+ * m = max pi_i > 1/n (since S > 1) and K = ln n / -ln m, sum pi_i^(2K) <= n m^(2K) = 1/n < 1. */
+export function solvePowerK(implied: ArrayLike<number>): number {
+  const S = bookSum(implied);
+  if (!(S > 1)) return S === 1 ? 1 : Number.NaN;
+  const n = implied.length;
+  let m = 0;
+  for (let i = 0; i < n; i++) if (implied[i]! > m) m = implied[i]!;
+  return brent(POWER, implied, n, S, 1, (2 * Math.log(n)) / -Math.log(m));
+}
+
+/** Odds-ratio constant c > 1 with sum pi_i / (c + pi_i - c pi_i) = 1 (S > 1), or NaN. Bracket: at c = 1 the
+ * residual is S - 1 > 0; at c = sum pi_i/(1 - pi_i) each p_i < pi_i / (c(1 - pi_i)), so the sum is < 1. */
+export function solveOddsRatioC(implied: ArrayLike<number>): number {
+  const S = bookSum(implied);
+  if (!(S > 1)) return S === 1 ? 1 : Number.NaN;
+  const n = implied.length;
+  let hi = 0;
+  for (let i = 0; i < n; i++) hi += implied[i]! / (1 - implied[i]!);
+  return brent(ODDS_RATIO, implied, n, S, 1, hi);
+}
+
+/** Shin's z in (0, 1) by bracketing, any n >= 2 (S > 1), or NaN. Bracket: at z = 0 the p_i sum to
+ * S/sqrt(S) = sqrt(S) > 1; at z = 1 they sum to sum pi_i^2 / S < 1 (pi_i^2 < pi_i). */
+export function solveShinZ(implied: ArrayLike<number>): number {
+  const S = bookSum(implied);
+  if (!(S > 1)) return S === 1 ? 0 : Number.NaN;
+  return brent(SHIN, implied, implied.length, S, 0, 1);
+}
+
+/** Shin's z for two outcomes in closed form (Jullien & Salanié 1994; Štrumbelj 2014, eq. for n = 2):
+ * z = (S - 1)(S - D^2) / (S(1 - D^2)), D = pi_1 - pi_2, from sqrt(z^2 + 4(1-z)q_1) + sqrt(z^2 + 4(1-z)q_2) = 2. */
+export function shinZTwoWay(pi1: number, pi2: number): number {
+  const S = pi1 + pi2;
+  const D2 = (pi1 - pi2) * (pi1 - pi2);
+  return ((S - 1) * (S - D2)) / (S * (1 - D2));
+}
+
+/** True when every additive p_i = pi_i - (S - 1)/n is > 0 (and the set itself is valid with S >= 1). */
+export function additiveValid(implied: ArrayLike<number>): boolean {
+  const S = bookSum(implied);
+  if (!(S >= 1)) return false;
+  const n = implied.length;
+  const m = (S - 1) / n;
+  for (let i = 0; i < n; i++) if (!(implied[i]! - m > 0)) return false;
+  return true;
+}
+
+function fail(out: Float64Array, n: number): false {
+  out.fill(Number.NaN, 0, Math.min(Math.max(n, 0), out.length));
+  return false;
+}
+
+/** Writes p_i = fairOf(x) into out and accepts the set only if the written values sum to 1 within 1e-12. */
+function writeSolved(kind: Solver, implied: ArrayLike<number>, n: number, S: number, x: number, out: Float64Array): boolean {
+  if (Number.isNaN(x)) return fail(out, n);
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += out[i] = fairOf(kind, implied[i]!, S, x);
+  return Math.abs(sum - 1) <= SUM_TOLERANCE ? true : fail(out, n);
+}
+
+function shinZ(implied: ArrayLike<number>, n: number): number {
+  return n === 2 ? shinZTwoWay(implied[0]!, implied[1]!) : solveShinZ(implied);
+}
+
+/**
+ * Fair probabilities of one complete outcome set into out[0..n); see the file header for the contract.
+ * @returns true when out holds the method's fair probabilities, false (out all NaN) otherwise.
+ */
+export function devig(implied: ArrayLike<number>, method: DevigMethod, out: Float64Array): boolean {
+  const n = implied.length;
+  const S = bookSum(implied);
+  if (!(S >= 1) || out.length < n) return fail(out, n);
+  if (S === 1) {
+    for (let i = 0; i < n; i++) out[i] = implied[i]!;
+    return true;
+  }
+  switch (method) {
+    case 'multiplicative':
+      for (let i = 0; i < n; i++) out[i] = implied[i]! / S;
+      return true;
+    case 'additive': {
+      if (!additiveValid(implied)) return fail(out, n);
+      const m = (S - 1) / n;
+      for (let i = 0; i < n; i++) out[i] = implied[i]! - m;
+      return true;
+    }
+    case 'power':
+      return writeSolved(POWER, implied, n, S, solvePowerK(implied), out);
+    case 'shin':
+      return writeSolved(SHIN, implied, n, S, shinZ(implied, n), out);
+    case 'odds_ratio':
+      return writeSolved(ODDS_RATIO, implied, n, S, solveOddsRatioC(implied), out);
+    case 'worst_case': {
+      // power and shin written one after the other into out, each checked, then the minimum taken per side
+      const k = solvePowerK(implied);
+      if (!writeSolved(POWER, implied, n, S, k, out)) return false;
+      const z = shinZ(implied, n);
+      if (Number.isNaN(z)) return fail(out, n);
+      let shinSum = 0;
+      for (let i = 0; i < n; i++) shinSum += fairOf(SHIN, implied[i]!, S, z);
+      if (!(Math.abs(shinSum - 1) <= SUM_TOLERANCE)) return fail(out, n);
+      const useAdditive = additiveValid(implied);
+      const m = (S - 1) / n;
+      for (let i = 0; i < n; i++) {
+        const pi = implied[i]!;
+        let p = Math.min(out[i]!, fairOf(SHIN, pi, S, z), pi / S);
+        if (useAdditive) p = Math.min(p, pi - m);
+        out[i] = p;
+      }
+      return true;
+    }
+    default:
+      return fail(out, n);
+  }
+}
