@@ -112,9 +112,12 @@ export class Router {
   mount(app: TemplatedApp): void {
     for (const route of this.routes) {
       const handler = (res: HttpResponse, req: HttpRequest) => this.serve(route, res, req);
-      const method = route.method === 'GET' ? 'get' : 'post';
-      app[method](uwsPattern(route.path), handler);
-      if (route.path.startsWith('/v1/')) app[method](uwsPattern('/v4' + route.path.slice(3)), handler);
+      // GET routes answer HEAD too (RFC 9110 section 9.3.2): same status and headers, no body
+      const methods = route.method === 'GET' ? (['get', 'head'] as const) : (['post'] as const);
+      for (const method of methods) {
+        app[method](uwsPattern(route.path), handler);
+        if (route.path.startsWith('/v1/')) app[method](uwsPattern('/v4' + route.path.slice(3)), handler);
+      }
     }
     const known = this.routes.map((r) => ({ re: patternRegex(r.path), method: r.method }));
     app.any('/*', (res, req) => {
@@ -168,6 +171,13 @@ export class Router {
       this.run(route, res, ctx, started, state);
       return;
     }
+    // authenticate before reading a byte of the body: nobody without the key makes the server buffer 16 MiB
+    try {
+      this.authenticate(route, ctx);
+    } catch (err) {
+      this.fail(res, ctx, err, started, route.path, true);
+      return;
+    }
     const declared = Number(req.getHeader('content-length'));
     if (declared > route.maxBody) {
       this.fail(res, ctx, new ApiError('BODY_TOO_LARGE', `body above ${route.maxBody} bytes`), started, route.path, true);
@@ -189,18 +199,20 @@ export class Router {
       if (isLast) {
         done = true;
         ctx.body = Buffer.concat(chunks, size);
-        if (!state.aborted) res.cork(() => this.run(route, res, ctx, started, state));
+        if (!state.aborted) res.cork(() => this.run(route, res, ctx, started, state, true));
       }
     });
   }
 
-  private run(route: Route, res: HttpResponse, ctx: RequestCtx, started: number, state: { aborted: boolean }): void {
+  private run(route: Route, res: HttpResponse, ctx: RequestCtx, started: number, state: { aborted: boolean },
+    authenticated = false): void {
     let charged = 0;
     let reply: Reply | Promise<Reply>;
     try {
-      this.authenticate(route, ctx);
+      if (!authenticated) this.authenticate(route, ctx);
       ctx.params = route.params === undefined ? {} : parseParams(route.params, ctx.query);
-      if (route.cost !== undefined && ctx.key !== null) {
+      // HEAD delivers no body, so it costs nothing
+      if (route.cost !== undefined && ctx.key !== null && ctx.method !== 'HEAD') {
         const cost = route.cost(ctx.params, ctx);
         if (!this.opts.accounts.reserve(ctx.key, cost, ctx.now)) {
           throw new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${cost} credits and ${ctx.key.remaining} remain in the period`);
@@ -287,6 +299,7 @@ export class Router {
     const ms = performance.now() - started;
     res.writeHeader('X-Response-Time', ms.toFixed(3));
     if (reply.status === 304) res.endWithoutBody(0, close);
+    else if (ctx.method === 'HEAD') res.endWithoutBody(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength, close);
     else res.end(reply.body, close);
     this.opts.onResponse?.(routePath, reply.status, ms);
   }

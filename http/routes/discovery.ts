@@ -5,6 +5,7 @@ import { ApiError } from '../../engine/errors.js';
 import type { BookDef } from '../../engine/types.js';
 import type { Reply, RequestCtx, Route } from '../router.js';
 import { BookmakerListSchema, EventListSchema, IsoTime, SportListSchema, UnixTime } from '../schemas.js';
+import { invalid } from '../params.js';
 import { compile, etagMatches, etagOf } from '../serialize.js';
 import { isoSeconds, type Services } from '../services.js';
 
@@ -117,6 +118,7 @@ export function discoveryRoutes(s: Services): Route[] {
         const ids = p.eventIds === undefined ? null : new Set(p.eventIds as string[]);
         const from = p.commenceTimeFrom === undefined ? -Infinity : Date.parse(p.commenceTimeFrom as string);
         const to = p.commenceTimeTo === undefined ? Infinity : Date.parse(p.commenceTimeTo as string);
+        if (from > to) invalid('commenceTimeTo', 'is before commenceTimeFrom', p.commenceTimeTo);
         const unix = p.dateFormat === 'unix';
         const list = [];
         for (const key of keys) {

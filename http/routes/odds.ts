@@ -41,6 +41,16 @@ export const ODDS_PARAMS: readonly ParamSpec[] = [
   { name: 'include_live', type: 'boolean', default: false, description: 'Include in-progress games alongside pregame' },
 ];
 
+/** Refuses books that serve no prices (merged, decommissioned, not yet integrated), saying where to look. */
+export function activeBooks(keys: readonly string[], name = 'bookmakers'): void {
+  for (const key of keys) {
+    const b = BOOKMAKERS[BOOK_INDEX.get(key)!];
+    if (b.status === 'active') continue;
+    const why = b.status === 'merged' ? `is merged into ${b.merged_into}: ask for ${b.merged_into}` : `is ${b.status.replace(/_/g, ' ')}${b.note ? ` (${b.note})` : ''}`;
+    invalid(name, `${key} ${why}`, keys.join(','));
+  }
+}
+
 /** Credits: markets x regions, minimum 1; with bookmakers, each started group of 10 books is one region. */
 export function oddsCost(p: Params): number {
   const markets = (p.markets as string[] | string);
@@ -80,6 +90,7 @@ function toQuery(p: Params): OddsQuery {
   if (p.commenceTimeFrom !== undefined) from = Date.parse(p.commenceTimeFrom as string);
   if (p.commenceTimeTo !== undefined) to = Date.parse(p.commenceTimeTo as string);
   if (from > to) invalid('commenceTimeTo', 'is before commenceTimeFrom', p.commenceTimeTo ?? p.date);
+  if (p.bookmakers !== undefined) activeBooks(p.bookmakers as string[]);
   const books = p.bookmakers !== undefined
     ? new Set((p.bookmakers as string[]).map((k) => BOOK_INDEX.get(k)!))
     : new Set(booksForRegions((Array.isArray(p.regions) ? p.regions : [p.regions]) as Region[]).map((b) => BOOK_INDEX.get(b.key)!));

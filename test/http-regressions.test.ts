@@ -1,0 +1,51 @@
+import t from 'tap';
+import { startTestApp } from './helpers/app.js';
+
+t.test('http regressions', async (t) => {
+  const app = await startTestApp(t);
+  const key = await app.key('business');
+
+  t.test('HEAD on a GET route answers like GET without a body and charges nothing', async (t) => {
+    const get = await app.get('/v1/sports');
+    const head = await fetch(app.base + '/v1/sports', { method: 'HEAD' });
+    t.equal(head.status, 200, 'HEAD 200');
+    t.equal(head.headers.get('content-length'), get.headers.get('content-length'), 'same length as GET');
+    t.equal((await head.arrayBuffer()).byteLength, 0, 'no body');
+    const before = Number((await app.get(`/v1/bookmakers?apiKey=${key}`)).headers.get('x-requests-remaining'));
+    const priced = await fetch(`${app.base}/v1/sports/basketball_nba/odds?apiKey=${key}&markets=h2h,spreads`, { method: 'HEAD' });
+    t.equal(priced.status, 200, 'priced HEAD 200');
+    t.equal(Number(priced.headers.get('x-requests-remaining')), before, 'HEAD charged nothing');
+    t.equal(priced.headers.get('x-requests-last'), '0', 'x-requests-last 0');
+  });
+
+  t.test('ingest refuses a request without the admin key before reading its body', async (t) => {
+    const res = await fetch(app.base + '/v1/ingest', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(20 * 1024 * 1024) },
+      body: Buffer.alloc(20 * 1024 * 1024, 32),
+    }).catch((e: unknown) => e as Error);
+    if (res instanceof Error) {
+      t.pass('connection closed before the body was taken');
+      return;
+    }
+    t.equal(res.status, 401, 'a request without the admin key is 401, not 413: auth comes first');
+    t.equal(((await res.json()) as { error_code: string }).error_code, 'ADMIN_KEY_REQUIRED', 'code');
+  });
+
+  t.test('/events with commenceTimeFrom after commenceTimeTo is 422, like /odds', async (t) => {
+    const res = await app.get('/v1/sports/basketball_nba/events?commenceTimeFrom=2026-12-02T00:00:00Z&commenceTimeTo=2026-12-01T00:00:00Z');
+    t.equal(res.status, 422, '422');
+    const body = (await res.json()) as { detail: { loc: string[] }[] };
+    t.same(body.detail[0].loc, ['query', 'commenceTimeTo'], 'names the parameter');
+  });
+
+  t.test('odds with a merged or decommissioned bookmaker is 422 naming where to look, and charges nothing', async (t) => {
+    const res = await app.get(`/v1/sports/basketball_nba/odds?apiKey=${key}&bookmakers=draftkings,pointsbetus`);
+    t.equal(res.status, 422, 'merged book refused');
+    const body = (await res.json()) as { message: string };
+    t.match(body.message, /pointsbetus is merged into fanatics/, 'names the book it merged into');
+    t.equal(res.headers.get('x-requests-last'), '0', 'nothing charged');
+    const dec = await app.get(`/v1/sports/basketball_nba/odds?apiKey=${key}&bookmakers=foxbet`);
+    t.equal(dec.status, 422, 'decommissioned book refused');
+  });
+});
