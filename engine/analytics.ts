@@ -34,6 +34,9 @@ for (const key of SHARP_BOOKS.slice(0, MAX_SHARPS)) {
 }
 export const SHARP_BOOK_IDS: readonly number[] = SHARP_BOOK;
 const PREDICTION = Uint8Array.from(BOOKMAKERS, (b) => (b.kind === 'prediction' ? 1 : 0));
+/** DFS pick'em legs are not single bets at a price (the payout is per entry), so they take part in no
+ *  analytics; every other kind does. */
+const COUNTS = Uint8Array.from(BOOKMAKERS, (b) => (b.kind === 'dfs' ? 0 : 1));
 /** outcomes per market id */
 const OUTCOMES = Uint8Array.from(MARKETS, (m) => (m.shape === 'three_way' ? 3 : 2));
 /** 1 for markets whose lines can form middles (spreads, totals, props) */
@@ -45,9 +48,15 @@ function staleMs(book: number): number {
   return book < STALE_MS.length ? STALE_MS[book] : DEFAULT_STALE_MS;
 }
 
-/** Freshness rule shared by the incremental engine and scratch(): age strictly above the threshold is stale. */
+/** Whether a quote counts, shared by the incremental engine and scratch(): not a DFS book, and no older than
+ *  its book's stale threshold (age strictly above it is stale). */
 export function isFresh(store: PriceStore, slot: number, now: number): boolean {
-  return now - store.lastUpdateOf(slot) <= staleMs(store.bookOf(slot));
+  const book = store.bookOf(slot);
+  return counts(book) && now - store.lastUpdateOf(slot) <= staleMs(book);
+}
+
+function counts(book: number): boolean {
+  return book >= COUNTS.length || COUNTS[book] === 1;
 }
 
 class FairLine {
@@ -156,7 +165,7 @@ export class Analytics implements StoreListener {
     }
     const lu = store.lastUpdateOf(slot);
     const now = this.now;
-    const fresh = now - lu <= staleMs(book);
+    const fresh = counts(book) && now - lu <= staleMs(book);
     this.fresh[slot] = fresh ? 1 : 0;
     this.expiry[slot] = lu + staleMs(book);
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)

@@ -12,6 +12,7 @@ import { Accounts } from './accounts.js';
 import { Metrics } from './metrics.js';
 import { Router } from './router.js';
 import { adminRoutes } from './routes/admin.js';
+import { analyticsRoutes } from './routes/analytics.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { healthRoutes } from './routes/health.js';
 import { ingestRoutes } from './routes/ingest.js';
@@ -147,6 +148,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...healthRoutes(services),
       ...discoveryRoutes(services),
       ...oddsRoutes(services),
+      ...analyticsRoutes(services),
       ...ingestRoutes(services),
       ...adminRoutes(services),
       ...metaRoutes(services, router),

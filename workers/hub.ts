@@ -52,10 +52,11 @@ export class Hub {
   private readonly outs: RecordBuffer[] = [];
   readonly counters = { observations: 0, accepted: 0, rejected: 0, stale: 0, changeRecords: 0, shardRestarts: 0 };
 
-  constructor(shards: number, readonly now: () => number = Date.now) {
+  constructor(shards: number, readonly now: () => number = Date.now, opts: { analytics?: boolean } = {}) {
     this.pool = new ShardPool({
       shards,
       now,
+      analytics: opts.analytics,
       onChanges: (shard, msg) => this.onChanges(shard, msg),
       restoreFor: (shard) => this.readModel.restoreRecords(shard),
       onRestart: () => this.counters.shardRestarts++,

@@ -15,6 +15,8 @@ export interface ShardPoolOptions {
   onRestart?(shard: number, error: Error | null): void;
   /** the wall clock the shards judge freshness against (ms) */
   now(): number;
+  /** false keeps the shards' analytics off (benchmarks only) */
+  analytics?: boolean;
 }
 
 /** A batch resent to this many restarted shards in a row is dropped as poison. */
@@ -101,7 +103,7 @@ export class ShardPool {
 
   private spawn(shard: Shard): Promise<void> {
     return new Promise((resolve, reject) => {
-      const worker = new Worker(this.url);
+      const worker = new Worker(this.url, { workerData: { analytics: this.opts.analytics !== false } });
       let ready = false;
       worker.on('message', (buf: Uint8Array) => {
         const msg = decode<FromShard>(buf);

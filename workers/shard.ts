@@ -1,7 +1,7 @@
 // A shard worker: owns the price store of the events hashed to it and answers every batch with its change
 // records. Long-lived (not a piscina task: piscina gives no thread affinity).
 
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { Analytics } from '../engine/analytics.js';
 import { PriceStore } from '../engine/price-store.js';
 import { CHG, RecordBuffer } from '../engine/records.js';
@@ -11,13 +11,16 @@ const port = parentPort;
 if (port === null) throw new Error('workers/shard.js must run as a worker thread');
 
 const store = new PriceStore(1 << 16);
-const analytics = new Analytics(store);
+/** `analytics: false` (benchmarks only) keeps the store alone, to measure what the analytics cost */
+const analytics = (workerData as { analytics?: boolean } | null)?.analytics === false ? null : new Analytics(store);
+const NONE = new Float64Array(0);
+const nothing = { cons: NONE, nCons: 0, arb: NONE, nArb: 0, ev: NONE, nEv: 0, mid: NONE, nMid: 0 };
 const out = new RecordBuffer(CHG.STRIDE, 4096);
 
 /** Answers a batch (seq -1: an unsolicited batch of analytics after a tick or a restore). */
 function reply(seq: number, applied: number, stale: number): void {
   const n = out.length;
-  const a = analytics.flush();
+  const a = analytics === null ? nothing : analytics.flush();
   if (seq < 0 && n === 0 && a.nCons + a.nArb + a.nEv + a.nMid === 0) return;
   const msg: ChangesMsg = { t: MSG.CHANGES, seq, n, rec: out.take(), applied, stale, quotes: store.quoteCount, ...a };
   const buf = encode(msg);
@@ -28,25 +31,25 @@ port.on('message', (buf: Uint8Array) => {
   const msg = decode<ToShard>(buf);
   switch (msg.t) {
     case MSG.APPLY: {
-      analytics.begin(msg.now);
+      analytics?.begin(msg.now);
       const before = store.staleIgnored;
       const applied = store.apply(msg.obs, msg.n, out);
       reply(msg.seq, applied, store.staleIgnored - before);
       break;
     }
     case MSG.RESTORE:
-      analytics.begin(msg.now);
+      analytics?.begin(msg.now);
       store.restore(msg.rec, msg.n);
       reply(-1, 0, 0);
       break;
     case MSG.REMOVE:
-      analytics.begin(msg.now);
+      analytics?.begin(msg.now);
       for (const ev of msg.events) store.removeEvent(ev, out);
       reply(msg.seq, 0, 0);
       break;
     case MSG.TICK:
-      analytics.begin(msg.now);
-      analytics.tick();
+      analytics?.begin(msg.now);
+      analytics?.tick();
       reply(-1, 0, 0);
       break;
   }

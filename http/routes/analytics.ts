@@ -1,0 +1,487 @@
+// GET /v1/sports/{sport_key}/arbitrage, /ev, /consensus, /middles (issue 3). Every row set is maintained
+// inside the shards on each price update and held by the hub's AnalyticsView; a request filters and pages it.
+// Only ages (age_seconds, from the read model's last_update of each leg) and the requester's exclusions are
+// applied here. Consensus over a chosen subset of bookmakers is the one view computed per request, from the
+// read model, since no maintained set can cover every subset.
+
+import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
+import { middle } from '../../engine/analytics-math.js';
+import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
+import { DEVIG_METHODS } from '../../engine/devig.js';
+import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
+import { decimalToAmerican } from '../../engine/odds.js';
+import type { EventView } from '../../engine/read-model.js';
+import { ARB, CONS, EVR, MID } from '../../engine/records.js';
+import { STALE_MS } from '../../engine/sla.js';
+import { invalid, type ParamSpec, type Params } from '../params.js';
+import type { Reply, RequestCtx, Route } from '../router.js';
+import { compile } from '../serialize.js';
+import { isoMillis, isoSeconds, type Services } from '../services.js';
+import { sportKeys } from './discovery.js';
+import { activeBooks } from './odds.js';
+
+const BOOK_KEYS = BOOKMAKERS.map((b) => b.key);
+const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
+const MARKET_KEYS = MARKETS.map((m) => m.key);
+const SHARP_KEYS = SHARP_BOOK_IDS.map((id) => BOOKMAKERS[id].key);
+const SPREADS = MARKET_INDEX.get('spreads')!;
+const IS_EXCHANGE = BOOKMAKERS.map((b) => b.kind === 'exchange');
+const IS_PREDICTION = BOOKMAKERS.map((b) => b.kind === 'prediction');
+const IS_DFS = BOOKMAKERS.map((b) => b.kind === 'dfs');
+
+const str = { type: 'string' } as const;
+const num = { type: 'number' } as const;
+const int = { type: 'integer' } as const;
+const bool = { type: 'boolean' } as const;
+const nullableStr = { type: ['string', 'null'] } as const;
+const nullableNum = { type: ['number', 'null'] } as const;
+const eventFields = {
+  event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str,
+  market: str, point: nullableNum, player: nullableStr,
+} as const;
+
+export const ArbRowSchema = {
+  type: 'object',
+  properties: {
+    ...eventFields,
+    profit_pct: num, implied_sum: num, is_live: bool, is_exchange_anchored: bool, detected_at: str, age_seconds: num,
+    legs: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          book: str, outcome: str, point: nullableNum, price: num, price_american: int, effective_price: num,
+          stake_pct: num, stake: num,
+        },
+      },
+    },
+  },
+} as const;
+
+export const EvRowSchema = {
+  type: 'object',
+  properties: {
+    ...eventFields,
+    game_date: str, side: str, book: str, price: num, price_american: int, effective_price: num,
+    book_implied_pct: num, fair_prob_pct: num, fair_price: num, edge_pct: num, kelly_fraction: num,
+    sharp_book: str, devig: str, books_compared: int, is_live: bool, age_seconds: num,
+  },
+} as const;
+
+export const ConsensusRowSchema = {
+  type: 'object',
+  properties: {
+    ...eventFields,
+    is_live: bool, hold_pct: num, books: int,
+    outcomes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          name: str, point: nullableNum, consensus_prob: num, consensus_odds: num, best_price: num, best_book: str,
+          worst_price: num, worst_book: str, books: int,
+        },
+      },
+    },
+  },
+} as const;
+
+const legSchema = { type: 'object', properties: { book: str, side: str, line: num, price: num, effective_price: num } } as const;
+
+export const MiddleRowSchema = {
+  type: 'object',
+  properties: {
+    event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, market: str, player: nullableStr,
+    is_live: bool, books: int, over: legSchema, under: legSchema,
+    window: { type: 'object', properties: { low: num, high: num, width: num } },
+    hit_numbers: { type: 'array', items: num },
+    push_numbers: { type: 'array', items: { type: 'object', properties: { number: num, net: num } } },
+    profit_if_hit: num, net_if_below: num, net_if_above: num, break_even_hit_rate: num,
+  },
+} as const;
+
+const arbJson = compile({ type: 'array', items: ArbRowSchema });
+const evJson = compile({ type: 'array', items: EvRowSchema });
+const consJson = compile({ type: 'array', items: ConsensusRowSchema });
+const midJson = compile({ type: 'array', items: MiddleRowSchema });
+
+const pageParams = (dflt: number, max: number, maxOffset: number): ParamSpec[] => [
+  { name: 'limit', type: 'integer', default: dflt, min: 1, max, description: `Rows per page (1 to ${max})` },
+  { name: 'offset', type: 'integer', default: 0, min: 0, max: maxOffset, description: `Rows to skip (0 to ${maxOffset})` },
+];
+
+/** One page of rows with the x-result-* headers of SPEC. */
+function page<T>(rows: T[], p: Params, json: (rows: T[]) => string): Reply {
+  const limit = p.limit as number;
+  const offset = p.offset as number;
+  const slice = rows.slice(offset, offset + limit);
+  const more = offset + slice.length < rows.length;
+  const headers: [string, string][] = [
+    ['x-result-page-size', String(slice.length)],
+    ['x-result-limit', String(limit)],
+    ['x-result-offset', String(offset)],
+    ['x-result-has-more', String(more)],
+    ['x-result-total-available', String(rows.length)],
+  ];
+  if (more) headers.push(['x-next-offset', String(offset + slice.length)]);
+  return { status: 200, body: json(slice), headers };
+}
+
+function outcomeName(ev: EventView, market: number, o: number): string {
+  if (MARKETS[market].shape === 'over_under') return o === SLOT.OVER ? 'Over' : 'Under';
+  return o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
+}
+
+/** The point as the outcome sees it: spreads' away side carries the negated home line. */
+function outcomePoint(market: number, point: number, o: number): number | null {
+  if (point !== point) return null;
+  return market === SPREADS && o === SLOT.AWAY ? -point || 0 : point;
+}
+
+function marketFilter(p: Params): Set<number> | null {
+  return p.markets === undefined ? null : new Set((p.markets as string[]).map((k) => MARKET_INDEX.get(k)!));
+}
+
+export function analyticsRoutes(s: Services): Route[] {
+  const hub = s.hub;
+  const rm = hub.readModel;
+  const view = hub.analytics;
+
+  /** Events of the requested sports, in commence order; started ones only with includeLive. */
+  const events = (ctx: RequestCtx, includeLive: boolean): EventView[] => {
+    const list: EventView[] = [];
+    for (const key of sportKeys(ctx.args[0])) {
+      for (const ev of rm.sportEvents(key)) {
+        if (ev.status === 'final') continue;
+        if (!includeLive && ev.commence <= ctx.now) continue;
+        list.push(ev);
+      }
+    }
+    return list.sort((a, b) => a.commence - b.commence || (a.id < b.id ? -1 : 1));
+  };
+
+  /** last_update of one book's quote on a line, from the read model (0 when gone) */
+  const lastUpdate = (ev: EventView, market: number, player: number, point: number, book: number, o: number): number => {
+    const r = rm.find(ev.idx, market, player, book);
+    if (r < 0 || rm.price(r, o) === 0) return 0;
+    const rp = rm.point(r);
+    if (!(rp === point || (rp !== rp && point !== point))) return 0;
+    return Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
+  };
+  const playerName = (id: number): string | null => (id < 0 ? null : hub.players.name(id));
+  const head = (ev: EventView) => ({
+    event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: ev.home, away_team: ev.away,
+  });
+
+  const arbitrage: Route = {
+    method: 'GET',
+    path: '/v1/sports/{sport_key}/arbitrage',
+    auth: 'key',
+    tag: 'analytics',
+    summary: 'Open arbitrages (best fresh price per outcome across books), best profit first',
+    params: [
+      { name: 'include_live', type: 'boolean', default: false, description: 'Include games already started' },
+      { name: 'minProfit', type: 'number', default: 0, min: 0, max: 100, description: 'Minimum profit percent' },
+      { name: 'exclude_exchanges', type: 'boolean', default: false, description: 'Take no leg from an exchange' },
+      { name: 'exclude_books', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Book keys excluded from either side' },
+      { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
+      ...pageParams(10_000, 10_000, 10_000),
+    ],
+    cost: () => 10,
+    response: { type: 'array', items: ArbRowSchema },
+    handle: (ctx) => {
+      const p = ctx.params;
+      const excluded = new Set(((p.exclude_books as string[] | undefined) ?? []).map((k) => BOOK_INDEX.get(k)!));
+      const noExchanges = p.exclude_exchanges === true;
+      const markets = marketFilter(p);
+      const rows = [];
+      const pick = new Int32Array(3);
+      for (const ev of events(ctx, p.include_live === true)) {
+        const a = view.event(ev.idx);
+        if (a === undefined) continue;
+        for (const rec of a.arbs.values()) {
+          const market = rec[ARB.MARKET];
+          if (markets !== null && !markets.has(market)) continue;
+          const n = rec[ARB.N];
+          let S = 0;
+          for (let o = 0; o < n && S === S; o++) {
+            pick[o] = -1;
+            for (let k = 0; k < ARB.ALTS; k++) {
+              const leg = ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
+              const book = rec[leg + ARB.BOOK];
+              if (book < 0) break;
+              if (excluded.has(book) || (noExchanges && IS_EXCHANGE[book])) continue;
+              pick[o] = leg;
+              break;
+            }
+            if (pick[o] < 0) S = Number.NaN;
+            else S += 1 / rec[pick[o] + ARB.EFF];
+          }
+          if (!(S < 1)) continue;
+          const profit = (1 / S - 1) * 100;
+          if (profit < (p.minProfit as number)) continue;
+          const point = rec[ARB.POINT];
+          const player = rec[ARB.PLAYER];
+          let oldest = Infinity;
+          let anchored = false;
+          const legs = [];
+          for (let o = 0; o < n; o++) {
+            const leg = pick[o];
+            const book = rec[leg + ARB.BOOK];
+            const eff = rec[leg + ARB.EFF];
+            const share = (1 / eff / S) * 100;
+            anchored ||= IS_EXCHANGE[book];
+            oldest = Math.min(oldest, lastUpdate(ev, market, player, point, book, o) || ctx.now);
+            legs.push({
+              book: BOOKMAKERS[book].key, outcome: outcomeName(ev, market, o), point: outcomePoint(market, point, o),
+              price: rec[leg + ARB.PRICE], price_american: decimalToAmerican(rec[leg + ARB.PRICE]), effective_price: eff,
+              stake_pct: share, stake: share,
+            });
+          }
+          rows.push({
+            ...head(ev), market: MARKETS[market].key, point: point !== point ? null : point, player: playerName(player),
+            profit_pct: profit, implied_sum: S, is_live: ev.commence <= ctx.now, is_exchange_anchored: anchored,
+            detected_at: isoMillis(rec[ARB.DETECTED_AT]), age_seconds: Math.max(0, (ctx.now - oldest) / 1000), legs,
+          });
+        }
+      }
+      rows.sort((x, y) => y.profit_pct - x.profit_pct || (x.event_id < y.event_id ? -1 : x.event_id > y.event_id ? 1 : 0));
+      return page(rows, p, arbJson);
+    },
+  };
+
+  const ev: Route = {
+    method: 'GET',
+    path: '/v1/sports/{sport_key}/ev',
+    auth: 'key',
+    tag: 'analytics',
+    summary: "+EV prices: soft books against a sharp book's no-vig line, best edge first",
+    params: [
+      { name: 'include_live', type: 'boolean', default: false, description: 'Include games already started' },
+      { name: 'sharpBook', type: 'string', default: 'pinnacle', description: `Sharp reference book: one of ${SHARP_KEYS.join(', ')}` },
+      { name: 'minEdge', alias: 'min_edge_pct', type: 'number', default: 2, min: 0, max: 100, description: 'Minimum edge percent (alias min_edge_pct)' },
+      { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
+      { name: 'min_books', type: 'integer', min: 1, max: 50, description: 'Minimum books quoting the line' },
+      { name: 'devig', type: 'enum', values: DEVIG_METHODS, default: 'multiplicative', description: 'De-vig method of the fair line' },
+      ...pageParams(200, 500, 2000),
+    ],
+    cost: () => 10,
+    response: { type: 'array', items: EvRowSchema },
+    handle: (ctx) => {
+      const p = ctx.params;
+      const sharpKey = p.sharpBook as string;
+      const sharp = BOOK_INDEX.get(sharpKey);
+      if (sharp === undefined) invalid('sharpBook', `unknown book ${sharpKey}`, sharpKey);
+      if (!SHARP_BOOK_IDS.includes(sharp)) invalid('sharpBook', `${sharpKey} is not a sharp reference book; use one of ${SHARP_KEYS.join(', ')}`, sharpKey);
+      const method = DEVIG_METHODS.indexOf(p.devig as (typeof DEVIG_METHODS)[number]);
+      const minEdge = p.minEdge as number;
+      const minBooks = (p.min_books as number | undefined) ?? 0;
+      const markets = marketFilter(p);
+      const d = view.evData();
+      const cons = view.consData();
+      const rows = [];
+      for (const e of events(ctx, p.include_live === true)) {
+        const a = view.event(e.idx);
+        if (a === undefined) continue;
+        for (const r of a.ev) {
+          const off = r * EVR.STRIDE;
+          if (d[off + EVR.SHARP] !== sharp || d[off + EVR.METHOD] !== method) continue;
+          const market = d[off + EVR.MARKET];
+          if (markets !== null && !markets.has(market)) continue;
+          const fair = d[off + EVR.FAIR];
+          const eff = d[off + EVR.EFF];
+          const edge = (fair * eff - 1) * 100;
+          if (edge < minEdge) continue;
+          const point = d[off + EVR.POINT];
+          const player = d[off + EVR.PLAYER];
+          const c = view.consOf(e.idx, market, point, player);
+          const books = c < 0 ? 0 : cons[c * CONS.STRIDE + CONS.BOOKS];
+          if (books < minBooks) continue;
+          const o = d[off + EVR.OUTCOME];
+          const book = d[off + EVR.BOOK];
+          const price = d[off + EVR.PRICE];
+          let oldest = lastUpdate(e, market, player, point, book, o) || ctx.now;
+          for (let so = 0; so < (MARKETS[market].shape === 'three_way' ? 3 : 2); so++) {
+            oldest = Math.min(oldest, lastUpdate(e, market, player, point, sharp, so) || ctx.now);
+          }
+          rows.push({
+            ...head(e), game_date: isoSeconds(e.commence).slice(0, 10),
+            market: MARKETS[market].key, point: outcomePoint(market, point, o), player: playerName(player),
+            side: outcomeName(e, market, o), book: BOOKMAKERS[book].key, price, price_american: decimalToAmerican(price),
+            effective_price: eff, book_implied_pct: 100 / price, fair_prob_pct: fair * 100, fair_price: 1 / fair,
+            edge_pct: edge, kelly_fraction: Math.max(0, (fair * eff - 1) / (eff - 1)) * 0.5,
+            sharp_book: sharpKey, devig: p.devig as string, books_compared: books, is_live: e.commence <= ctx.now,
+            age_seconds: Math.max(0, (ctx.now - oldest) / 1000),
+          });
+        }
+      }
+      rows.sort((x, y) => y.edge_pct - x.edge_pct || (x.event_id < y.event_id ? -1 : x.event_id > y.event_id ? 1 : 0));
+      return page(rows, p, evJson);
+    },
+  };
+
+  const consensus: Route = {
+    method: 'GET',
+    path: '/v1/sports/{sport_key}/consensus',
+    auth: 'key',
+    tag: 'analytics',
+    summary: 'Per line and outcome: mean implied probability across books, consensus odds, best and worst price, hold',
+    params: [
+      { name: 'include_prediction_markets', type: 'boolean', default: false, description: 'Mix prediction-market prices into the rollup' },
+      { name: 'bookmakers', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Only these books (computed per request)' },
+      { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
+    ],
+    cost: () => 3,
+    response: { type: 'array', items: ConsensusRowSchema },
+    handle: (ctx) => {
+      const p = ctx.params;
+      const markets = marketFilter(p);
+      const withPrediction = p.include_prediction_markets === true;
+      if (p.bookmakers !== undefined) activeBooks(p.bookmakers as string[]);
+      const subset = p.bookmakers === undefined ? null : new Set((p.bookmakers as string[]).map((k) => BOOK_INDEX.get(k)!));
+      const rows = [];
+      for (const e of events(ctx, true)) {
+        const lines = subset === null ? maintainedLines(e, withPrediction) : subsetLines(e, subset, withPrediction, ctx.now);
+        for (const l of lines) {
+          if (markets !== null && !markets.has(l.market)) continue;
+          const n = MARKETS[l.market].shape === 'three_way' ? 3 : 2;
+          const outcomes = [];
+          let hold = 0;
+          let complete = true;
+          for (let o = 0; o < n; o++) {
+            const x = l.outcomes[o];
+            if (x.cnt === 0) {
+              complete = false;
+              break;
+            }
+            const prob = x.sum / x.cnt;
+            hold += prob;
+            outcomes.push({
+              name: outcomeName(e, l.market, o), point: outcomePoint(l.market, l.point, o), consensus_prob: prob,
+              consensus_odds: 1 / prob, best_price: x.best, best_book: BOOKMAKERS[x.bestBook].key,
+              worst_price: x.worst, worst_book: BOOKMAKERS[x.worstBook].key, books: x.cnt,
+            });
+          }
+          if (!complete) continue;
+          rows.push({
+            ...head(e), market: MARKETS[l.market].key, point: l.point !== l.point ? null : l.point,
+            player: playerName(l.player), is_live: e.commence <= ctx.now, hold_pct: (hold - 1) * 100, books: l.books, outcomes,
+          });
+        }
+      }
+      return { status: 200, body: consJson(rows) };
+    },
+  };
+
+  interface OutcomeAgg { sum: number; cnt: number; best: number; bestBook: number; worst: number; worstBook: number }
+  interface LineAgg { market: number; point: number; player: number; books: number; outcomes: OutcomeAgg[] }
+  const agg = (): OutcomeAgg => ({ sum: 0, cnt: 0, best: 0, bestBook: -1, worst: 0, worstBook: -1 });
+  const addQuote = (x: OutcomeAgg, price: number, book: number) => {
+    x.sum += 1 / price;
+    x.cnt++;
+    if (x.bestBook < 0 || price > x.best || (price === x.best && book < x.bestBook)) { x.best = price; x.bestBook = book; }
+    if (x.worstBook < 0 || price < x.worst || (price === x.worst && book < x.worstBook)) { x.worst = price; x.worstBook = book; }
+  };
+  const merge = (x: OutcomeAgg, sum: number, cnt: number, best: number, bestBook: number, worst: number, worstBook: number) => {
+    if (cnt === 0) return;
+    x.sum += sum;
+    x.cnt += cnt;
+    if (x.bestBook < 0 || best > x.best || (best === x.best && bestBook < x.bestBook)) { x.best = best; x.bestBook = bestBook; }
+    if (x.worstBook < 0 || worst < x.worst || (worst === x.worst && worstBook < x.worstBook)) { x.worst = worst; x.worstBook = worstBook; }
+  };
+
+  /** the shards' consensus records of an event's lines */
+  function maintainedLines(e: EventView, withPrediction: boolean): LineAgg[] {
+    const a = view.event(e.idx);
+    if (a === undefined) return [];
+    const d = view.consData();
+    const out: LineAgg[] = [];
+    for (const r of a.cons) {
+      const off = r * CONS.STRIDE;
+      const l: LineAgg = { market: d[off + CONS.MARKET], point: d[off + CONS.POINT], player: d[off + CONS.PLAYER], books: d[off + CONS.BOOKS], outcomes: [agg(), agg(), agg()] };
+      for (let o = 0; o < 3; o++) {
+        const b = off + CONS.O + o * CONS.OSIZE;
+        merge(l.outcomes[o], d[b + CONS.SUM], d[b + CONS.CNT], d[b + CONS.BEST], d[b + CONS.BEST_BOOK], d[b + CONS.WORST], d[b + CONS.WORST_BOOK]);
+        if (withPrediction) merge(l.outcomes[o], d[b + CONS.PSUM], d[b + CONS.PCNT], d[b + CONS.PBEST], d[b + CONS.PBEST_BOOK], d[b + CONS.PWORST], d[b + CONS.PWORST_BOOK]);
+      }
+      out.push(l);
+    }
+    return out.sort((x, y) => x.market - y.market || x.player - y.player || x.point - y.point);
+  }
+
+  /** consensus over a subset of books, from the read model's current fresh quotes (the shards' rule) */
+  function subsetLines(e: EventView, subset: Set<number>, withPrediction: boolean, now: number): LineAgg[] {
+    const byLine = new Map<string, LineAgg>();
+    for (const r of e.records) {
+      const book = rm.book(r);
+      if (!subset.has(book) || IS_DFS[book] || (!withPrediction && IS_PREDICTION[book])) continue;
+      const market = rm.market(r);
+      const player = rm.player(r);
+      const point = rm.point(r);
+      const key = `${market}|${player}|${point}`;
+      let l = byLine.get(key);
+      if (l === undefined) byLine.set(key, (l = { market, point, player, books: 0, outcomes: [agg(), agg(), agg()] }));
+      l.books++;
+      for (let o = 0; o < 3; o++) {
+        const price = rm.price(r, o);
+        if (price === 0 || now - Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o)) > STALE_MS[book]) continue;
+        addQuote(l.outcomes[o], price, book);
+      }
+    }
+    return [...byLine.values()].sort((x, y) => x.market - y.market || x.player - y.player || x.point - y.point);
+  }
+
+  const middles: Route = {
+    method: 'GET',
+    path: '/v1/sports/{sport_key}/middles',
+    auth: 'key',
+    tag: 'analytics',
+    summary: 'Middles: Over at a low line and Under at a higher line on two books; widest window first',
+    params: [
+      { name: 'min_gap', type: 'number', default: 1, min: 0, max: 50, description: 'Minimum window width' },
+      { name: 'min_books', type: 'integer', default: 2, min: 1, max: 200, description: 'Minimum books quoting the market' },
+      { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys, e.g. totals or a player prop key' },
+      { name: 'include_props', type: 'boolean', default: true, description: 'Include player props alongside totals and spreads' },
+      { name: 'max_width', type: 'number', default: 0, min: 0, max: 50, description: 'Widest window returned; 0 means no cap' },
+    ],
+    cost: () => 3,
+    response: { type: 'array', items: MiddleRowSchema },
+    handle: (ctx) => {
+      const p = ctx.params;
+      const markets = marketFilter(p);
+      const minGap = p.min_gap as number;
+      const maxWidth = p.max_width as number;
+      const rows = [];
+      for (const e of events(ctx, true)) {
+        const a = view.event(e.idx);
+        if (a === undefined) continue;
+        for (const rec of a.mids.values()) {
+          const market = rec[MID.MARKET];
+          if (markets !== null && !markets.has(market)) continue;
+          if (p.include_props === false && MARKETS[market].kind === 'prop') continue;
+          if (rec[MID.BOOKS] < (p.min_books as number)) continue;
+          const lo = rec[MID.LO];
+          const hi = rec[MID.HI];
+          const width = hi - lo;
+          if (width < minGap || (maxWidth > 0 && width > maxWidth)) continue;
+          const m = middle(lo, rec[MID.OVER_EFF], hi, rec[MID.UNDER_EFF]);
+          if (m === null) continue;
+          const spreads = market === SPREADS;
+          rows.push({
+            ...head(e), market: MARKETS[market].key, player: playerName(rec[MID.PLAYER]), is_live: e.commence <= ctx.now,
+            books: rec[MID.BOOKS],
+            over: { book: BOOKMAKERS[rec[MID.OVER_BOOK]].key, side: spreads ? e.home : 'Over', line: spreads ? -lo || 0 : lo, price: rec[MID.OVER_PRICE], effective_price: rec[MID.OVER_EFF] },
+            under: { book: BOOKMAKERS[rec[MID.UNDER_BOOK]].key, side: spreads ? e.away : 'Under', line: hi, price: rec[MID.UNDER_PRICE], effective_price: rec[MID.UNDER_EFF] },
+            window: m.window, hit_numbers: m.hit_numbers, push_numbers: m.push_numbers, profit_if_hit: m.profit_if_hit,
+            net_if_below: m.net_if_below, net_if_above: m.net_if_above, break_even_hit_rate: m.break_even_hit_rate,
+          });
+        }
+      }
+      rows.sort((x, y) => y.window.width - x.window.width || x.break_even_hit_rate - y.break_even_hit_rate
+        || (x.event_id < y.event_id ? -1 : x.event_id > y.event_id ? 1 : 0));
+      return { status: 200, body: midJson(rows) };
+    },
+  };
+
+  return [arbitrage, ev, consensus, middles];
+}
