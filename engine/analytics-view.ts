@@ -173,9 +173,9 @@ export class AnalyticsView {
   }
 }
 
-/** EV row key: event, outcome, sharp and method in k1; line and book in k2 (both exact integers). */
+/** EV row key: event, outcome and sharp in k1; line and book in k2 (both exact integers). */
 function evK1(d: Float64Array, o: number): number {
-  return ((d[o + EVR.EVENT] * 4 + d[o + EVR.OUTCOME]) * 1024 + d[o + EVR.SHARP]) * 8 + d[o + EVR.METHOD];
+  return (d[o + EVR.EVENT] * 4 + d[o + EVR.OUTCOME]) * 1024 + d[o + EVR.SHARP];
 }
 
 function evK2(d: Float64Array, o: number): number {

@@ -167,6 +167,9 @@ export class Analytics implements StoreListener {
     const now = this.now;
     const fresh = counts(book) && now - lu <= staleMs(book);
     this.fresh[slot] = fresh ? 1 : 0;
+    const ladder = store.ladder(line, outcome);
+    const at = store.tupleOf(line, outcome, slot);
+    ladder[at + LD.FLAG] = fresh ? 1 : 0;
     this.expiry[slot] = lu + staleMs(book);
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
     if (fresh && (this.scheduled[slot] === 0 || this.scheduled[slot] > wheelSecondOf(this.expiry[slot]))) {
@@ -182,7 +185,7 @@ export class Analytics implements StoreListener {
     this.markLine(line);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.sharpChanged(line, s, book);
-    this.softEdges(line, outcome, slot, book);
+    this.softEdges(line, outcome, slot, book, ladder[at + LD.PRICE]);
   }
 
   lineFreed(line: number): void {
@@ -243,8 +246,10 @@ export class Analytics implements StoreListener {
         }
         this.fresh[slot] = 0;
         const line = this.store.lineOfSlot(slot);
+        const outcome = slot % MAX_OUTCOMES;
+        this.store.ladder(line, outcome)[this.store.tupleOf(line, outcome, slot) + LD.FLAG] = 0;
         this.ensureLine(line);
-        this.leave(line, slot % MAX_OUTCOMES, slot, this.store.bookOf(slot));
+        this.leave(line, outcome, slot, this.store.bookOf(slot));
       }
     }
     this.wheelSecond = -1;
@@ -289,70 +294,43 @@ export class Analytics implements StoreListener {
       if (!had) return;
     }
     // every fresh quote of other books on this line, against this sharp
+    const fair = this.fair.get(key);
     for (let o = 0; o < n; o++) {
       const ladder = store.ladder(line, o);
       for (let k = 0; k < ladder.length; k += LD.STRIDE) {
-        const slot = ladder[k + LD.SLOT];
         if (ladder[k + LD.BOOK] === book) continue;
-        this.edgesFor(line, o, slot, ladder[k + LD.BOOK], ladder[k + LD.PRICE], s);
+        const fresh = ladder[k + LD.FLAG] === 1;
+        this.edgesFor(line, o, ladder[k + LD.SLOT], ladder[k + LD.BOOK], ladder[k + LD.PRICE], s, fresh ? fair : undefined);
       }
     }
   }
 
   /** A soft quote moved: its edges against every sharp quoting the line. */
-  private softEdges(line: number, outcome: number, slot: number, book: number): void {
+  private softEdges(line: number, outcome: number, slot: number, book: number, eff: number): void {
     let mask = this.sharpMask[line];
-    if (mask === 0) return;
-    const eff = this.effOf(line, outcome, slot);
     for (let s = 0; mask !== 0; s++, mask >>= 1) {
       if ((mask & 1) === 0 || SHARP_BOOK[s] === book) continue;
-      this.edgesFor(line, outcome, slot, book, eff, s);
+      this.edgesFor(line, outcome, slot, book, eff, s, this.fair.get(line * 8 + s));
     }
   }
 
-  private effOf(line: number, outcome: number, slot: number): number {
-    const ladder = this.store.ladder(line, outcome);
-    for (let k = 0; k < ladder.length; k += LD.STRIDE) if (ladder[k + LD.SLOT] === slot) return ladder[k + LD.PRICE];
-    return Number.NaN;
-  }
-
-  /** Publishes, updates or withdraws the EV rows of one quote against one sharp, for every method. */
-  private edgesFor(line: number, outcome: number, slot: number, book: number, eff: number, s: number): void {
-    const fl = this.fair.get(line * 8 + s);
-    const fresh = this.fresh[slot] === 1;
-    let mask = this.evMask[slot];
-    for (let m = 0; m < N_METHODS; m++) {
-      const bit = 1 << (s * N_METHODS + m);
-      const p = fl !== undefined && fresh && (fl.valid & (1 << m)) !== 0 ? fl.p[m * 3 + outcome] : Number.NaN;
-      if (p * eff - 1 > 0) {
-        mask |= bit;
-        this.emitEv(ROW.UPSERT, line, outcome, slot, book, s, m, eff, p);
-      } else if ((mask & bit) !== 0) {
-        mask &= ~bit;
-        this.emitEv(ROW.REMOVE, line, outcome, slot, book, s, m, eff, p);
+  /** Publishes, updates or withdraws the EV row of one quote against one sharp (all methods in one record);
+   *  `fl` is the sharp's no-vig line, undefined when the quote does not count or the sharp has no line. */
+  private edgesFor(line: number, outcome: number, slot: number, book: number, eff: number, s: number, fl: FairLine | undefined): void {
+    const bits = ((1 << N_METHODS) - 1) << (s * N_METHODS);
+    const had = (this.evMask[slot] & bits) !== 0;
+    let now = 0;
+    if (fl !== undefined) {
+      for (let m = 0; m < N_METHODS; m++) {
+        if ((fl.valid & (1 << m)) !== 0 && fl.p[m * 3 + outcome] * eff - 1 > 0) now |= 1 << m;
       }
     }
-    this.evMask[slot] = mask;
-  }
-
-  /** Withdraws every EV row of a quote. */
-  private dropEdges(line: number, outcome: number, slot: number, book: number): void {
-    let mask = this.evMask[slot];
-    if (mask === 0) return;
-    for (let bit = 0; mask !== 0; bit++, mask >>>= 1) {
-      if ((mask & 1) === 0) continue;
-      const s = (bit / N_METHODS) | 0;
-      this.emitEv(ROW.REMOVE, line, outcome, slot, book, s, bit - s * N_METHODS, Number.NaN, Number.NaN);
-    }
-    this.evMask[slot] = 0;
-  }
-
-  private emitEv(kind: number, line: number, outcome: number, slot: number, book: number, s: number, m: number,
-    eff: number, p: number): void {
+    if (now === 0 && !had) return;
+    this.evMask[slot] = (this.evMask[slot] & ~bits) | (now << (s * N_METHODS));
     const store = this.store;
     const off = this.out.ev.push();
     const d = this.out.ev.data;
-    d[off + EVR.KIND] = kind;
+    d[off + EVR.KIND] = now === 0 ? ROW.REMOVE : ROW.UPSERT;
     d[off + EVR.EVENT] = store.lineEvent(line);
     d[off + EVR.MARKET] = store.lineMarket(line);
     d[off + EVR.POINT] = store.linePoint(line);
@@ -360,10 +338,18 @@ export class Analytics implements StoreListener {
     d[off + EVR.OUTCOME] = outcome;
     d[off + EVR.BOOK] = book;
     d[off + EVR.SHARP] = SHARP_BOOK[s];
-    d[off + EVR.METHOD] = m;
-    d[off + EVR.PRICE] = kind === ROW.REMOVE ? 0 : store.priceOf(slot);
+    d[off + EVR.PRICE] = now === 0 ? 0 : store.priceOf(slot);
     d[off + EVR.EFF] = eff;
-    d[off + EVR.FAIR] = p;
+    for (let m = 0; m < N_METHODS; m++) d[off + EVR.FAIR + m] = (now & (1 << m)) !== 0 ? fl!.p[m * 3 + outcome] : Number.NaN;
+  }
+
+  /** Withdraws every EV row of a quote. */
+  private dropEdges(line: number, outcome: number, slot: number, book: number): void {
+    let mask = this.evMask[slot];
+    for (let s = 0; mask !== 0; s++, mask >>>= N_METHODS) {
+      if ((mask & ((1 << N_METHODS) - 1)) !== 0) this.edgesFor(line, outcome, slot, book, Number.NaN, s, undefined);
+    }
+    this.evMask[slot] = 0;
   }
 
   // End of batch
@@ -389,13 +375,13 @@ export class Analytics implements StoreListener {
 
   private emitConsensus(line: number): void {
     const off = this.out.cons.push();
-    writeConsensus(this.store, line, this.fresh, this.out.cons.data, off);
+    writeConsensus(this.store, line, true, this.out.cons.data, off);
   }
 
   private evaluateArb(line: number): void {
     const buf = this.out.arb;
     const off = buf.push();
-    const S = writeArb(this.store, line, this.fresh, buf.data, off);
+    const S = writeArb(this.store, line, true, buf.data, off);
     if (S < 1) {
       const prev = this.arbLast.get(line);
       const d = buf.data;
@@ -440,7 +426,7 @@ export class Analytics implements StoreListener {
     const lines = store.groupLines(g);
     const now = new Map<string, Float64Array>();
     if (lines !== undefined && lines.length > 1 && store.lineLive(lines[0])) {
-      for (const rec of middlesOfGroup(store, lines, this.fresh)) now.set(`${rec[MID.LO]}:${rec[MID.HI]}`, rec);
+      for (const rec of middlesOfGroup(store, lines, true)) now.set(`${rec[MID.LO]}:${rec[MID.HI]}`, rec);
     }
     const prev = this.middles.get(g);
     if (prev !== undefined) {
@@ -480,24 +466,25 @@ function sameArb(prev: Float64Array, d: Float64Array, off: number): boolean {
 }
 
 /** Consensus record of a line into d at off (UPSERT). Fresh quotes only; raw prices. */
-function writeConsensus(store: PriceStore, line: number, fresh: Uint8Array | null, d: Float64Array, off: number, now = 0): void {
+function writeConsensus(store: PriceStore, line: number, flags: boolean, d: Float64Array, off: number, now = 0): void {
   d[off + CONS.KIND] = ROW.UPSERT;
   d[off + CONS.EVENT] = store.lineEvent(line);
   d[off + CONS.MARKET] = store.lineMarket(line);
   d[off + CONS.POINT] = store.linePoint(line);
   d[off + CONS.PLAYER] = store.linePlayer(line);
   d[off + CONS.BOOKS] = store.lineBooks(line);
+  const n = OUTCOMES[store.lineMarket(line)];
   for (let o = 0; o < 3; o++) {
     const b = off + CONS.O + o * CONS.OSIZE;
     let sum = 0, cnt = 0, best = 0, bestBook = -1, worst = 0, worstBook = -1;
     let psum = 0, pcnt = 0, pbest = 0, pbestBook = -1, pworst = 0, pworstBook = -1;
-    if (o < OUTCOMES[store.lineMarket(line)]) {
+    if (o < n) {
       const ladder = store.ladder(line, o);
       for (let k = 0; k < ladder.length; k += LD.STRIDE) {
         const slot = ladder[k + LD.SLOT];
-        if (fresh !== null ? fresh[slot] !== 1 : !isFresh(store, slot, now)) continue;
+        if (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, slot, now)) continue;
         const book = ladder[k + LD.BOOK];
-        const price = store.priceOf(slot);
+        const price = ladder[k + LD.RAW];
         if (PREDICTION[book] === 1) {
           psum += 1 / price;
           pcnt++;
@@ -520,7 +507,7 @@ function writeConsensus(store: PriceStore, line: number, fresh: Uint8Array | nul
 
 /** Arbitrage record of a line into d at off; returns the implied sum of the best fresh effective prices
  *  (Infinity when an outcome has no fresh quote). */
-function writeArb(store: PriceStore, line: number, fresh: Uint8Array | null, d: Float64Array, off: number, now = 0): number {
+function writeArb(store: PriceStore, line: number, flags: boolean, d: Float64Array, off: number, now = 0): number {
   const n = OUTCOMES[store.lineMarket(line)];
   d[off + ARB.KIND] = ROW.UPSERT;
   d[off + ARB.EVENT] = store.lineEvent(line);
@@ -536,10 +523,10 @@ function writeArb(store: PriceStore, line: number, fresh: Uint8Array | null, d: 
       const ladder = store.ladder(line, o);
       for (let i = 0; i < ladder.length && k < ARB.ALTS; i += LD.STRIDE) {
         const slot = ladder[i + LD.SLOT];
-        if (fresh !== null ? fresh[slot] !== 1 : !isFresh(store, slot, now)) continue;
+        if (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, slot, now)) continue;
         const leg = off + ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
         d[leg + ARB.BOOK] = ladder[i + LD.BOOK];
-        d[leg + ARB.PRICE] = store.priceOf(slot);
+        d[leg + ARB.PRICE] = ladder[i + LD.RAW];
         d[leg + ARB.EFF] = ladder[i + LD.PRICE];
         if (k === 0) S += 1 / ladder[i + LD.PRICE];
         k++;
@@ -559,13 +546,13 @@ function writeArb(store: PriceStore, line: number, fresh: Uint8Array | null, d: 
 
 interface Leg { book: number; price: number; eff: number }
 
-function freshTop(store: PriceStore, line: number, o: number, fresh: Uint8Array | null, now: number, skipBook: number): Leg | null {
+function freshTop(store: PriceStore, line: number, o: number, flags: boolean, now: number, skipBook: number): Leg | null {
   const ladder = store.ladder(line, o);
   for (let i = 0; i < ladder.length; i += LD.STRIDE) {
     const slot = ladder[i + LD.SLOT];
     if (ladder[i + LD.BOOK] === skipBook) continue;
-    if (fresh !== null ? fresh[slot] !== 1 : !isFresh(store, slot, now)) continue;
-    return { book: ladder[i + LD.BOOK], price: store.priceOf(slot), eff: ladder[i + LD.PRICE] };
+    if (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, slot, now)) continue;
+    return { book: ladder[i + LD.BOOK], price: ladder[i + LD.RAW], eff: ladder[i + LD.PRICE] };
   }
   return null;
 }
@@ -573,7 +560,7 @@ function freshTop(store: PriceStore, line: number, o: number, fresh: Uint8Array 
 /** Middles of one group: for every pair of its lines with lo < hi, the best fresh "over" at lo and the best
  *  fresh "under" at hi from two different books. Spreads use the home margin: the home leg at home point h
  *  covers above -h, the away leg of the line with home point h' covers below -h'. */
-function middlesOfGroup(store: PriceStore, lines: readonly number[], fresh: Uint8Array | null, now = 0): Float64Array[] {
+function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now = 0): Float64Array[] {
   const market = store.lineMarket(lines[0]);
   const spreads = market === SPREADS;
   const x = (line: number) => (spreads ? -store.linePoint(line) : store.linePoint(line));
@@ -585,12 +572,12 @@ function middlesOfGroup(store: PriceStore, lines: readonly number[], fresh: Uint
       const xl = x(lo);
       const xh = x(hi);
       if (!(xl < xh)) continue;
-      let over = freshTop(store, lo, 0, fresh, now, -1);
-      let under = freshTop(store, hi, 1, fresh, now, -1);
+      let over = freshTop(store, lo, 0, flags, now, -1);
+      let under = freshTop(store, hi, 1, flags, now, -1);
       if (over === null || under === null) continue;
       if (over.book === under.book) {
-        const o2 = freshTop(store, lo, 0, fresh, now, over.book);
-        const u2 = freshTop(store, hi, 1, fresh, now, under.book);
+        const o2 = freshTop(store, lo, 0, flags, now, over.book);
+        const u2 = freshTop(store, hi, 1, flags, now, under.book);
         const a = o2 === null ? -Infinity : o2.eff + under.eff;
         const b = u2 === null ? -Infinity : over.eff + u2.eff;
         if (a === -Infinity && b === -Infinity) continue;
@@ -632,18 +619,18 @@ export function lineKeyOf(event: number, market: number, point: number, player: 
 export function scratch(store: PriceStore, now: number): ScratchSets {
   const sets: ScratchSets = { cons: new Map(), arb: new Map(), ev: new Map(), mid: new Map() };
   const groups = new Set<number>();
-  const fair = new Float64Array(3);
+  const fairs = new Float64Array(N_METHODS * 3);
   const implied = new Float64Array(3);
   for (let line = 0; line < store.lineIdLimit; line++) {
     if (!store.lineLive(line)) continue;
     const key = lineKeyOf(store.lineEvent(line), store.lineMarket(line), store.linePoint(line), store.linePlayer(line));
     const c = new Float64Array(CONS.STRIDE);
-    writeConsensus(store, line, null, c, 0, now);
+    writeConsensus(store, line, false, c, 0, now);
     sets.cons.set(key, c);
     const a = new Float64Array(ARB.STRIDE);
-    if (writeArb(store, line, null, a, 0, now) < 1) sets.arb.set(key, a);
+    if (writeArb(store, line, false, a, 0, now) < 1) sets.arb.set(key, a);
     if (MIDDLE_MARKET[store.lineMarket(line)] === 1) groups.add(store.lineGroup(line));
-    // EV: every sharp with a complete fresh set, every method, every other book's fresh quote
+    // EV: every sharp with a complete fresh set, every other book's fresh quote, every method
     const n = OUTCOMES[store.lineMarket(line)];
     for (let s = 0; s < SHARP_BOOK.length; s++) {
       const base = store.slotOfBook(line, SHARP_BOOK[s]);
@@ -654,31 +641,37 @@ export function scratch(store: PriceStore, now: number): ScratchSets {
         else implied[o] = 1 / store.priceOf(base + o);
       }
       if (!ok) continue;
+      const valid: boolean[] = [];
       for (let m = 0; m < N_METHODS; m++) {
-        if (!devig(n === 3 ? implied : implied.subarray(0, 2), DEVIG_METHODS[m], fair)) continue;
-        for (let o = 0; o < n; o++) {
-          const ladder = store.ladder(line, o);
-          for (let k = 0; k < ladder.length; k += LD.STRIDE) {
-            const book = ladder[k + LD.BOOK];
-            const slot = ladder[k + LD.SLOT];
-            if (book === SHARP_BOOK[s] || !isFresh(store, slot, now)) continue;
-            const eff = ladder[k + LD.PRICE];
-            if (!(fair[o] * eff - 1 > 0)) continue;
-            const r = new Float64Array(EVR.STRIDE);
-            r[EVR.KIND] = ROW.UPSERT;
-            r[EVR.EVENT] = store.lineEvent(line);
-            r[EVR.MARKET] = store.lineMarket(line);
-            r[EVR.POINT] = store.linePoint(line);
-            r[EVR.PLAYER] = store.linePlayer(line);
-            r[EVR.OUTCOME] = o;
-            r[EVR.BOOK] = book;
-            r[EVR.SHARP] = SHARP_BOOK[s];
-            r[EVR.METHOD] = m;
-            r[EVR.PRICE] = store.priceOf(slot);
-            r[EVR.EFF] = eff;
-            r[EVR.FAIR] = fair[o];
-            sets.ev.set(evKeyOf(r, 0), r);
+        valid.push(devig(n === 3 ? implied : implied.subarray(0, 2), DEVIG_METHODS[m], fairs.subarray(m * 3, m * 3 + 3)));
+      }
+      for (let o = 0; o < n; o++) {
+        const ladder = store.ladder(line, o);
+        for (let k = 0; k < ladder.length; k += LD.STRIDE) {
+          const book = ladder[k + LD.BOOK];
+          const slot = ladder[k + LD.SLOT];
+          if (book === SHARP_BOOK[s] || !isFresh(store, slot, now)) continue;
+          const eff = ladder[k + LD.PRICE];
+          const r = new Float64Array(EVR.STRIDE);
+          let any = false;
+          for (let m = 0; m < N_METHODS; m++) {
+            const p = fairs[m * 3 + o];
+            const positive = valid[m] && p * eff - 1 > 0;
+            r[EVR.FAIR + m] = positive ? p : Number.NaN;
+            any ||= positive;
           }
+          if (!any) continue;
+          r[EVR.KIND] = ROW.UPSERT;
+          r[EVR.EVENT] = store.lineEvent(line);
+          r[EVR.MARKET] = store.lineMarket(line);
+          r[EVR.POINT] = store.linePoint(line);
+          r[EVR.PLAYER] = store.linePlayer(line);
+          r[EVR.OUTCOME] = o;
+          r[EVR.BOOK] = book;
+          r[EVR.SHARP] = SHARP_BOOK[s];
+          r[EVR.PRICE] = ladder[k + LD.RAW];
+          r[EVR.EFF] = eff;
+          sets.ev.set(evKeyOf(r, 0), r);
         }
       }
     }
@@ -686,13 +679,13 @@ export function scratch(store: PriceStore, now: number): ScratchSets {
   for (const g of groups) {
     const lines = store.groupLines(g);
     if (lines.length < 2) continue;
-    for (const rec of middlesOfGroup(store, lines, null, now)) sets.mid.set(midKeyOf(rec, 0), rec);
+    for (const rec of middlesOfGroup(store, lines, false, now)) sets.mid.set(midKeyOf(rec, 0), rec);
   }
   return sets;
 }
 
 export function evKeyOf(d: Float64Array, off: number): string {
-  return `${lineKeyOf(d[off + EVR.EVENT], d[off + EVR.MARKET], d[off + EVR.POINT], d[off + EVR.PLAYER])}|${d[off + EVR.OUTCOME]}|${d[off + EVR.BOOK]}|${d[off + EVR.SHARP]}|${d[off + EVR.METHOD]}`;
+  return `${lineKeyOf(d[off + EVR.EVENT], d[off + EVR.MARKET], d[off + EVR.POINT], d[off + EVR.PLAYER])}|${d[off + EVR.OUTCOME]}|${d[off + EVR.BOOK]}|${d[off + EVR.SHARP]}`;
 }
 
 export function midKeyOf(d: Float64Array, off: number): string {

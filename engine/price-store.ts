@@ -50,9 +50,11 @@ const QF = { PRICE: 0, CHANGED: 1, VERIFIED: 2, SIZE: 3 } as const;
 /** Line record layout; its ladders are `ladders[line * 3 + outcome]`. */
 const LN = { EVENT: 0, MARKET: 1, PLAYER: 2, POINT: 3, QUOTES: 4, GROUP: 5, STRIDE: 6 } as const;
 
-/** A ladder is one packed array of tuples [effective price, line_changed_at, book, slot], best first: comparisons
- *  read the tuples in place instead of chasing each neighbour's record (one cache miss each; bench/ingest.ts). */
-export const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, STRIDE: 4 } as const;
+/** A ladder is one packed array of tuples [effective price, line_changed_at, book, slot, raw price, flag], best
+ *  first: comparisons and the analytics' scans read the tuples in place instead of chasing each quote's record
+ *  (one cache miss each; bench/ingest.ts, bench/analytics.ts). FLAG belongs to the listener (the analytics keep
+ *  the quote's freshness there); the store writes 0 on insert and carries it along. */
+export const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, RAW: 4, FLAG: 5, STRIDE: 6 } as const;
 
 /** What the store tells its listener (the shard's analytics) about every change, synchronously. */
 export interface StoreListener {
@@ -214,7 +216,7 @@ export class PriceStore {
       d[q + QF.PRICE] = price;
       d[q + QF.CHANGED] = ts;
       d[q + QF.VERIFIED] = ts;
-      ladder.push(this.effective(price, book), ts, book, slot);
+      ladder.push(this.effective(price, book), ts, book, slot, price, 0);
       rerank(ladder, ladder.length - LD.STRIDE);
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
@@ -238,6 +240,7 @@ export class PriceStore {
     const at = tupleOf(ladder, slot);
     ladder[at + LD.PRICE] = this.effective(price, book);
     ladder[at + LD.CHANGED] = ts;
+    ladder[at + LD.RAW] = price;
     rerank(ladder, at);
     this.emit(out, CHANGE.PRICE, b, outcome);
     if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.PRICE, old);
@@ -263,7 +266,7 @@ export class PriceStore {
       const line = d[b * BL.STRIDE + BL.LINE];
       const ladder = this.ladders[line * MAX_OUTCOMES + outcome];
       const book = d[b * BL.STRIDE + BL.BOOK];
-      ladder.push(this.effective(d[q + QF.PRICE], book), d[q + QF.CHANGED], book, b * MAX_OUTCOMES + outcome);
+      ladder.push(this.effective(d[q + QF.PRICE], book), d[q + QF.CHANGED], book, b * MAX_OUTCOMES + outcome, d[q + QF.PRICE], 0);
       rerank(ladder, ladder.length - LD.STRIDE);
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
@@ -462,9 +465,14 @@ export class PriceStore {
 
   // Reads for the analytics (hot: no allocation).
 
-  /** the ladder of a line's outcome: packed LD tuples, best first. Read-only. */
-  ladder(line: number, outcome: number): readonly number[] {
+  /** the ladder of a line's outcome: packed LD tuples, best first. Read-only but for LD.FLAG. */
+  ladder(line: number, outcome: number): number[] {
     return this.ladders[line * MAX_OUTCOMES + outcome];
+  }
+
+  /** offset of a quote's tuple in its ladder, or -1 */
+  tupleOf(line: number, outcome: number, slot: number): number {
+    return tupleOf(this.ladders[line * MAX_OUTCOMES + outcome], slot);
   }
 
   lineEvent(line: number): number { return this.ln[line * LN.STRIDE + LN.EVENT]; }

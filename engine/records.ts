@@ -115,11 +115,13 @@ export const ARB = {
   STRIDE: 44,
 } as const;
 
-/** A positive-EV quote: a soft book's fresh price against a sharp book's fresh no-vig line. */
+/** A positive-EV quote: a soft book's fresh price against a sharp book's fresh no-vig line, one record for
+ *  every de-vig method at once. FAIR + m is method m's fair probability of the outcome when its edge is
+ *  positive, NaN otherwise; the record is removed when no method leaves a positive edge. */
 export const EVR = {
-  KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, OUTCOME: 5, BOOK: 6, SHARP: 7, METHOD: 8,
-  PRICE: 9, EFF: 10, FAIR: 11,
-  STRIDE: 12,
+  KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, OUTCOME: 5, BOOK: 6, SHARP: 7,
+  PRICE: 8, EFF: 9, FAIR: 10,
+  STRIDE: 16,
 } as const;
 
 /** A middle across two lines of one (event, market, player), in "over/under" terms: LO and HI are totals-style

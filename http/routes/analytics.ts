@@ -285,10 +285,11 @@ export function analyticsRoutes(s: Services): Route[] {
         if (a === undefined) continue;
         for (const r of a.ev) {
           const off = r * EVR.STRIDE;
-          if (d[off + EVR.SHARP] !== sharp || d[off + EVR.METHOD] !== method) continue;
+          if (d[off + EVR.SHARP] !== sharp) continue;
+          const fair = d[off + EVR.FAIR + method];
+          if (fair !== fair) continue; // no positive edge under this method
           const market = d[off + EVR.MARKET];
           if (markets !== null && !markets.has(market)) continue;
-          const fair = d[off + EVR.FAIR];
           const eff = d[off + EVR.EFF];
           const edge = (fair * eff - 1) * 100;
           if (edge < minEdge) continue;

@@ -1,0 +1,243 @@
+// Analytics benchmarks (issue 3), each against a baseline measured in the same run:
+// 1. One price update with every view kept current (store + incremental analytics + end of batch), against
+//    recomputing the affected sport from scratch (engine/analytics.ts scratch()), at 10,000 events x 20 books x
+//    3 markets, all one sport. Target: at least 100 times cheaper.
+// 2. Ingest throughput through a shard to the read model with the analytics on, against the same with them off:
+//    (a) random prices around a 4 % margin over 20 books of which 3 are sharps (about half of all quotes +EV:
+//    a worst case for the EV bookkeeping), (b) the simulator's market through hub.ingest.
+//    Target: the analytics cost at most 30 % of throughput.
+// 3. From a price update entering POST /v1/ingest to the arbitrage row it opens being visible over REST, p50/p99,
+//    against a GET of the same endpoint alone.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHistogram } from 'node:perf_hooks';
+import { Analytics, scratch } from '../engine/analytics.js';
+import { Simulator } from '../engine/simulator.js';
+import type { IngestBatch } from '../engine/types.js';
+import { BOOKMAKERS, sportByKey } from '../engine/catalogue.js';
+import { MARKET_INDEX } from '../engine/ingest.js';
+import { PriceStore } from '../engine/price-store.js';
+import { CHG, OBS, RecordBuffer } from '../engine/records.js';
+import { startApp } from '../http/app.js';
+import { Hub, shardOf } from '../workers/hub.js';
+
+const EVENTS = 10_000;
+const BATCH = 1000;
+const UPDATES = Number(process.env.BENCH_UPDATES ?? 1_000_000);
+const BOOK_KEYS = ['pinnacle', 'betfair_ex_uk', 'lowvig', 'draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'espnbet',
+  'betrivers', 'fanatics', 'bovada', 'betonlineag', 'williamhill', 'paddypower', 'skybet', 'unibet_eu', 'betsson',
+  'onexbet', 'sportsbet', 'tab'];
+const BOOKS = BOOK_KEYS.map((k) => BOOKMAKERS.findIndex((b) => b.key === k));
+const MARKETS = [MARKET_INDEX.get('h2h')!, MARKET_INDEX.get('spreads')!, MARKET_INDEX.get('totals')!];
+const POINTS = [Number.NaN, -3.5, 221.5];
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(s ^ (s >>> 15), 1 | s);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** prices around a 4 % margin with noise, so arbitrage and +EV rows exist in realistic numbers */
+function price(r: () => number): number {
+  return Math.round((1.92 + (r() - 0.5) * 0.16) * 100) / 100;
+}
+
+function workload(prefill: boolean, t0: number, owner: (e: number) => number, shards: number): Float64Array[][] {
+  const r = rng(prefill ? 7 : 42);
+  const per: Float64Array[][] = Array.from({ length: shards }, () => []);
+  const bufs = Array.from({ length: shards }, () => new RecordBuffer(OBS.STRIDE, BATCH));
+  const total = prefill ? EVENTS * 3 * 2 * BOOKS.length : UPDATES;
+  for (let i = 0; i < total; i++) {
+    const e = prefill ? Math.floor(i / (6 * BOOKS.length)) : Math.floor(r() * EVENTS);
+    const m = prefill ? Math.floor(i / (2 * BOOKS.length)) % 3 : Math.floor(r() * 3);
+    const s = owner(e);
+    const off = bufs[s].push();
+    const d = bufs[s].data;
+    d[off + OBS.EVENT] = e;
+    d[off + OBS.MARKET] = MARKETS[m];
+    d[off + OBS.POINT] = POINTS[m];
+    d[off + OBS.PLAYER] = -1;
+    d[off + OBS.OUTCOME] = prefill ? Math.floor(i / BOOKS.length) % 2 : r() < 0.5 ? 0 : 1;
+    d[off + OBS.BOOK] = BOOKS[prefill ? i % BOOKS.length : Math.floor(r() * BOOKS.length)];
+    d[off + OBS.PRICE] = price(r);
+    d[off + OBS.TS] = t0 + i / 1000;
+    if (bufs[s].length === BATCH) per[s].push(bufs[s].take());
+  }
+  for (let s = 0; s < shards; s++) if (bufs[s].length > 0) per[s].push(bufs[s].take());
+  return per;
+}
+
+function machine(): string {
+  return `machine: ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
+}
+
+function incrementalVersusScratch(): void {
+  const t0 = 1_800_000_000_000;
+  const store = new PriceStore(1 << 20);
+  const analytics = new Analytics(store);
+  const out = new RecordBuffer(CHG.STRIDE, 4096);
+  for (const b of workload(true, t0, () => 0, 1)[0]) {
+    analytics.begin(t0 + 1000);
+    store.apply(b, b.length / OBS.STRIDE, out);
+    analytics.flush();
+    out.length = 0;
+  }
+  const updates = workload(false, t0 + 2000, () => 0, 1)[0].slice(0, 50);
+  const now = t0 + 5000;
+  // one update at a time: apply it and bring every view up to date
+  const single = new Float64Array(OBS.STRIDE);
+  const h = createHistogram();
+  let n = 0;
+  const start = process.hrtime.bigint();
+  for (const b of updates) {
+    for (let i = 0; i < b.length; i += OBS.STRIDE) {
+      single.set(b.subarray(i, i + OBS.STRIDE));
+      const s = process.hrtime.bigint();
+      analytics.begin(now);
+      store.apply(single, 1, out);
+      analytics.flush();
+      out.length = 0;
+      h.record(Number(process.hrtime.bigint() - s) || 1);
+      n++;
+    }
+  }
+  const perUpdate = Number(process.hrtime.bigint() - start) / n;
+  const hs = createHistogram();
+  const rounds = 5;
+  const s0 = process.hrtime.bigint();
+  let rows = 0;
+  for (let i = 0; i < rounds; i++) {
+    const s = process.hrtime.bigint();
+    const sets = scratch(store, now);
+    rows = sets.cons.size + sets.arb.size + sets.ev.size + sets.mid.size;
+    hs.record(Number(process.hrtime.bigint() - s));
+  }
+  const perScratch = Number(process.hrtime.bigint() - s0) / rounds;
+  console.log(`\n1. one update with all views current vs recomputing the sport: ${store.quoteCount.toLocaleString('en-US')} quotes, ${rows.toLocaleString('en-US')} analytics rows`);
+  console.log(machine());
+  console.table([
+    { method: 'baseline: recompute the sport from scratch', 'mean us': (perScratch / 1000).toFixed(1), 'p50 us': (hs.percentile(50) / 1000).toFixed(1), 'p99 us': (hs.percentile(99) / 1000).toFixed(1), 'vs baseline': '1x' },
+    { method: 'incremental: one update, all views current', 'mean us': (perUpdate / 1000).toFixed(2), 'p50 us': (h.percentile(50) / 1000).toFixed(2), 'p99 us': (h.percentile(99) / 1000).toFixed(2), 'vs baseline': `${Math.round(perScratch / perUpdate).toLocaleString('en-US')}x cheaper` },
+  ]);
+}
+
+async function throughput(analytics: boolean): Promise<number> {
+  const hub = new Hub(1, Date.now, { analytics });
+  await hub.start();
+  const sport = sportByKey('basketball_nba')!;
+  for (let e = 0; e < EVENTS; e++) {
+    hub.upsertEvent({ id: `bench_${e}`, sport, commence: Date.now() + 86_400_000, home: 'H', away: 'A', status: 'upcoming', pitchers: null });
+  }
+  const owner = (e: number) => shardOf(`bench_${e}`, 1);
+  const t0 = Date.now();
+  for (const b of workload(true, t0 - 60_000, owner, 1)[0]) await hub.applyEncoded(0, b, b.length / OBS.STRIDE);
+  const batches = workload(false, t0, owner, 1)[0];
+  let next = 0;
+  const start = process.hrtime.bigint();
+  const lane = async () => {
+    while (next < batches.length) {
+      const b = batches[next++];
+      await hub.applyEncoded(0, b, b.length / OBS.STRIDE);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
+  const secs = Number(process.hrtime.bigint() - start) / 1e9;
+  await hub.close();
+  return UPDATES / secs;
+}
+
+/** The simulator's market (about 20 books an event, realistic margins, props) through hub.ingest. */
+async function simulated(analytics: boolean, batches: IngestBatch[], snapshot: IngestBatch, t0: number): Promise<number> {
+  let clock = t0;
+  const hub = new Hub(1, () => clock, { analytics });
+  await hub.start();
+  await hub.ingest(snapshot, clock);
+  let n = 0;
+  const start = process.hrtime.bigint();
+  for (const b of batches) {
+    clock += 100;
+    await hub.ingest(b, clock);
+    n += b.prices.length;
+  }
+  const secs = Number(process.hrtime.bigint() - start) / 1e9;
+  await hub.close();
+  return n / secs;
+}
+
+async function ingestToRest(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
+  const app = await startApp({ host: '127.0.0.1', port: 0, dataDir, feeds: [], simSeed: 1, simRate: 1, shards: 1, adminKey: 'bench-admin' });
+  try {
+    const base = `http://127.0.0.1:${app.port}`;
+    const key = app.firstStart.demoKey!;
+    const admin = { 'content-type': 'application/json', authorization: 'Bearer bench-admin' };
+    const commence = Date.now() + 86_400_000;
+    const events = Array.from({ length: 50 }, (_, i) => ({ id: `lat_${i}`, sport_key: 'basketball_nba', commence_time: commence, home_team: `H${i}`, away_team: `A${i}` }));
+    await fetch(`${base}/v1/ingest`, { method: 'POST', headers: admin, body: JSON.stringify({ events }) });
+    const arbUrl = `${base}/v1/sports/basketball_nba/arbitrage?apiKey=${key}`;
+    const hIngest = createHistogram();
+    const hGet = createHistogram();
+    for (let i = 0; i < 300; i++) {
+      const ev = events[i % events.length];
+      // open: the two books cross (2.10 / 2.10); the next round on this event closes it again (1.80 / 1.80)
+      const open = Math.floor(i / events.length) % 2 === 0;
+      const p = open ? 2.1 : 1.8;
+      const body = JSON.stringify({ prices: [
+        { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: p },
+        { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: p },
+      ] });
+      const s = process.hrtime.bigint();
+      await fetch(`${base}/v1/ingest`, { method: 'POST', headers: admin, body });
+      for (;;) {
+        const rows = (await (await fetch(arbUrl)).json()) as { event_id: string }[];
+        if (rows.some((r) => r.event_id === ev.id) === open) break;
+      }
+      hIngest.record(Number(process.hrtime.bigint() - s));
+      const g = process.hrtime.bigint();
+      await (await fetch(arbUrl)).arrayBuffer();
+      hGet.record(Number(process.hrtime.bigint() - g));
+    }
+    console.log('\n3. price update entering POST /v1/ingest until the arbitrage row it opens (or closes) is seen over REST');
+    console.log(machine());
+    const ms = (h: ReturnType<typeof createHistogram>, q: number) => (h.percentile(q) / 1e6).toFixed(3);
+    console.table([
+      { path: 'baseline: GET /arbitrage alone', 'p50 ms': ms(hGet, 50), 'p99 ms': ms(hGet, 99) },
+      { path: 'ingest -> shard -> analytics -> read model -> GET /arbitrage', 'p50 ms': ms(hIngest, 50), 'p99 ms': ms(hIngest, 99) },
+    ]);
+  } finally {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+incrementalVersusScratch();
+const off = await throughput(false);
+const on = await throughput(true);
+console.log(`\n2. ingest to read model, SHARDS=1: ${UPDATES.toLocaleString('en-US')} random updates over ${(EVENTS * 6 * BOOKS.length).toLocaleString('en-US')} quotes, batch ${BATCH}, 8 in flight`);
+console.log(machine());
+console.table([
+  { analytics: 'baseline: off (store and read model only)', 'updates/s': Math.round(off).toLocaleString('en-US'), 'vs baseline': '100 %' },
+  { analytics: 'on (consensus, arbitrage, EV x 6 de-vig methods, middles)', 'updates/s': Math.round(on).toLocaleString('en-US'), 'vs baseline': `${Math.round((on / off) * 100)} %` },
+]);
+{
+  const t0 = Date.now();
+  const sim = new Simulator({ seed: 1, now: t0 });
+  const snapshot = sim.snapshot(t0);
+  const batches: IngestBatch[] = [];
+  for (let i = 1; i <= 200; i++) batches.push(sim.step(t0 + i * 100, 2000));
+  const simOff = await simulated(false, batches, snapshot, t0);
+  const simOn = await simulated(true, batches, snapshot, t0);
+  console.log(`\n2b. the simulator's market through POST-equivalent hub.ingest (validation included), SHARDS=1: 400,000 observations over ${snapshot.prices.length.toLocaleString('en-US')} quotes`);
+  console.log(machine());
+  console.table([
+    { analytics: 'baseline: off', 'updates/s': Math.round(simOff).toLocaleString('en-US'), 'vs baseline': '100 %' },
+    { analytics: 'on', 'updates/s': Math.round(simOn).toLocaleString('en-US'), 'vs baseline': `${Math.round((simOn / simOff) * 100)} %` },
+  ]);
+}
+await ingestToRest();
