@@ -21,11 +21,13 @@ import { LD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-s
 import { SHARP_BOOKS, STALE_MS } from './sla.js';
 
 const N_METHODS = DEVIG_METHODS.length;
+/** sharps fit one Int32 mask of (sharp, method) bits per quote: 5 x 6 = 30 */
 const MAX_SHARPS = 5;
 /** sharp index per book id, -1 for soft-only books */
 const SHARP_INDEX = new Int8Array(1024).fill(-1);
 const SHARP_BOOK: number[] = [];
-for (const key of SHARP_BOOKS.slice(0, MAX_SHARPS)) {
+if (SHARP_BOOKS.length > MAX_SHARPS) throw new Error(`at most ${MAX_SHARPS} sharp books`);
+for (const key of SHARP_BOOKS) {
   const id = BOOKMAKERS.findIndex((b) => b.key === key);
   if (id >= 0) {
     SHARP_INDEX[id] = SHARP_BOOK.length;

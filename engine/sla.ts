@@ -22,7 +22,7 @@ export const SLA_CLASSES: Readonly<Record<string, SlaClass>> = Object.freeze({
 });
 
 /** books whose lines move first: the candidates for EV's sharp reference */
-export const SHARP_BOOKS: readonly string[] = Object.freeze(['pinnacle', 'betfair_ex_uk', 'smarkets', 'matchbook', 'lowvig', 'betonlineag']);
+export const SHARP_BOOKS: readonly string[] = Object.freeze(['pinnacle', 'betfair_ex_uk', 'smarkets', 'matchbook', 'lowvig']);
 
 const FAST = new Set(['pinnacle', 'draftkings', 'fanduel', 'betmgm', 'lowvig', 'betonlineag']);
 
