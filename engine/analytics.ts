@@ -78,6 +78,7 @@ export class Analytics implements StoreListener {
   };
   // per line
   private dirtyStamp = new Int32Array(1024);
+  private arbStamp = new Int32Array(1024);
   private readonly dirtyLines: number[] = [];
   private groupStamp = new Int32Array(1024);
   private readonly dirtyGroups: number[] = [];
@@ -118,6 +119,7 @@ export class Analytics implements StoreListener {
     const grow8 = (a: Uint8Array) => { const b = new Uint8Array(n); b.set(a); return b; };
     const grow32 = (a: Int32Array) => { const b = new Int32Array(n); b.set(a); return b; };
     this.dirtyStamp = grow32(this.dirtyStamp);
+    this.arbStamp = grow32(this.arbStamp);
     this.groupStamp = grow32(this.groupStamp);
     this.arbOpen = grow8(this.arbOpen);
     this.sharpMask = grow8(this.sharpMask);
@@ -135,11 +137,15 @@ export class Analytics implements StoreListener {
     const x = new Float64Array(n); x.set(this.expiry); this.expiry = x;
   }
 
-  private markLine(line: number): void {
+  /** Marks a line's consensus dirty, its arbitrage when the change reached the top ARB.ALTS of a ladder (`rank`),
+   *  and its group's middles when it reached the top two (a middle takes the best or second best per side). */
+  private markLine(line: number, rank = 0): void {
     if (this.dirtyStamp[line] !== this.batch) {
       this.dirtyStamp[line] = this.batch;
       this.dirtyLines.push(line);
     }
+    if (rank < ARB.ALTS) this.arbStamp[line] = this.batch;
+    if (rank >= 2) return;
     const group = this.store.lineGroup(line);
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
       if (group >= this.groupStamp.length) this.ensureLine(group);
@@ -152,7 +158,7 @@ export class Analytics implements StoreListener {
 
   // StoreListener
 
-  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number): void {
+  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number): void {
     this.ensureLine(line);
     this.ensureSlot(slot);
     const store = this.store;
@@ -184,7 +190,15 @@ export class Analytics implements StoreListener {
     }
     // same price and still fresh: nothing derived changes (ages are read from the read model when served)
     if (was && kind !== CHANGE.NEW && store.priceOf(slot) === oldPrice) return;
-    this.markLine(line);
+    // a price move that stays out of the top of its ladder, before and after, leaves arbitrage and middles
+    // alone. Only this quote moved, so its best place among fresh quotes, old or new, is the number of fresh
+    // quotes above the higher of its two positions in the current ladder.
+    let rank = 0;
+    if (was && kind === CHANGE.PRICE && oldRank >= 0) {
+      const top = Math.min(oldRank, at / LD.STRIDE) * LD.STRIDE;
+      for (let k = 0; k < top && rank < ARB.ALTS; k += LD.STRIDE) if (ladder[k + LD.FLAG] === 1) rank++;
+    }
+    this.markLine(line, rank);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.sharpChanged(line, s, book);
     this.softEdges(line, outcome, slot, book, ladder[at + LD.PRICE]);
@@ -362,7 +376,7 @@ export class Analytics implements StoreListener {
     for (const line of this.dirtyLines) {
       if (!store.lineLive(line) || this.dirtyStamp[line] !== this.batch) continue;
       this.emitConsensus(line);
-      this.evaluateArb(line);
+      if (this.arbStamp[line] === this.batch) this.evaluateArb(line);
     }
     this.dirtyLines.length = 0;
     for (const g of this.dirtyGroups) this.evaluateMiddles(g);

@@ -58,8 +58,9 @@ export const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, RAW: 4, FLAG: 5, STR
 
 /** What the store tells its listener (the shard's analytics) about every change, synchronously. */
 export interface StoreListener {
-  /** a quote appeared, moved, was verified, or went (kind: CHANGE.*); `oldPrice` is the raw price before */
-  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number): void;
+  /** a quote appeared, moved, was verified, or went (kind: CHANGE.*); `oldPrice` is the raw price before and
+   *  `oldRank` its place in the ladder before (0 = top; -1 when it was not in the ladder or did not move) */
+  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number): void;
   /** the line is about to be freed (its id may be reused afterwards) */
   lineFreed(line: number): void;
 }
@@ -221,7 +222,7 @@ export class PriceStore {
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
       this.emit(out, CHANGE.NEW, b, outcome);
-      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.NEW, 0);
+      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.NEW, 0, -1);
       return true;
     }
     if (ts < d[q + QF.VERIFIED] || ts < d[q + QF.CHANGED]) {
@@ -232,18 +233,19 @@ export class PriceStore {
     const old = d[q + QF.PRICE];
     if (old === price) {
       this.emit(out, CHANGE.VERIFIED, b, outcome);
-      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.VERIFIED, old);
+      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.VERIFIED, old, -1);
       return true;
     }
     d[q + QF.PRICE] = price;
     d[q + QF.CHANGED] = ts;
     const at = tupleOf(ladder, slot);
+    const oldRank = at / LD.STRIDE;
     ladder[at + LD.PRICE] = this.effective(price, book);
     ladder[at + LD.CHANGED] = ts;
     ladder[at + LD.RAW] = price;
     rerank(ladder, at);
     this.emit(out, CHANGE.PRICE, b, outcome);
-    if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.PRICE, old);
+    if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.PRICE, old, oldRank);
     return true;
   }
 
@@ -270,7 +272,7 @@ export class PriceStore {
       rerank(ladder, ladder.length - LD.STRIDE);
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
-      if (this.listener !== null) this.listener.quote(line, outcome, b * MAX_OUTCOMES + outcome, CHANGE.NEW, 0);
+      if (this.listener !== null) this.listener.quote(line, outcome, b * MAX_OUTCOMES + outcome, CHANGE.NEW, 0, -1);
     }
   }
 
@@ -402,12 +404,13 @@ export class PriceStore {
       if (d[q + QF.PRICE] === 0) continue;
       this.emit(out, CHANGE.REMOVED, b, o);
       const ladder = this.ladders[line * MAX_OUTCOMES + o];
-      ladder.splice(tupleOf(ladder, b * MAX_OUTCOMES + o), LD.STRIDE);
+      const at = tupleOf(ladder, b * MAX_OUTCOMES + o);
+      ladder.splice(at, LD.STRIDE);
       const old = d[q + QF.PRICE];
       d[q + QF.PRICE] = 0;
       this.ln[line * LN.STRIDE + LN.QUOTES]--;
       this.live--;
-      if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old);
+      if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old, at / LD.STRIDE);
     }
   }
 
