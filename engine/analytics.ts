@@ -481,6 +481,10 @@ function sameArb(prev: Float64Array, d: Float64Array, off: number): boolean {
   return true;
 }
 
+/** Distinct-book counting without clearing: a book is counted once per stamp. */
+const SEEN = new Int32Array(1024);
+let seenStamp = 0;
+
 /** Consensus record of a line into d at off (UPSERT). Fresh quotes only; raw prices. */
 function writeConsensus(store: PriceStore, line: number, flags: boolean, d: Float64Array, off: number, now = 0): void {
   d[off + CONS.KIND] = ROW.UPSERT;
@@ -488,8 +492,10 @@ function writeConsensus(store: PriceStore, line: number, flags: boolean, d: Floa
   d[off + CONS.MARKET] = store.lineMarket(line);
   d[off + CONS.POINT] = store.linePoint(line);
   d[off + CONS.PLAYER] = store.linePlayer(line);
-  d[off + CONS.BOOKS] = store.lineBooks(line);
   const n = OUTCOMES[store.lineMarket(line)];
+  const stamp = ++seenStamp;
+  let books = 0;
+  let pbooks = 0;
   for (let o = 0; o < 3; o++) {
     const b = off + CONS.O + o * CONS.OSIZE;
     let sum = 0, cnt = 0, best = 0, bestBook = -1, worst = 0, worstBook = -1;
@@ -501,6 +507,11 @@ function writeConsensus(store: PriceStore, line: number, flags: boolean, d: Floa
         if (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, slot, now)) continue;
         const book = ladder[k + LD.BOOK];
         const price = ladder[k + LD.RAW];
+        if (SEEN[book] !== stamp) {
+          SEEN[book] = stamp;
+          if (PREDICTION[book] === 1) pbooks++;
+          else books++;
+        }
         if (PREDICTION[book] === 1) {
           psum += 1 / price;
           pcnt++;
@@ -519,6 +530,8 @@ function writeConsensus(store: PriceStore, line: number, flags: boolean, d: Floa
     d[b + CONS.PSUM] = psum; d[b + CONS.PCNT] = pcnt; d[b + CONS.PBEST] = pbest; d[b + CONS.PBEST_BOOK] = pbestBook;
     d[b + CONS.PWORST] = pworst; d[b + CONS.PWORST_BOOK] = pworstBook;
   }
+  d[off + CONS.BOOKS] = books;
+  d[off + CONS.PBOOKS] = pbooks;
 }
 
 /** Arbitrage record of a line into d at off; returns the implied sum of the best fresh effective prices
@@ -580,8 +593,19 @@ function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: bool
   const market = store.lineMarket(lines[0]);
   const spreads = market === SPREADS;
   const x = (line: number) => (spreads ? -store.linePoint(line) : store.linePoint(line));
+  const stamp = ++seenStamp;
   let books = 0;
-  for (const l of lines) books += store.lineBooks(l);
+  for (const l of lines) {
+    for (let o = 0; o < 2; o++) {
+      const ladder = store.ladder(l, o);
+      for (let i = 0; i < ladder.length; i += LD.STRIDE) {
+        const book = ladder[i + LD.BOOK];
+        if (SEEN[book] === stamp || (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, ladder[i + LD.SLOT], now))) continue;
+        SEEN[book] = stamp;
+        books++;
+      }
+    }
+  }
   const out: Float64Array[] = [];
   for (const lo of lines) {
     for (const hi of lines) {

@@ -96,14 +96,15 @@ export class RecordBuffer {
  *  apart, the sum of implied probabilities, the count, and best and worst raw price with their books. */
 export const CONS = {
   KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4,
-  /** book-lines on the line (books quoting it, fresh or not) */
+  /** books whose fresh quotes went into the numbers (non-prediction; prediction books in PBOOKS) */
   BOOKS: 5,
   /** outcome o's fields start at O + o * OSIZE */
   O: 6,
   SUM: 0, CNT: 1, BEST: 2, BEST_BOOK: 3, WORST: 4, WORST_BOOK: 5,
   PSUM: 6, PCNT: 7, PBEST: 8, PBEST_BOOK: 9, PWORST: 10, PWORST_BOOK: 11,
   OSIZE: 12,
-  STRIDE: 42,
+  PBOOKS: 42,
+  STRIDE: 43,
 } as const;
 
 /** An arbitrage on one line: implied sum over the best fresh effective price per outcome, and per outcome the
@@ -129,7 +130,7 @@ export const EVR = {
 export const MID = {
   KIND: 0, EVENT: 1, MARKET: 2, PLAYER: 3, LO: 4, HI: 5,
   OVER_BOOK: 6, OVER_PRICE: 7, OVER_EFF: 8, UNDER_BOOK: 9, UNDER_PRICE: 10, UNDER_EFF: 11,
-  /** distinct books quoting the group */
+  /** distinct books with a fresh quote (that counts) on any line of the group */
   BOOKS: 12,
   STRIDE: 13,
 } as const;

@@ -5,7 +5,7 @@
 // read model, since no maintained set can cover every subset.
 
 import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
-import { middle } from '../../engine/analytics-math.js';
+import { effectivePrice, middle } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
 import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
@@ -28,6 +28,8 @@ const SPREADS = MARKET_INDEX.get('spreads')!;
 const IS_EXCHANGE = BOOKMAKERS.map((b) => b.kind === 'exchange');
 const IS_PREDICTION = BOOKMAKERS.map((b) => b.kind === 'prediction');
 const IS_DFS = BOOKMAKERS.map((b) => b.kind === 'dfs');
+/** commission per book id, as the price store ranks its ladders: exchanges only */
+const COMMISSION = BOOKMAKERS.map((b) => (b.kind === 'exchange' ? b.commission : 0));
 
 const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;
@@ -138,8 +140,15 @@ function outcomePoint(market: number, point: number, o: number): number | null {
   return market === SPREADS && o === SLOT.AWAY ? -point || 0 : point;
 }
 
+const H2H = MARKET_INDEX.get('h2h')!;
+const H2H_3_WAY = MARKET_INDEX.get('h2h_3_way')!;
+
+/** `h2h` asks for the moneyline, which a three-way sport stores as `h2h_3_way` (as ingest and /odds read it). */
 function marketFilter(p: Params): Set<number> | null {
-  return p.markets === undefined ? null : new Set((p.markets as string[]).map((k) => MARKET_INDEX.get(k)!));
+  if (p.markets === undefined) return null;
+  const set = new Set((p.markets as string[]).map((k) => MARKET_INDEX.get(k)!));
+  if (set.has(H2H)) set.add(H2H_3_WAY);
+  return set;
 }
 
 export function analyticsRoutes(s: Services): Route[] {
@@ -168,6 +177,29 @@ export function analyticsRoutes(s: Services): Route[] {
     if (!(rp === point || (rp !== rp && point !== point))) return 0;
     return Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
   };
+  /** The best fresh quote of one outcome of a line among the books `skip` leaves, from the read model, ranked as the
+   *  store's ladders rank (effective price, then the earliest line change, then book id) into book/price/eff[o];
+   *  book[o] stays -1 when there is none. For the arbitrages whose maintained alternatives are all excluded. */
+  const bestQuote = (ev: EventView, market: number, player: number, point: number, o: number, skip: (book: number) => boolean,
+    now: number, book: Int32Array, price: Float64Array, eff: Float64Array): void => {
+    let changed = Infinity;
+    for (const r of ev.records) {
+      if (rm.market(r) !== market || rm.player(r) !== player) continue;
+      const rp = rm.point(r);
+      if (!(rp === point || (rp !== rp && point !== point))) continue;
+      const b = rm.book(r);
+      const d = rm.price(r, o);
+      if (d === 0 || IS_DFS[b] || skip(b)) continue;
+      const c = rm.changedAt(r, o);
+      if (now - Math.max(c, rm.verifiedAt(r, o)) > STALE_MS[b]) continue;
+      const e = COMMISSION[b] === 0 ? d : effectivePrice(d, COMMISSION[b]);
+      if (book[o] >= 0 && !(e > eff[o] || (e === eff[o] && (c < changed || (c === changed && b < book[o]))))) continue;
+      book[o] = b;
+      price[o] = d;
+      eff[o] = e;
+      changed = c;
+    }
+  };
   const playerName = (id: number): string | null => (id < 0 ? null : hub.players.name(id));
   const head = (ev: EventView) => ({
     event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: ev.home, away_team: ev.away,
@@ -194,8 +226,11 @@ export function analyticsRoutes(s: Services): Route[] {
       const excluded = new Set(((p.exclude_books as string[] | undefined) ?? []).map((k) => BOOK_INDEX.get(k)!));
       const noExchanges = p.exclude_exchanges === true;
       const markets = marketFilter(p);
+      const skip = (book: number) => excluded.has(book) || (noExchanges && IS_EXCHANGE[book]);
       const rows = [];
-      const pick = new Int32Array(3);
+      const pickBook = new Int32Array(3);
+      const pickPrice = new Float64Array(3);
+      const pickEff = new Float64Array(3);
       for (const ev of events(ctx, p.include_live === true)) {
         const a = view.event(ev.idx);
         if (a === undefined) continue;
@@ -205,17 +240,22 @@ export function analyticsRoutes(s: Services): Route[] {
           const n = rec[ARB.N];
           let S = 0;
           for (let o = 0; o < n && S === S; o++) {
-            pick[o] = -1;
-            for (let k = 0; k < ARB.ALTS; k++) {
+            pickBook[o] = -1;
+            let k = 0;
+            for (; k < ARB.ALTS; k++) {
               const leg = ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
               const book = rec[leg + ARB.BOOK];
               if (book < 0) break;
-              if (excluded.has(book) || (noExchanges && IS_EXCHANGE[book])) continue;
-              pick[o] = leg;
+              if (skip(book)) continue;
+              pickBook[o] = book;
+              pickPrice[o] = rec[leg + ARB.PRICE];
+              pickEff[o] = rec[leg + ARB.EFF];
               break;
             }
-            if (pick[o] < 0) S = Number.NaN;
-            else S += 1 / rec[pick[o] + ARB.EFF];
+            // all ARB.ALTS maintained alternatives excluded: the next fresh quote is only in the read model
+            if (k === ARB.ALTS) bestQuote(ev, market, rec[ARB.PLAYER], rec[ARB.POINT], o, skip, ctx.now, pickBook, pickPrice, pickEff);
+            if (pickBook[o] < 0) S = Number.NaN;
+            else S += 1 / pickEff[o];
           }
           if (!(S < 1)) continue;
           const profit = (1 / S - 1) * 100;
@@ -226,15 +266,14 @@ export function analyticsRoutes(s: Services): Route[] {
           let anchored = false;
           const legs = [];
           for (let o = 0; o < n; o++) {
-            const leg = pick[o];
-            const book = rec[leg + ARB.BOOK];
-            const eff = rec[leg + ARB.EFF];
+            const book = pickBook[o];
+            const eff = pickEff[o];
             const share = (1 / eff / S) * 100;
             anchored ||= IS_EXCHANGE[book];
             oldest = Math.min(oldest, lastUpdate(ev, market, player, point, book, o) || ctx.now);
             legs.push({
               book: BOOKMAKERS[book].key, outcome: outcomeName(ev, market, o), point: outcomePoint(market, point, o),
-              price: rec[leg + ARB.PRICE], price_american: decimalToAmerican(rec[leg + ARB.PRICE]), effective_price: eff,
+              price: pickPrice[o], price_american: decimalToAmerican(pickPrice[o]), effective_price: eff,
               stake_pct: share, stake: share,
             });
           }
@@ -296,7 +335,8 @@ export function analyticsRoutes(s: Services): Route[] {
           const point = d[off + EVR.POINT];
           const player = d[off + EVR.PLAYER];
           const c = view.consOf(e.idx, market, point, player);
-          const books = c < 0 ? 0 : cons[c * CONS.STRIDE + CONS.BOOKS];
+          // books compared: every book whose fresh quote counts on the line, prediction markets included
+          const books = c < 0 ? 0 : cons[c * CONS.STRIDE + CONS.BOOKS] + cons[c * CONS.STRIDE + CONS.PBOOKS];
           if (books < minBooks) continue;
           const o = d[off + EVR.OUTCOME];
           const book = d[off + EVR.BOOK];
@@ -399,7 +439,8 @@ export function analyticsRoutes(s: Services): Route[] {
     const out: LineAgg[] = [];
     for (const r of a.cons) {
       const off = r * CONS.STRIDE;
-      const l: LineAgg = { market: d[off + CONS.MARKET], point: d[off + CONS.POINT], player: d[off + CONS.PLAYER], books: d[off + CONS.BOOKS], outcomes: [agg(), agg(), agg()] };
+      const books = d[off + CONS.BOOKS] + (withPrediction ? d[off + CONS.PBOOKS] : 0);
+      const l: LineAgg = { market: d[off + CONS.MARKET], point: d[off + CONS.POINT], player: d[off + CONS.PLAYER], books, outcomes: [agg(), agg(), agg()] };
       for (let o = 0; o < 3; o++) {
         const b = off + CONS.O + o * CONS.OSIZE;
         merge(l.outcomes[o], d[b + CONS.SUM], d[b + CONS.CNT], d[b + CONS.BEST], d[b + CONS.BEST_BOOK], d[b + CONS.WORST], d[b + CONS.WORST_BOOK]);
@@ -422,12 +463,15 @@ export function analyticsRoutes(s: Services): Route[] {
       const key = `${market}|${player}|${point}`;
       let l = byLine.get(key);
       if (l === undefined) byLine.set(key, (l = { market, point, player, books: 0, outcomes: [agg(), agg(), agg()] }));
-      l.books++;
+      let counted = false;
       for (let o = 0; o < 3; o++) {
         const price = rm.price(r, o);
         if (price === 0 || now - Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o)) > STALE_MS[book]) continue;
         addQuote(l.outcomes[o], price, book);
+        counted = true;
       }
+      // books: those whose fresh quotes went into the numbers, as the maintained consensus counts them
+      if (counted) l.books++;
     }
     return [...byLine.values()].sort((x, y) => x.market - y.market || x.player - y.player || x.point - y.point);
   }
