@@ -19,6 +19,7 @@ import { ingestRoutes } from './routes/ingest.js';
 import { metaRoutes } from './routes/meta.js';
 import { oddsRoutes } from './routes/odds.js';
 import type { Services } from './services.js';
+import { Streams } from './ws/server.js';
 
 export const VERSION = '0.1.0';
 
@@ -154,6 +155,9 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...metaRoutes(services, router),
     );
     const app = uWS.App();
+    const streams = new Streams(services);
+    streams.mount(app);
+    cleanups.push(async () => streams.close());
     router.mount(app);
     const listen = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
       app.listen(cfg.host, cfg.port, (ls) => (ls ? resolve(ls) : reject(new Error(`cannot listen on ${cfg.host}:${cfg.port}`))));

@@ -1,0 +1,209 @@
+// A stream channel (issue 4): one kind of stream for one sport key and one coalescing window. It numbers its
+// deltas (seq), keeps a ring of recent ones for resume and catch-up, and sends to each socket under that
+// socket's own backpressure: a socket above the low watermark is marked dirty and skipped, and once drained it
+// receives one merged delta (`con: true`) that brings it exactly to the current state, or a snapshot.
+
+import type { WebSocket } from 'uWebSockets.js';
+import { crcOf, encode, itemKey, priced, type DeltaItem, type WireFormat } from './frames.js';
+
+/** below this many buffered bytes a socket gets every delta as it comes */
+export const LOW_WATERMARK = 256 * 1024;
+/** above this many buffered bytes for longer than HARD_MS a socket is closed with 4008 */
+export const HARD_BYTES = 8 * 1024 * 1024;
+export const HARD_MS = 10_000;
+/** resume ring bounds */
+export const RING_BYTES = 16 * 1024 * 1024;
+export const RING_MS = 300_000;
+
+export interface Filters {
+  markets: Set<string> | null;
+  bookmakers: Set<string> | null;
+  eventIds: Set<string> | null;
+}
+
+export interface SocketState {
+  channel: Channel | null;
+  filters: Filters;
+  format: WireFormat;
+  american: boolean;
+  /** last seq this socket holds */
+  lastSeq: number;
+  dirty: boolean;
+  dirtySince: number;
+  /** set when the upgrade was refused: close with this after open */
+  refuse: { code: number; reason: string } | null;
+  key: string;
+  tier: string;
+  kind: string;
+  sport: string;
+  resume: string | null;
+  closed: boolean;
+}
+
+interface RingEntry {
+  seq: number;
+  pt: number;
+  items: DeltaItem[];
+  bytes: number;
+}
+
+export function unfiltered(f: Filters): boolean {
+  return f.markets === null && f.bookmakers === null && f.eventIds === null;
+}
+
+export function passes(f: Filters, i: DeltaItem): boolean {
+  return (f.markets === null || f.markets.has(i.market)) && (f.bookmakers === null || f.bookmakers.has(i.book))
+    && (f.eventIds === null || f.eventIds.has(i.event_id));
+}
+
+export class Channel {
+  seq = 0;
+  lastDeltaAt = 0;
+  readonly sockets = new Set<WebSocket<SocketState>>();
+  private readonly ring: RingEntry[] = [];
+  private ringBytes = 0;
+  /** coalescing: changes waiting for the next window, last writer wins per quote */
+  private readonly pending = new Map<string, DeltaItem>();
+
+  constructor(
+    readonly name: string,
+    readonly kind: 'odds' | 'live' | 'odds-fast',
+    readonly sports: readonly string[],
+    readonly windowMs: number,
+    readonly epoch: string,
+    /** the current quote set of one event, for CRCs */
+    readonly eventState: (eventId: string) => DeltaItem[],
+    readonly snapshotFrame: (ws: WebSocket<SocketState>, reason: string | null) => void,
+  ) {}
+
+  /** Adds changes: pushed at once without a window, else held until flush(). */
+  offer(items: DeltaItem[], now: number): void {
+    if (items.length === 0) return;
+    if (this.windowMs === 0) {
+      this.publish(items, now);
+      return;
+    }
+    for (const i of items) this.pending.set(itemKey(i), i);
+  }
+
+  /** Publishes what the window collected. */
+  flush(now: number): void {
+    if (this.pending.size === 0) return;
+    const items = [...this.pending.values()];
+    this.pending.clear();
+    this.publish(items, now);
+  }
+
+  private publish(items: DeltaItem[], now: number): void {
+    const prev = this.seq;
+    const seq = ++this.seq;
+    this.lastDeltaAt = now;
+    const bytes = 64 + items.length * 120;
+    this.ring.push({ seq, pt: now, items, bytes });
+    this.ringBytes += bytes;
+    while (this.ring.length > 1 && (this.ringBytes > RING_BYTES || now - this.ring[0].pt > RING_MS)) {
+      this.ringBytes -= this.ring.shift()!.bytes;
+    }
+    if (this.sockets.size === 0) return;
+    // the same bytes for every socket without filters, per wire and odds format; CRCs only there, since a
+    // filtered socket's book is a subset
+    const shared = new Map<string, string | Uint8Array>();
+    let crc: Record<string, number> | null = null;
+    for (const ws of this.sockets) {
+      const s = ws.getUserData();
+      if (s.closed) continue;
+      if (s.dirty || !this.room(ws, now)) continue;
+      if (s.lastSeq !== prev) {
+        this.catchUp(ws, now);
+        continue;
+      }
+      if (unfiltered(s.filters)) {
+        const k = `${s.format}:${s.american}`;
+        let bytes = shared.get(k);
+        if (bytes === undefined) {
+          crc ??= this.crcs(items);
+          bytes = encode(this.delta(items, seq, prev, now, s.american, crc, false), s.format);
+          shared.set(k, bytes);
+        }
+        ws.send(bytes, s.format === 'msgpack');
+      } else {
+        const mine = items.filter((i) => passes(s.filters, i));
+        ws.send(encode(this.delta(mine, seq, prev, now, s.american, null, false), s.format), s.format === 'msgpack');
+      }
+      s.lastSeq = seq;
+    }
+  }
+
+  private crcs(items: DeltaItem[]): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const i of items) if (!(i.event_id in out)) out[i.event_id] = crcOf(this.eventState(i.event_id));
+    return out;
+  }
+
+  delta(items: DeltaItem[], seq: number, prev: number, now: number, american: boolean, crc: Record<string, number> | null,
+    con: boolean): object {
+    const f: Record<string, unknown> = { type: 'delta', channel: this.name, epoch: this.epoch, seq, prev_seq: prev, pt: now, changes: priced(items, american) };
+    if (crc !== null) f.crc = crc;
+    if (con) f.con = true;
+    return f;
+  }
+
+  /** false (and the socket marked dirty) when it is above the low watermark */
+  private room(ws: WebSocket<SocketState>, now: number): boolean {
+    if (ws.getBufferedAmount() <= LOW_WATERMARK) return true;
+    const s = ws.getUserData();
+    s.dirty = true;
+    s.dirtySince = now;
+    return false;
+  }
+
+  /** A drained (or lagging) socket: one merged delta from its last seq to now, or a snapshot when the ring no
+   *  longer reaches back that far or the merge would be larger. */
+  catchUp(ws: WebSocket<SocketState>, now: number): void {
+    const s = ws.getUserData();
+    if (ws.getBufferedAmount() > LOW_WATERMARK) return;
+    s.dirty = false;
+    if (s.lastSeq === this.seq) return;
+    const merged = this.since(s.lastSeq);
+    if (merged === null) {
+      this.snapshotFrame(ws, 'resume_window_exceeded');
+      return;
+    }
+    const mine = merged.filter((i) => passes(s.filters, i));
+    ws.send(encode(this.delta(mine, this.seq, s.lastSeq, now, s.american, null, true), s.format), s.format === 'msgpack');
+    s.lastSeq = this.seq;
+  }
+
+  /** every change after `seq` merged (last writer wins), or null when the ring does not hold them all */
+  since(seq: number): DeltaItem[] | null {
+    if (seq > this.seq) return null;
+    if (seq === this.seq) return [];
+    const first = this.ring.findIndex((e) => e.seq === seq + 1);
+    if (first < 0) return null;
+    const merged = new Map<string, DeltaItem>();
+    for (let k = first; k < this.ring.length; k++) for (const i of this.ring[k].items) merged.set(itemKey(i), i);
+    return [...merged.values()];
+  }
+
+  /** the ring's deltas after `seq`, one by one, or null when they are not all held */
+  replay(seq: number): RingEntry[] | null {
+    if (seq > this.seq) return null;
+    if (seq === this.seq) return [];
+    const first = this.ring.findIndex((e) => e.seq === seq + 1);
+    return first < 0 ? null : this.ring.slice(first);
+  }
+
+  /** Closes sockets that stayed above the hard bound for too long. */
+  enforce(now: number): void {
+    for (const ws of this.sockets) {
+      const s = ws.getUserData();
+      if (s.closed || !s.dirty) continue;
+      if (ws.getBufferedAmount() > HARD_BYTES && now - s.dirtySince > HARD_MS) {
+        s.closed = true;
+        ws.end(4008, 'backpressure: too far behind; reconnect with resume=<epoch>:<seq>');
+      } else if (ws.getBufferedAmount() <= LOW_WATERMARK) {
+        this.catchUp(ws, now);
+      }
+    }
+  }
+}

@@ -1,0 +1,363 @@
+// WebSocket streams (issue 4): /ws/odds/{sport_key}, /ws/live/{sport_key}, /v1/ws/odds-fast/{sport_key}, each
+// also under /v4. Auth as REST (apiKey query, X-API-Key, Bearer); business tier and above. A refused connection
+// is upgraded and then closed: 4001 bad or missing key, 4003 tier, 4400 bad parameters, 4404 unknown sport.
+// Frames: snapshot (segmented above SEGMENT_BYTES), delta, heartbeat (every 5 s), error. Channels coalesce per
+// tier window (business 1 s, enterprise 500 ms, scale 0); odds-fast pushes every change batch.
+
+import { randomBytes } from 'node:crypto';
+import { unpack } from 'msgpackr';
+import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
+import { BOOKMAKERS, MARKETS, resolveSportKeys } from '../../engine/catalogue.js';
+import type { EventView } from '../../engine/read-model.js';
+import { CHANGE, CHG } from '../../engine/records.js';
+import { slaClassOf } from '../../engine/sla.js';
+import type { ChangeBatch } from '../../workers/hub.js';
+import type { Services } from '../services.js';
+import { Channel, passes, type Filters, type SocketState } from './channel.js';
+import { encode, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
+
+export const HEARTBEAT_MS = 5000;
+export const SEGMENT_BYTES = 256 * 1024;
+const WINDOW_MS: Record<string, number> = { business: 1000, enterprise: 500, scale: 0 };
+const BOOK_KEYS = new Set(BOOKMAKERS.map((b) => b.key));
+const MARKET_KEYS = new Set(MARKETS.map((m) => m.key));
+const decoder = new TextDecoder();
+
+type Kind = 'odds' | 'live' | 'odds-fast';
+
+function csv(raw: string | null): string[] | null {
+  if (raw === null || raw === '') return null;
+  return [...new Set(raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0))];
+}
+
+/** Filters from query or subscribe fields; a string message when one is bad. */
+function parseFilters(get: (name: string) => string | null): Filters | string {
+  const markets = csv(get('markets'));
+  const bad = markets?.filter((m) => !MARKET_KEYS.has(m)) ?? [];
+  if (bad.length > 0) return `unknown markets: ${bad.join(', ')}`;
+  const books = csv(get('bookmakers'));
+  const badBooks = books?.filter((b) => !BOOK_KEYS.has(b)) ?? [];
+  if (badBooks.length > 0) return `unknown bookmakers: ${badBooks.join(', ')}`;
+  const ids = csv(get('eventIds'));
+  return {
+    markets: markets === null ? null : new Set(markets),
+    bookmakers: books === null ? null : new Set(books),
+    eventIds: ids === null ? null : new Set(ids),
+  };
+}
+
+export class Streams {
+  readonly epoch = Date.now().toString(36) + randomBytes(3).toString('hex');
+  private readonly channels = new Map<string, Channel>();
+  private readonly bySport = new Map<string, Channel[]>();
+  private readonly liveSeen = new Map<Channel, Set<string>>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private lastHeartbeat = 0;
+  private lastFlush = new Map<Channel, number>();
+
+  constructor(private readonly s: Services) {
+    s.hub.onBatch((b) => this.onBatch(b));
+  }
+
+  mount(app: TemplatedApp): void {
+    const routes: [string, Kind][] = [
+      ['/ws/odds/:sport', 'odds'], ['/ws/live/:sport', 'live'], ['/v1/ws/odds-fast/:sport', 'odds-fast'],
+      ['/v4/ws/odds/:sport', 'odds'], ['/v4/ws/live/:sport', 'live'], ['/v4/ws/odds-fast/:sport', 'odds-fast'],
+    ];
+    for (const [pattern, kind] of routes) {
+      app.ws<SocketState>(pattern, {
+        idleTimeout: 60,
+        sendPingsAutomatically: true,
+        maxPayloadLength: 64 * 1024,
+        // backpressure is ours (channel.ts): uWebSockets.js must never drop a frame on its own
+        maxBackpressure: 1024 * 1024 * 1024,
+        closeOnBackpressureLimit: 0,
+        upgrade: (res, req, context) => this.upgrade(res, req, context, kind),
+        open: (ws) => this.open(ws),
+        message: (ws, msg, binary) => this.message(ws, msg, binary),
+        drain: (ws) => {
+          const st = ws.getUserData();
+          if (st.channel !== null && st.dirty) st.channel.catchUp(ws, this.s.now());
+        },
+        close: (ws) => {
+          const st = ws.getUserData();
+          st.closed = true;
+          st.channel?.sockets.delete(ws);
+        },
+      });
+    }
+    this.timers.push(setInterval(() => this.tick(), 100));
+    for (const t of this.timers) t.unref();
+  }
+
+  close(): void {
+    for (const t of this.timers) clearInterval(t);
+  }
+
+  private upgrade(res: uWS.HttpResponse, req: uWS.HttpRequest, context: uWS.us_socket_context_t, kind: Kind): void {
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const auth = req.getHeader('authorization');
+    let key = req.getHeader('x-api-key');
+    if (key === '' && auth.toLowerCase().startsWith('bearer ')) key = auth.slice(7).trim();
+    if (key === '') key = query.get('apiKey') ?? '';
+    const state: SocketState = {
+      channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false,
+      lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, tier: '', kind, sport: req.getParameter(0) ?? '',
+      resume: query.get('resume'), closed: false,
+    };
+    const refuse = (code: number, reason: string) => {
+      if (state.refuse === null) state.refuse = { code, reason };
+    };
+    const k = key === '' ? null : this.s.accounts.resolve(key);
+    if (key === '') refuse(4001, 'missing API key: apiKey=<key>');
+    else if (k === null) refuse(4001, 'invalid API key');
+    else if (!(k.tier in WINDOW_MS)) refuse(4003, `WebSocket streams need the business tier or above (this key is ${k.tier})`);
+    else state.tier = k.tier;
+    if (resolveSportKeys(state.sport) === null) refuse(4404, `unknown sport key ${state.sport}`);
+    const filters = parseFilters((n) => query.get(n));
+    if (typeof filters === 'string') refuse(4400, filters);
+    else state.filters = filters;
+    const fmt = query.get('format') ?? 'json';
+    if (fmt !== 'json' && fmt !== 'msgpack') refuse(4400, 'format must be json or msgpack');
+    else state.format = fmt;
+    const odds = query.get('oddsFormat') ?? 'decimal';
+    if (odds !== 'decimal' && odds !== 'american') refuse(4400, 'oddsFormat must be decimal or american');
+    else state.american = odds === 'american';
+    res.upgrade(state, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'),
+      req.getHeader('sec-websocket-extensions'), context);
+  }
+
+  private channelFor(kind: Kind, sport: string, tier: string): Channel {
+    const window = kind === 'odds-fast' ? 0 : WINDOW_MS[tier];
+    const key = `${kind}:${sport}:${window}`;
+    let ch = this.channels.get(key);
+    if (ch !== undefined) return ch;
+    const sports = resolveSportKeys(sport)!;
+    ch = new Channel(`${kind}:${sport}`, kind, sports, window, this.epoch,
+      (id) => {
+        const ev = this.eventById(id);
+        return ev === undefined ? [] : eventItems(this.s.hub.readModel, ev, this.player);
+      },
+      (ws, reason) => this.snapshot(ws, reason));
+    this.channels.set(key, ch);
+    for (const sp of sports) {
+      let list = this.bySport.get(sp);
+      if (list === undefined) this.bySport.set(sp, (list = []));
+      list.push(ch);
+    }
+    if (kind === 'live') this.liveSeen.set(ch, new Set(this.events(ch).map((e) => e.id)));
+    return ch;
+  }
+
+  private readonly player = (id: number): string | null => (id < 0 ? null : this.s.hub.players.name(id));
+
+  private eventById(id: string): EventView | undefined {
+    const idx = this.s.hub.eventIds.peek(id);
+    return idx < 0 ? undefined : this.s.hub.readModel.event(idx);
+  }
+
+  /** events on a channel now: all non-final ones, in play only for live */
+  private events(ch: Channel): EventView[] {
+    const now = this.s.now();
+    const out: EventView[] = [];
+    for (const sp of ch.sports) {
+      for (const ev of this.s.hub.readModel.sportEvents(sp)) {
+        if (ev.status === 'final' || (ch.kind === 'live' && ev.commence > now)) continue;
+        out.push(ev);
+      }
+    }
+    return out.sort((a, b) => a.commence - b.commence || (a.id < b.id ? -1 : 1));
+  }
+
+  private open(ws: WebSocket<SocketState>): void {
+    const st = ws.getUserData();
+    if (st.refuse !== null) {
+      st.closed = true;
+      ws.end(st.refuse.code, st.refuse.reason);
+      return;
+    }
+    const ch = this.channelFor(st.kind as Kind, st.sport, st.tier);
+    st.channel = ch;
+    ch.sockets.add(ws);
+    if (st.resume !== null) {
+      const [epoch, seqText] = st.resume.split(':');
+      const seq = Number(seqText);
+      if (epoch !== this.epoch) return this.snapshot(ws, 'server_restarted');
+      const entries = Number.isInteger(seq) && seq >= 0 ? ch.replay(seq) : null;
+      if (entries === null) return this.snapshot(ws, 'resume_window_exceeded');
+      let prev = seq;
+      for (const e of entries) {
+        const mine = e.items.filter((i) => passes(st.filters, i));
+        ws.send(encode(ch.delta(mine, e.seq, prev, e.pt, st.american, null, false), st.format), st.format === 'msgpack');
+        prev = e.seq;
+      }
+      st.lastSeq = ch.seq;
+      return;
+    }
+    this.snapshot(ws, null);
+  }
+
+  /** The channel's current state for this socket's filters, split into segments above SEGMENT_BYTES. */
+  snapshot(ws: WebSocket<SocketState>, reason: string | null): void {
+    const st = ws.getUserData();
+    const ch = st.channel!;
+    const rm = this.s.hub.readModel;
+    const now = this.s.now();
+    const docs: object[] = [];
+    for (const ev of this.events(ch)) {
+      if (st.filters.eventIds !== null && !st.filters.eventIds.has(ev.id)) continue;
+      const items = eventItems(rm, ev, this.player).filter((i) => passes(st.filters, i));
+      docs.push(v4Event(ev, items, st.american));
+    }
+    const head = { type: 'snapshot', channel: ch.name, epoch: this.epoch, seq: ch.seq, prev_seq: null, pt: now, ...(reason === null ? {} : { reason }) };
+    const whole = encode({ ...head, events: docs }, st.format);
+    if (whole.length <= SEGMENT_BYTES || docs.length <= 1) {
+      ws.send(whole, st.format === 'msgpack');
+    } else {
+      const per = Math.max(1, Math.floor(docs.length / Math.ceil(whole.length / SEGMENT_BYTES)));
+      ws.cork(() => {
+        for (let i = 0; i < docs.length; i += per) {
+          const seg = i === 0 ? 'start' : i + per >= docs.length ? 'end' : 'mid';
+          ws.send(encode({ ...head, seg, events: docs.slice(i, i + per) }, st.format), st.format === 'msgpack');
+        }
+      });
+    }
+    st.lastSeq = ch.seq;
+    st.dirty = false;
+  }
+
+  private message(ws: WebSocket<SocketState>, msg: ArrayBuffer, binary: boolean): void {
+    const st = ws.getUserData();
+    const fail = (message: string) => {
+      const ch = st.channel;
+      ws.send(encode({ type: 'error', channel: ch?.name ?? null, epoch: this.epoch, seq: ch?.seq ?? 0, pt: this.s.now(), code: 'BAD_MESSAGE', message }, st.format), st.format === 'msgpack');
+    };
+    let body: unknown;
+    try {
+      body = binary ? unpack(new Uint8Array(msg.slice(0))) : JSON.parse(decoder.decode(msg));
+    } catch {
+      fail('messages are JSON (text) or msgpack (binary) objects such as {"op": "subscribe", "markets": "h2h,spreads"}');
+      return;
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail('a message is a JSON object with an "op"');
+    const m = body as Record<string, unknown>;
+    if (m.op === 'ping') {
+      ws.send(encode({ type: 'pong', channel: st.channel?.name ?? null, epoch: this.epoch, pt: this.s.now() }, st.format), st.format === 'msgpack');
+      return;
+    }
+    if (m.op !== 'subscribe') return fail(`unknown op ${JSON.stringify(m.op)}: use subscribe or ping`);
+    const get = (n: string): string | null => {
+      const v = m[n];
+      if (v === undefined || v === null) return null;
+      return Array.isArray(v) ? v.join(',') : String(v);
+    };
+    const filters = parseFilters(get);
+    if (typeof filters === 'string') return fail(filters);
+    if (m.oddsFormat !== undefined && m.oddsFormat !== 'decimal' && m.oddsFormat !== 'american') return fail('oddsFormat must be decimal or american');
+    st.filters = filters;
+    if (m.oddsFormat !== undefined) st.american = m.oddsFormat === 'american';
+    this.snapshot(ws, 'subscribed');
+  }
+
+  /** change records of a batch as delta items, to every channel of their sports */
+  private onBatch(b: ChangeBatch): void {
+    if (this.channels.size === 0) return;
+    const rm = this.s.hub.readModel;
+    const now = this.s.now();
+    const bySport = new Map<string, DeltaItem[]>();
+    const d = b.records;
+    for (let i = 0, off = 0; i < b.count; i++, off += CHG.STRIDE) {
+      const ev = rm.event(d[off + CHG.EVENT]);
+      if (ev === undefined || !this.bySport.has(ev.sport)) continue;
+      const kind = d[off + CHG.KIND];
+      const market = d[off + CHG.MARKET];
+      const o = d[off + CHG.OUTCOME];
+      const removed = kind === CHANGE.REMOVED;
+      const item: DeltaItem = {
+        event_id: ev.id, market: MARKETS[market].key, point: outcomePoint(market, d[off + CHG.POINT], o),
+        player: this.player(d[off + CHG.PLAYER]), outcome: outcomeName(ev, market, o), book: BOOKMAKERS[d[off + CHG.BOOK]].key,
+        price: removed ? 0 : d[off + CHG.PRICE], last_update: Math.max(d[off + CHG.LINE_CHANGED_AT], d[off + CHG.VERIFIED_AT]),
+      };
+      if (removed) item.removed = true;
+      let list = bySport.get(ev.sport);
+      if (list === undefined) bySport.set(ev.sport, (list = []));
+      list.push(item);
+    }
+    for (const [sport, items] of bySport) {
+      for (const ch of this.bySport.get(sport)!) {
+        if (ch.kind !== 'live') {
+          ch.offer(items, now);
+          continue;
+        }
+        const seen = this.liveSeen.get(ch)!;
+        ch.offer(items.filter((i) => seen.has(i.event_id)), now);
+      }
+    }
+  }
+
+  private tick(): void {
+    const now = this.s.now();
+    for (const ch of this.channels.values()) {
+      if (ch.kind === 'live') this.admitLive(ch, now);
+      if (ch.windowMs > 0 && now - (this.lastFlush.get(ch) ?? 0) >= ch.windowMs) {
+        this.lastFlush.set(ch, now);
+        ch.flush(now);
+      }
+      ch.enforce(now);
+    }
+    if (now - this.lastHeartbeat >= HEARTBEAT_MS) {
+      this.lastHeartbeat = now;
+      this.heartbeat(now);
+    }
+  }
+
+  /** events that went in play join a live channel with their whole quote set; finished ones leave */
+  private admitLive(ch: Channel, now: number): void {
+    const seen = this.liveSeen.get(ch)!;
+    const items: DeltaItem[] = [];
+    const current = new Set<string>();
+    for (const ev of this.events(ch)) {
+      current.add(ev.id);
+      if (!seen.has(ev.id)) {
+        seen.add(ev.id);
+        items.push(...eventItems(this.s.hub.readModel, ev, this.player));
+      }
+    }
+    for (const id of seen) if (!current.has(id)) seen.delete(id);
+    if (items.length > 0) ch.offer(items, now);
+  }
+
+  /** source freshness over every book that has written: ok, degraded, breach, stale by its SLA class */
+  upstream(now: number): { worst_sla: string; counts: Record<string, number> } {
+    const counts = { ok: 0, degraded: 0, breach: 0, stale: 0 };
+    const order = ['ok', 'degraded', 'breach', 'stale'] as const;
+    let worst = 0;
+    const newest = this.s.hub.readModel.newestByBook;
+    for (let b = 0; b < newest.length; b++) {
+      const t = newest[b];
+      if (!(t > 0)) continue;
+      const c = slaClassOf(BOOKMAKERS[b]);
+      const age = (now - t) / 1000;
+      const k = age <= c.tight_s ? 0 : age <= c.slack_s ? 1 : age <= c.stale_s ? 2 : 3;
+      counts[order[k]]++;
+      worst = Math.max(worst, k);
+    }
+    return { worst_sla: order[worst], counts };
+  }
+
+  private heartbeat(now: number): void {
+    const upstream = this.upstream(now);
+    for (const ch of this.channels.values()) {
+      if (ch.sockets.size === 0) continue;
+      const frame = { type: 'heartbeat', channel: ch.name, epoch: this.epoch, seq: ch.seq, prev_seq: ch.seq, pt: now,
+        quiet_seconds: ch.lastDeltaAt === 0 ? null : (now - ch.lastDeltaAt) / 1000, upstream };
+      const json = encode(frame, 'json');
+      const pack = encode(frame, 'msgpack');
+      for (const ws of ch.sockets) {
+        const st = ws.getUserData();
+        if (st.closed || st.dirty) continue;
+        ws.send(st.format === 'json' ? json : pack, st.format === 'msgpack');
+      }
+    }
+  }
+}

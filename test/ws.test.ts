@@ -1,0 +1,324 @@
+import t from 'tap';
+import { unpack } from 'msgpackr';
+import WebSocket from 'ws';
+import { crcOf, type DeltaItem } from '../http/ws/frames.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+interface Frame {
+  type: string;
+  channel: string;
+  epoch: string;
+  seq: number;
+  prev_seq: number | null;
+  pt: number;
+  seg?: string;
+  reason?: string;
+  con?: boolean;
+  events?: { id: string; bookmakers: { key: string; markets: { key: string; outcomes: { name: string; price: number; point?: number; description?: string; last_update: number }[] }[] }[] }[];
+  changes?: DeltaItem[];
+  crc?: Record<string, number>;
+  quiet_seconds?: number | null;
+  upstream?: { worst_sla: string; counts: Record<string, number> };
+  code?: string;
+  message?: string;
+}
+
+/** A stream client that keeps a book built only from frames. */
+class Client {
+  readonly frames: Frame[] = [];
+  readonly book = new Map<string, DeltaItem>();
+  closed: { code: number; reason: string } | null = null;
+  private waiters: (() => void)[] = [];
+  constructor(readonly ws: WebSocket, readonly binary: boolean) {
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      const f = (isBinary ? unpack(data) : JSON.parse(data.toString('utf8'))) as Frame;
+      this.frames.push(f);
+      this.apply(f);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    ws.on('close', (code: number, reason: Buffer) => {
+      this.closed = { code, reason: reason.toString() };
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+
+  private apply(f: Frame): void {
+    if (f.type === 'snapshot') {
+      if (f.seg === undefined || f.seg === 'start') this.book.clear();
+      for (const ev of f.events ?? []) {
+        for (const b of ev.bookmakers) {
+          for (const m of b.markets) {
+            for (const o of m.outcomes) {
+              const i: DeltaItem = { event_id: ev.id, market: m.key, point: o.point ?? null, player: o.description ?? null, outcome: o.name, book: b.key, price: o.price, last_update: o.last_update };
+              this.book.set(key(i), i);
+            }
+          }
+        }
+      }
+    } else if (f.type === 'delta') {
+      for (const i of f.changes ?? []) {
+        if (i.removed) this.book.delete(key(i));
+        else this.book.set(key(i), i);
+      }
+    }
+  }
+
+  async until(pred: (f: Frame) => boolean, ms = 5000): Promise<Frame> {
+    const deadline = Date.now() + ms;
+    let seen = 0;
+    for (;;) {
+      for (; seen < this.frames.length; seen++) if (pred(this.frames[seen])) return this.frames[seen];
+      if (this.closed !== null) throw new Error(`closed ${this.closed.code} ${this.closed.reason}`);
+      if (Date.now() > deadline) throw new Error('timed out waiting for a frame');
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 50);
+      });
+    }
+  }
+
+  /** waits until no frame has arrived for `quietMs` */
+  async settle(quietMs = 300, ms = 20000): Promise<void> {
+    const deadline = Date.now() + ms;
+    let n = -1;
+    while (n !== this.frames.length) {
+      if (Date.now() > deadline) throw new Error('frames kept coming');
+      n = this.frames.length;
+      await new Promise((r) => setTimeout(r, quietMs));
+    }
+  }
+
+  async closedWith(ms = 5000): Promise<{ code: number; reason: string }> {
+    const deadline = Date.now() + ms;
+    while (this.closed === null) {
+      if (Date.now() > deadline) throw new Error('not closed');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return this.closed;
+  }
+
+  eventItems(id: string): DeltaItem[] {
+    return [...this.book.values()].filter((i) => i.event_id === id);
+  }
+}
+
+function key(i: DeltaItem): string {
+  return `${i.event_id}|${i.market}|${i.player ?? ''}|${i.point ?? ''}|${i.outcome}|${i.book}`;
+}
+
+async function connect(app: TestApp, path: string, binary = false): Promise<Client> {
+  const ws = new WebSocket(app.base.replace('http', 'ws') + path);
+  const c = new Client(ws, binary);
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return c;
+}
+
+const now = Date.now();
+const EVENTS = [0, 1, 2].map((i) => ({ id: `ws_evt_${i}`, sport_key: 'basketball_nba', commence_time: now + 3_600_000 * (i + 1), home_team: `Home ${i}`, away_team: `Away ${i}` }));
+const BOOKS = ['draftkings', 'fanduel', 'betmgm', 'pinnacle'];
+
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(s ^ (s >>> 15), 1 | s);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** a complete, sane two-way price set per book, event and market, so /odds serves every one of them */
+function prices(r: () => number, n: number) {
+  const out = [];
+  for (let k = 0; k < n; k++) {
+    const ev = EVENTS[Math.floor(r() * EVENTS.length)];
+    const book = BOOKS[Math.floor(r() * BOOKS.length)];
+    const m = Math.floor(r() * 3);
+    // a 4.5 % margin: each book's own two-way set is sane, so /odds serves every one of them
+    const a = 1.7 + Math.floor(r() * 40) / 100;
+    const b = 1 / (1.045 - 1 / a);
+    if (m === 0) out.push({ book, event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: a }, { book, event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: b });
+    if (m === 1) {
+      const pt = [-3.5, -4.5][Math.floor(r() * 2)];
+      out.push({ book, event_id: ev.id, market: 'spreads', outcome: ev.home_team, point: pt, price: a }, { book, event_id: ev.id, market: 'spreads', outcome: ev.away_team, point: -pt, price: b });
+    }
+    if (m === 2) {
+      const pt = [220.5, 221.5][Math.floor(r() * 2)];
+      out.push({ book, event_id: ev.id, market: 'totals', outcome: 'Over', point: pt, price: a }, { book, event_id: ev.id, market: 'totals', outcome: 'Under', point: pt, price: b });
+    }
+  }
+  return out;
+}
+
+/** /odds as the same quote items, for every book and game market */
+async function oddsBook(app: TestApp, key: string): Promise<Map<string, number>> {
+  const res = await app.get(`/v1/sports/basketball_nba/odds?apiKey=${key}&markets=h2h,spreads,totals&bookmakers=${BOOKS.join(',')}`);
+  const body = (await res.json()) as NonNullable<Frame['events']>;
+  const out = new Map<string, number>();
+  for (const ev of body) for (const b of ev.bookmakers) for (const m of b.markets) for (const o of m.outcomes) {
+    out.set(key4(ev.id, m.key, o.point ?? null, o.name, b.key), o.price);
+  }
+  return out;
+}
+
+function key4(id: string, market: string, point: number | null, outcome: string, book: string): string {
+  return `${id}|${market}||${point ?? ''}|${outcome}|${book}`;
+}
+
+function clientBook(c: Client): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const i of c.book.values()) out.set(key(i), i.price);
+  return out;
+}
+
+t.test('ws streams', async (t) => {
+  const app = await startTestApp(t);
+  const apiKey = await app.key('business');
+  await app.ingest({ events: EVENTS, prices: prices(rng(1), 30) });
+
+  t.test('refusals come after the upgrade with a close code and a reason', async (t) => {
+    const cases: [string, number][] = [
+      ['/v1/ws/odds-fast/basketball_nba', 4001],
+      ['/v1/ws/odds-fast/basketball_nba?apiKey=nope', 4001],
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${await app.key('pro')}`, 4003],
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${await app.key('free')}`, 4003],
+      [`/v1/ws/odds-fast/no_such_sport?apiKey=${apiKey}`, 4404],
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&format=xml`, 4400],
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=foo`, 4400],
+    ];
+    for (const [path, code] of cases) {
+      const c = await connect(app, path);
+      const closed = await c.closedWith();
+      t.equal(closed.code, code, `${path.replace(/apiKey=[^&]+/, 'apiKey=…')}: ${code}`);
+      t.ok(closed.reason.length > 0, 'with a reason');
+    }
+  });
+
+  t.test('snapshot, then sequenced deltas with CRCs; the book built from frames equals /odds after many updates', async (t) => {
+    for (const format of ['json', 'msgpack']) {
+      const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&format=${format}`);
+      const snap = await c.until((f) => f.type === 'snapshot');
+      t.equal(snap.channel, 'odds-fast:basketball_nba', `${format}: channel`);
+      t.ok(typeof snap.epoch === 'string' && snap.epoch.length > 0, 'epoch');
+      let seq = snap.seq;
+      const r = rng(format === 'json' ? 2 : 3);
+      for (let round = 0; round < 40; round++) await app.ingest({ prices: prices(r, 8) });
+      await c.until((f) => f.type === 'delta' && f.seq >= seq + 40);
+      await c.settle();
+      const deltas = c.frames.filter((f) => f.type === 'delta');
+      const last = deltas[deltas.length - 1];
+      let gaps = 0;
+      for (const f of deltas) {
+        if (f.prev_seq !== seq) gaps++;
+        seq = f.seq;
+      }
+      t.equal(gaps, 0, `${format}: every delta's prev_seq is the previous seq (no frame lost)`);
+      t.ok(last.crc !== undefined, 'deltas carry per-event CRCs');
+      for (const [id, crc] of Object.entries(last.crc ?? {})) t.equal(crcOf(c.eventItems(id)), crc, `${format}: CRC of ${id} matches the local book`);
+      t.same(clientBook(c), await oddsBook(app, apiKey), `${format}: book from frames equals /odds`);
+      c.ws.close();
+    }
+  });
+
+  t.test('a corrupted local book is detected by the CRC', async (t) => {
+    const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}`);
+    await c.until((f) => f.type === 'snapshot');
+    const victim = [...c.book.values()].find((i) => i.event_id === EVENTS[0].id)!;
+    c.book.set(key(victim), { ...victim, price: victim.price + 0.01 });
+    await app.ingest({ prices: [{ book: 'fanduel', event_id: EVENTS[0].id, market: 'h2h', outcome: EVENTS[0].home_team, price: 1.77 }, { book: 'fanduel', event_id: EVENTS[0].id, market: 'h2h', outcome: EVENTS[0].away_team, price: 2.11 }] });
+    const d = await c.until((f) => f.type === 'delta' && f.crc?.[EVENTS[0].id] !== undefined);
+    t.not(crcOf(c.eventItems(EVENTS[0].id)), d.crc![EVENTS[0].id], 'the CRC no longer matches the corrupted book');
+    c.ws.close();
+  });
+
+  t.test('resume inside the window replays the missed deltas; outside it, a snapshot with a reason', async (t) => {
+    const a = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}`);
+    const snap = await a.until((f) => f.type === 'snapshot');
+    a.ws.close();
+    await a.closedWith();
+    const r = rng(9);
+    for (let i = 0; i < 5; i++) await app.ingest({ prices: prices(r, 4) });
+    const b = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&resume=${snap.epoch}:${snap.seq}`);
+    const first = await b.until(() => true);
+    t.equal(first.type, 'delta', 'no snapshot: the missed deltas are replayed');
+    t.equal(first.prev_seq, snap.seq, 'starting right after the resumed seq');
+    await b.until((f) => f.type === 'delta' && f.seq === snap.seq + 5);
+    b.ws.close();
+    const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&resume=otherepoch:3`);
+    t.equal((await c.until((f) => f.type === 'snapshot')).reason, 'server_restarted', 'another epoch: snapshot, server_restarted');
+    c.ws.close();
+    const d = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&resume=${snap.epoch}:999999`);
+    t.equal((await d.until((f) => f.type === 'snapshot')).reason, 'resume_window_exceeded', 'a seq the server never held: snapshot');
+    d.ws.close();
+  });
+
+  t.test('filters on connect and by a subscribe message; bad messages get an error frame', async (t) => {
+    const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=h2h&bookmakers=fanduel`);
+    const snap = await c.until((f) => f.type === 'snapshot');
+    const books = new Set(snap.events!.flatMap((e) => e.bookmakers.map((b) => b.key)));
+    const markets = new Set(snap.events!.flatMap((e) => e.bookmakers.flatMap((b) => b.markets.map((m) => m.key))));
+    t.same([...books], ['fanduel'], 'snapshot: only fanduel');
+    t.same([...markets], ['h2h'], 'snapshot: only h2h');
+    await app.ingest({ prices: prices(rng(5), 20) });
+    const d = await c.until((f) => f.type === 'delta');
+    t.ok(d.changes!.every((i) => i.market === 'h2h' && i.book === 'fanduel'), 'deltas filtered');
+    c.ws.send(JSON.stringify({ op: 'subscribe', markets: 'totals', oddsFormat: 'american' }));
+    const re = await c.until((f) => f.type === 'snapshot' && f.reason === 'subscribed');
+    const outcomes = re.events!.flatMap((e) => e.bookmakers.flatMap((b) => b.markets.flatMap((m) => m.outcomes)));
+    t.ok(outcomes.length > 0 && outcomes.every((o) => Number.isInteger(o.price) && Math.abs(o.price) >= 100), 'new filters, American prices');
+    c.ws.send('not json');
+    t.equal((await c.until((f) => f.type === 'error')).code, 'BAD_MESSAGE', 'malformed message: error frame');
+    c.ws.send(JSON.stringify({ op: 'subscribe', markets: 'nope' }));
+    t.match((await c.until((f) => f.type === 'error' && /nope/.test(f.message ?? ''))).message, /unknown markets/, 'bad filter: error frame');
+    t.equal(c.closed, null, 'still connected');
+    c.ws.close();
+  });
+
+  t.test('/ws/odds coalesces per tier window; heartbeats carry quiet_seconds and upstream', async (t) => {
+    const c = await connect(app, `/ws/odds/basketball_nba?apiKey=${apiKey}`);
+    await c.until((f) => f.type === 'snapshot');
+    const r = rng(11);
+    for (let i = 0; i < 6; i++) await app.ingest({ prices: prices(r, 2) });
+    const d = await c.until((f) => f.type === 'delta', 3000);
+    t.ok(d.changes!.length >= 2, 'several batches merged into one delta');
+    const hb = await c.until((f) => f.type === 'heartbeat', 7000);
+    t.ok(typeof hb.quiet_seconds === 'number', 'quiet_seconds');
+    t.ok(['ok', 'degraded', 'breach', 'stale'].includes(hb.upstream!.worst_sla), 'worst_sla');
+    t.ok(hb.upstream!.counts.ok >= 1, 'fresh books counted ok');
+    c.ws.close();
+  });
+
+  t.test('a client that stops reading ends with exactly the current state; another meanwhile got every delta', async (t) => {
+    const slow = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}`);
+    const fast = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}`);
+    const s0 = await fast.until((f) => f.type === 'snapshot');
+    await slow.until((f) => f.type === 'snapshot');
+    const socket = (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    const r = rng(13);
+    // enough volume to fill the kernel buffers and the server's low watermark
+    for (let i = 0; i < 100; i++) await app.ingest({ prices: prices(r, 500) });
+    socket.resume();
+    await fast.until((f) => f.type === 'delta' && f.seq >= s0.seq + 100, 30000);
+    await fast.settle();
+    const target = fast.frames.filter((f) => f.type === 'delta').pop()!.seq;
+    await slow.until((f) => (f.type === 'delta' || f.type === 'snapshot') && f.seq === target, 30000);
+    t.ok(slow.frames.some((f) => f.con === true || (f.type === 'snapshot' && f.reason !== undefined)),
+      'the slow client was caught up by a merged delta (con) or a snapshot');
+    let seq = s0.seq;
+    let gaps = 0;
+    for (const f of fast.frames.filter((x) => x.type === 'delta')) {
+      if (f.prev_seq !== seq) gaps++;
+      seq = f.seq;
+    }
+    t.equal(gaps, 0, 'the fast client received every delta in order');
+    const want = await oddsBook(app, apiKey);
+    t.same(clientBook(slow), want, 'slow client book equals /odds');
+    t.same(clientBook(fast), want, 'fast client book equals /odds');
+    slow.ws.close();
+    fast.ws.close();
+  });
+});
