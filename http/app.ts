@@ -19,6 +19,7 @@ import { ingestRoutes } from './routes/ingest.js';
 import { metaRoutes } from './routes/meta.js';
 import { oddsRoutes } from './routes/odds.js';
 import type { Services } from './services.js';
+import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
 import { Streams } from './ws/server.js';
 
 export const VERSION = '0.1.0';
@@ -39,6 +40,8 @@ export interface Config {
   shards: number;
   now?: () => number;
   log?: (msg: string) => void;
+  /** WebSocket backpressure, resume and segmentation bounds (tests shrink them) */
+  streams?: Partial<StreamLimits>;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv): Config {
@@ -155,7 +158,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...metaRoutes(services, router),
     );
     const app = uWS.App();
-    const streams = new Streams(services);
+    const streams = new Streams(services, { ...DEFAULT_LIMITS, ...cfg.streams });
     streams.mount(app);
     cleanups.push(async () => streams.close());
     router.mount(app);

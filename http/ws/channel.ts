@@ -6,14 +6,27 @@
 import type { WebSocket } from 'uWebSockets.js';
 import { crcOf, encode, itemKey, priced, type DeltaItem, type WireFormat } from './frames.js';
 
-/** below this many buffered bytes a socket gets every delta as it comes */
-export const LOW_WATERMARK = 256 * 1024;
-/** above this many buffered bytes for longer than HARD_MS a socket is closed with 4008 */
-export const HARD_BYTES = 8 * 1024 * 1024;
-export const HARD_MS = 10_000;
-/** resume ring bounds */
-export const RING_BYTES = 16 * 1024 * 1024;
-export const RING_MS = 300_000;
+export interface StreamLimits {
+  /** below this many buffered bytes a socket gets every delta as it comes */
+  lowWatermark: number;
+  /** above this many buffered bytes for longer than hardMs a socket is closed with 4008 */
+  hardBytes: number;
+  hardMs: number;
+  /** resume ring bounds */
+  ringBytes: number;
+  ringMs: number;
+  /** snapshots above this are split into segments */
+  segmentBytes: number;
+}
+
+export const DEFAULT_LIMITS: StreamLimits = {
+  lowWatermark: 256 * 1024,
+  hardBytes: 8 * 1024 * 1024,
+  hardMs: 10_000,
+  ringBytes: 16 * 1024 * 1024,
+  ringMs: 300_000,
+  segmentBytes: 256 * 1024,
+};
 
 export interface Filters {
   markets: Set<string> | null;
@@ -74,6 +87,7 @@ export class Channel {
     /** the current quote set of one event, for CRCs */
     readonly eventState: (eventId: string) => DeltaItem[],
     readonly snapshotFrame: (ws: WebSocket<SocketState>, reason: string | null) => void,
+    readonly limits: StreamLimits,
   ) {}
 
   /** Adds changes: pushed at once without a window, else held until flush(). */
@@ -101,7 +115,7 @@ export class Channel {
     const bytes = 64 + items.length * 120;
     this.ring.push({ seq, pt: now, items, bytes });
     this.ringBytes += bytes;
-    while (this.ring.length > 1 && (this.ringBytes > RING_BYTES || now - this.ring[0].pt > RING_MS)) {
+    while (this.ring.length > 1 && (this.ringBytes > this.limits.ringBytes || now - this.ring[0].pt > this.limits.ringMs)) {
       this.ringBytes -= this.ring.shift()!.bytes;
     }
     if (this.sockets.size === 0) return;
@@ -150,7 +164,7 @@ export class Channel {
 
   /** false (and the socket marked dirty) when it is above the low watermark */
   private room(ws: WebSocket<SocketState>, now: number): boolean {
-    if (ws.getBufferedAmount() <= LOW_WATERMARK) return true;
+    if (ws.getBufferedAmount() <= this.limits.lowWatermark) return true;
     const s = ws.getUserData();
     s.dirty = true;
     s.dirtySince = now;
@@ -161,7 +175,7 @@ export class Channel {
    *  longer reaches back that far or the merge would be larger. */
   catchUp(ws: WebSocket<SocketState>, now: number): void {
     const s = ws.getUserData();
-    if (ws.getBufferedAmount() > LOW_WATERMARK) return;
+    if (ws.getBufferedAmount() > this.limits.lowWatermark) return;
     s.dirty = false;
     if (s.lastSeq === this.seq) return;
     const merged = this.since(s.lastSeq);
@@ -198,10 +212,10 @@ export class Channel {
     for (const ws of this.sockets) {
       const s = ws.getUserData();
       if (s.closed || !s.dirty) continue;
-      if (ws.getBufferedAmount() > HARD_BYTES && now - s.dirtySince > HARD_MS) {
+      if (ws.getBufferedAmount() > this.limits.hardBytes && now - s.dirtySince > this.limits.hardMs) {
         s.closed = true;
         ws.end(4008, 'backpressure: too far behind; reconnect with resume=<epoch>:<seq>');
-      } else if (ws.getBufferedAmount() <= LOW_WATERMARK) {
+      } else if (ws.getBufferedAmount() <= this.limits.lowWatermark) {
         this.catchUp(ws, now);
       }
     }

@@ -1,7 +1,7 @@
 // WebSocket streams (issue 4): /ws/odds/{sport_key}, /ws/live/{sport_key}, /v1/ws/odds-fast/{sport_key}, each
 // also under /v4. Auth as REST (apiKey query, X-API-Key, Bearer); business tier and above. A refused connection
 // is upgraded and then closed: 4001 bad or missing key, 4003 tier, 4400 bad parameters, 4404 unknown sport.
-// Frames: snapshot (segmented above SEGMENT_BYTES), delta, heartbeat (every 5 s), error. Channels coalesce per
+// Frames: snapshot (segmented above limits.segmentBytes), delta, heartbeat (every 5 s), error. Channels coalesce per
 // tier window (business 1 s, enterprise 500 ms, scale 0); odds-fast pushes every change batch.
 
 import { randomBytes } from 'node:crypto';
@@ -13,11 +13,10 @@ import { CHANGE, CHG } from '../../engine/records.js';
 import { slaClassOf } from '../../engine/sla.js';
 import type { ChangeBatch } from '../../workers/hub.js';
 import type { Services } from '../services.js';
-import { Channel, passes, type Filters, type SocketState } from './channel.js';
+import { Channel, DEFAULT_LIMITS, passes, type Filters, type SocketState, type StreamLimits } from './channel.js';
 import { encode, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
 
 export const HEARTBEAT_MS = 5000;
-export const SEGMENT_BYTES = 256 * 1024;
 const WINDOW_MS: Record<string, number> = { business: 1000, enterprise: 500, scale: 0 };
 const BOOK_KEYS = new Set(BOOKMAKERS.map((b) => b.key));
 const MARKET_KEYS = new Set(MARKETS.map((m) => m.key));
@@ -55,7 +54,7 @@ export class Streams {
   private lastHeartbeat = 0;
   private lastFlush = new Map<Channel, number>();
 
-  constructor(private readonly s: Services) {
+  constructor(private readonly s: Services, private readonly limits: StreamLimits = DEFAULT_LIMITS) {
     s.hub.onBatch((b) => this.onBatch(b));
   }
 
@@ -138,7 +137,7 @@ export class Streams {
         const ev = this.eventById(id);
         return ev === undefined ? [] : eventItems(this.s.hub.readModel, ev, this.player);
       },
-      (ws, reason) => this.snapshot(ws, reason));
+      (ws, reason) => this.snapshot(ws, reason), this.limits);
     this.channels.set(key, ch);
     for (const sp of sports) {
       let list = this.bySport.get(sp);
@@ -211,10 +210,10 @@ export class Streams {
     }
     const head = { type: 'snapshot', channel: ch.name, epoch: this.epoch, seq: ch.seq, prev_seq: null, pt: now, ...(reason === null ? {} : { reason }) };
     const whole = encode({ ...head, events: docs }, st.format);
-    if (whole.length <= SEGMENT_BYTES || docs.length <= 1) {
+    if (whole.length <= this.limits.segmentBytes || docs.length <= 1) {
       ws.send(whole, st.format === 'msgpack');
     } else {
-      const per = Math.max(1, Math.floor(docs.length / Math.ceil(whole.length / SEGMENT_BYTES)));
+      const per = Math.max(1, Math.floor(docs.length / Math.ceil(whole.length / this.limits.segmentBytes)));
       ws.cork(() => {
         for (let i = 0; i < docs.length; i += per) {
           const seg = i === 0 ? 'start' : i + per >= docs.length ? 'end' : 'mid';

@@ -1,0 +1,67 @@
+import t from 'tap';
+import { TestClock, startTestApp } from './helpers/app.js';
+import { connect } from './helpers/ws-client.js';
+
+const now = Date.now();
+
+t.test('ws limits', async (t) => {
+  const clock = new TestClock();
+  // tiny bounds so a test can cross them: 4 KiB low watermark, 64 KiB hard bound for 300 ms, 2 KiB segments
+  const app = await startTestApp(t, { now: clock.now, streams: { lowWatermark: 4096, hardBytes: 65536, hardMs: 300, segmentBytes: 2048 } });
+  const key = await app.key('scale');
+  const events = Array.from({ length: 12 }, (_, i) => ({ id: `lim_${i}`, sport_key: 'icehockey_nhl', commence_time: now + 3_600_000 + i * 60_000, home_team: `H${i}`, away_team: `A${i}` }));
+  const prices = (p: number) => events.flatMap((e) => ['draftkings', 'fanduel', 'pinnacle'].flatMap((book) => [
+    { book, event_id: e.id, market: 'h2h', outcome: e.home_team, price: p },
+    { book, event_id: e.id, market: 'h2h', outcome: e.away_team, price: 3.9 - p },
+  ]));
+  await app.ingest({ events, prices: prices(1.9) });
+
+  t.test('a snapshot above the segment bound arrives in start, mid and end segments of one seq', async (t) => {
+    const c = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${key}`);
+    const end = await c.until((f) => f.type === 'snapshot' && f.seg === 'end');
+    const segs = c.frames.filter((f) => f.type === 'snapshot');
+    t.equal(segs[0].seg, 'start', 'first segment');
+    t.ok(segs.length >= 3 && segs.slice(1, -1).every((f) => f.seg === 'mid'), 'middle segments');
+    t.ok(segs.every((f) => f.seq === end.seq), 'one seq');
+    t.equal(segs.reduce((n, f) => n + f.events!.length, 0), events.length, 'every event once');
+    c.ws.close();
+  });
+
+  t.test('a socket above the hard bound for longer than the time bound is closed with 4008', async (t) => {
+    // a sport of its own with 200 events, so each delta is about 200 KB
+    const many = Array.from({ length: 200 }, (_, i) => ({ id: `big_${i}`, sport_key: 'baseball_mlb', commence_time: now + 7_200_000, home_team: `H${i}`, away_team: `A${i}` }));
+    const big = (p: number) => many.flatMap((e) => ['draftkings', 'fanduel', 'pinnacle'].flatMap((book) => [
+      { book, event_id: e.id, market: 'h2h', outcome: e.home_team, price: p },
+      { book, event_id: e.id, market: 'h2h', outcome: e.away_team, price: 3.9 - p },
+    ]));
+    await app.ingest({ events: many, prices: big(1.9) });
+    const c = await connect(app, `/v1/ws/odds-fast/baseball_mlb?apiKey=${key}`);
+    await c.until((f) => f.type === 'snapshot' && f.seg === 'end');
+    const socket = (c.ws as unknown as { _socket: { pause(): void } })._socket;
+    socket.pause();
+    // the heartbeat carries nothing here: deltas fill the kernel buffers, then the server's
+    for (let i = 0; i < 150 && c.closed === null; i++) {
+      await app.ingest({ prices: big(1.8 + (i % 20) / 100) });
+      if (i % 30 === 29) await new Promise((r) => setTimeout(r, 400));
+    }
+    (socket as unknown as { resume(): void }).resume();
+    const closed = await c.closedWith(10_000);
+    t.equal(closed.code, 4008, 'closed with 4008');
+    t.match(closed.reason, /resume/, 'the reason says how to come back');
+  });
+
+  t.test('/ws/live carries in-play events only; an event that starts joins with its whole quote set', async (t) => {
+    const t0 = clock.freeze(now + 3_600_000 + 30_000); // lim_0 has started, the others not
+    const c = await connect(app, `/ws/live/icehockey_nhl?apiKey=${key}`);
+    const snap = await c.until((f) => f.type === 'snapshot');
+    t.same(snap.events!.map((e) => e.id), ['lim_0'], 'only the started event');
+    await app.ingest({ prices: prices(1.85) });
+    const d = await c.until((f) => f.type === 'delta');
+    t.ok(d.changes!.every((i) => i.event_id === 'lim_0'), 'deltas only for in-play events');
+    clock.freeze(t0 + 60_000); // lim_1 starts
+    const joined = await c.until((f) => f.type === 'delta' && f.changes!.some((i) => i.event_id === 'lim_1'));
+    t.equal(joined.changes!.filter((i) => i.event_id === 'lim_1').length, 6, 'lim_1 joins with its six quotes');
+    clock.release();
+    c.ws.close();
+  });
+});
