@@ -8,6 +8,23 @@ import { ErrorSchema } from './schemas.js';
 
 export const API_VERSION = '3.2.0';
 
+/** The WebSocket streams, which OpenAPI cannot describe as paths. */
+export const WEBSOCKET_DOC = {
+  paths: ['/ws/odds/{sport_key}', '/ws/live/{sport_key}', '/v1/ws/odds-fast/{sport_key}', '/v4/ws/odds/{sport_key}', '/v4/ws/live/{sport_key}', '/v4/ws/odds-fast/{sport_key}'],
+  auth: 'apiKey query parameter (or X-API-Key, or Authorization: Bearer); business tier and above',
+  query: { markets: 'CSV of market keys', bookmakers: 'CSV of book keys', eventIds: 'CSV', oddsFormat: 'decimal | american', format: 'json | msgpack', resume: '<epoch>:<seq>' },
+  close_codes: { 4001: 'missing or invalid key', 4003: 'tier below business', 4400: 'bad parameter', 4404: 'unknown sport key', 4008: 'too far behind (backpressure); reconnect with resume' },
+  frames: {
+    common: 'channel, epoch (changes when the server restarts), seq (per channel, +1 per delta), prev_seq, pt (publish time, ms)',
+    snapshot: 'events in the odds shape (all markets; props as outcomes with description); seg start|mid|end above a size bound; reason on resume or subscribe',
+    delta: 'changes [{event_id, market, point, player, outcome, book, price, last_update, removed?}]; crc {event_id: CRC32} for sockets without filters; con: true when merged after backpressure',
+    heartbeat: 'every 5 s: quiet_seconds, upstream {worst_sla, counts {ok, degraded, breach, stale}}',
+    error: 'code, message (a bad client message)',
+  },
+  client_messages: '{"op": "subscribe", "markets"?, "bookmakers"?, "eventIds"?, "oddsFormat"?} (answered by a snapshot with reason subscribed), {"op": "ping"}',
+  crc_canonical_string: 'one line per quote of the event, book|market|player|point|outcome|price (player and point empty when none; point as sent for that outcome; price the decimal price as JavaScript prints it); lines sorted by code point, joined with a newline; CRC-32 (zlib) of the UTF-8 bytes, unsigned',
+} as const;
+
 function paramSchema(p: ParamSpec): object {
   const base: Record<string, unknown> = {};
   switch (p.type) {
@@ -92,5 +109,6 @@ export function openapiDocument(routes: readonly Route[]): object {
       },
     },
     'x-error-codes': Object.values(ERRORS).map((e) => ({ code: e.code, status: e.status, message: e.message })),
+    'x-websocket': WEBSOCKET_DOC,
   };
 }

@@ -1,0 +1,54 @@
+// Child process of bench/ws.ts: opens N WebSocket clients to a URL, optionally leaves some of them not reading,
+// and reports per-frame latency of the reading clients (now - pt, and now - the first last_update in a delta:
+// the simulator stamps observations at ingest) as JSON on stdout when done.
+
+import { createHistogram } from 'node:perf_hooks';
+import WebSocket from 'ws';
+
+const { url, count, slow, seconds, ingestClock } = JSON.parse(process.argv[2]) as { url: string; count: number; slow: number; seconds: number; ingestClock: boolean };
+const publish = createHistogram();
+const ingest = createHistogram();
+let frames = 0;
+let bytes = 0;
+const PT = /"pt":(\d+)/;
+const LU = /"last_update":(\d+(?:\.\d+)?)/g;
+
+const sockets: WebSocket[] = [];
+let open = 0;
+await new Promise<void>((resolve, reject) => {
+  for (let i = 0; i < count; i++) {
+    const ws = new WebSocket(url);
+    const reading = i >= slow;
+    ws.on('open', () => {
+      if (!reading) (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+      if (++open === count) resolve();
+    });
+    ws.on('error', reject);
+    ws.on('message', (data: Buffer) => {
+      if (!reading) return;
+      frames++;
+      bytes += data.length;
+      const now = Date.now();
+      const head = data.subarray(0, 256).toString('latin1');
+      if (!head.startsWith('{"type":"delta"')) return;
+      const pt = PT.exec(head);
+      if (pt !== null) publish.record(Math.max(1, (now - Number(pt[1])) * 1000));
+      if (!ingestClock) return;
+      // the newest observation in the frame: the simulator stamps observations when it ingests them
+      let newest = 0;
+      for (const m of data.toString('latin1').matchAll(LU)) newest = Math.max(newest, Number(m[1]));
+      if (newest > 0) ingest.record(Math.max(1, Math.round((now - newest) * 1000)));
+    });
+    sockets.push(ws);
+  }
+});
+process.stdout.write(JSON.stringify({ ready: true }) + '\n');
+await new Promise((r) => setTimeout(r, seconds * 1000));
+const q = (h: ReturnType<typeof createHistogram>, p: number) => (h.count === 0 ? null : h.percentile(p) / 1000);
+process.stdout.write(JSON.stringify({
+  frames, bytes, seconds,
+  publish: { p50: q(publish, 50), p99: q(publish, 99) },
+  ingest: { p50: q(ingest, 50), p99: q(ingest, 99) },
+}) + '\n');
+for (const ws of sockets) ws.terminate();
+process.exit(0);
