@@ -22,6 +22,7 @@ import { PriceStore } from '../engine/price-store.js';
 import { CHG, OBS, RecordBuffer } from '../engine/records.js';
 import { startApp } from '../http/app.js';
 import { Hub, shardOf } from '../workers/hub.js';
+import { uniform as rng } from '../engine/prng.js';
 
 const EVENTS = 10_000;
 const BATCH = 1000;
@@ -33,15 +34,6 @@ const BOOKS = BOOK_KEYS.map((k) => BOOKMAKERS.findIndex((b) => b.key === k));
 const MARKETS = [MARKET_INDEX.get('h2h')!, MARKET_INDEX.get('spreads')!, MARKET_INDEX.get('totals')!];
 const POINTS = [Number.NaN, -3.5, 221.5];
 
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** prices around a 4 % margin with noise, so arbitrage and +EV rows exist in realistic numbers */
 function price(r: () => number): number {

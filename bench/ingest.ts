@@ -14,6 +14,7 @@ import { PriceStore } from '../engine/price-store.js';
 import { ReadModel } from '../engine/read-model.js';
 import { CHG, OBS, RecordBuffer } from '../engine/records.js';
 import { Hub, shardOf } from '../workers/hub.js';
+import { uniform as rng } from '../engine/prng.js';
 
 const EVENTS = 10_000;
 const BOOKS = 20;
@@ -23,15 +24,6 @@ const IN_FLIGHT = 8;
 const MARKETS = [MARKET_INDEX.get('h2h')!, MARKET_INDEX.get('spreads')!, MARKET_INDEX.get('totals')!];
 const POINTS = [Number.NaN, -3.5, 221.5];
 
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Batches of OBS records, one list per shard; every observation's ts increases so none is stale. The
  *  prefill quotes every (event, market, outcome, book) once; the updates then hit random existing quotes. */

@@ -9,6 +9,7 @@ import os from 'node:os';
 import { createHistogram } from 'node:perf_hooks';
 import { PriceStore } from '../engine/price-store.js';
 import { CHG, OBS, RecordBuffer } from '../engine/records.js';
+import { uniform as mulberry32 } from '../engine/prng.js';
 
 const SEED = 20260301;
 const EVENTS = 10_000;
@@ -21,17 +22,6 @@ const UPDATES = 3_000_000;
 const MEMORY_QUOTES = 1_000_000;
 const T0 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
-/** mulberry32: small seeded PRNG, uniform in [0, 1) */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The workload: every quote posted once, then random updates: 30% repeat the price (a verification), 1% move
  *  the book to a neighbouring line, 0.5% arrive late (stale); the rest move the price by a few ticks. */

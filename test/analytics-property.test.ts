@@ -4,16 +4,8 @@ import { AnalyticsView } from '../engine/analytics-view.js';
 import { BOOKMAKERS, MARKETS } from '../engine/catalogue.js';
 import { PriceStore } from '../engine/price-store.js';
 import { ARB, CHG, OBS, RecordBuffer } from '../engine/records.js';
+import { uniform as mulberry32 } from '../engine/prng.js';
 
-function mulberry32(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const book = (key: string) => BOOKMAKERS.findIndex((b) => b.key === key);
 const market = (key: string) => MARKETS.findIndex((m) => m.key === key);

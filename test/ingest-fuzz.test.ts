@@ -1,17 +1,8 @@
 import t from 'tap';
 import { pack } from 'msgpackr';
 import { ADMIN_KEY, startTestApp } from './helpers/app.js';
+import { uniform as rng } from '../engine/prng.js';
 
-// A small deterministic generator, so a failure reproduces from its seed.
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const now = Date.now();
 const SAMPLES: unknown[] = [

@@ -2,6 +2,7 @@ import t from 'tap';
 import { MAX_OUTCOMES, PriceStore } from '../engine/price-store.js';
 import { ReadModel } from '../engine/read-model.js';
 import { CHANGE, CHG, OBS, RESTORE, RecordBuffer } from '../engine/records.js';
+import { uniform as mulberry32 } from '../engine/prng.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Helpers
@@ -402,17 +403,6 @@ t.test('price store - growth past the initial capacity keeps data intact (capaci
 // ---------------------------------------------------------------------------------------------------------------
 // Property test: incremental store + replayed read model == from-scratch reference
 
-/** mulberry32: small seeded PRNG, uniform in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface RefQuote {
   price: number;

@@ -2,20 +2,12 @@ import t from 'tap';
 import { crcOf, type DeltaItem } from '../http/ws/frames.js';
 import { Client, connect, key, type Frame } from './helpers/ws-client.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { uniform as rng } from '../engine/prng.js';
 
 const now = Date.now();
 const EVENTS = [0, 1, 2].map((i) => ({ id: `ws_evt_${i}`, sport_key: 'basketball_nba', commence_time: now + 3_600_000 * (i + 1), home_team: `Home ${i}`, away_team: `Away ${i}` }));
 const BOOKS = ['draftkings', 'fanduel', 'betmgm', 'pinnacle'];
 
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** a complete, sane two-way price set per book, event and market, so /odds serves every one of them */
 function prices(r: () => number, n: number) {
