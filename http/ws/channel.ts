@@ -86,7 +86,8 @@ export class Channel {
     readonly epoch: string,
     /** the current quote set of one event, for CRCs */
     readonly eventState: (eventId: string) => DeltaItem[],
-    readonly snapshotFrame: (ws: WebSocket<SocketState>, reason: string | null) => void,
+    readonly buildSnapshot: (ws: WebSocket<SocketState>, reason: string | null) => (string | Uint8Array)[],
+    readonly sendSnapshot: (ws: WebSocket<SocketState>, frames: (string | Uint8Array)[]) => void,
     readonly limits: StreamLimits,
   ) {}
 
@@ -180,11 +181,20 @@ export class Channel {
     if (s.lastSeq === this.seq) return;
     const merged = this.since(s.lastSeq);
     if (merged === null) {
-      this.snapshotFrame(ws, 'resume_window_exceeded');
+      this.sendSnapshot(ws, this.buildSnapshot(ws, 'resume_window_exceeded'));
       return;
     }
     const mine = merged.filter((i) => passes(s.filters, i));
-    ws.send(encode(this.delta(mine, this.seq, s.lastSeq, now, s.american, null, true), s.format), s.format === 'msgpack');
+    const delta = encode(this.delta(mine, this.seq, s.lastSeq, now, s.american, null, true), s.format);
+    // a merge of many deltas can outgrow the state itself: then the snapshot is the cheaper way to catch up
+    if (delta.length > this.limits.segmentBytes) {
+      const snap = this.buildSnapshot(ws, 'caught_up');
+      if (snap.reduce((n, f) => n + f.length, 0) < delta.length) {
+        this.sendSnapshot(ws, snap);
+        return;
+      }
+    }
+    ws.send(delta, s.format === 'msgpack');
     s.lastSeq = this.seq;
   }
 

@@ -137,7 +137,7 @@ export class Streams {
         const ev = this.eventById(id);
         return ev === undefined ? [] : eventItems(this.s.hub.readModel, ev, this.player);
       },
-      (ws, reason) => this.snapshot(ws, reason), this.limits);
+      (ws, reason) => this.buildSnapshot(ws, reason), (ws, frames) => this.sendSnapshot(ws, frames), this.limits);
     this.channels.set(key, ch);
     for (const sp of sports) {
       let list = this.bySport.get(sp);
@@ -196,32 +196,40 @@ export class Streams {
     this.snapshot(ws, null);
   }
 
-  /** The channel's current state for this socket's filters, split into segments above SEGMENT_BYTES. */
+  /** The channel's current state for this socket's filters, split into segments above limits.segmentBytes. */
   snapshot(ws: WebSocket<SocketState>, reason: string | null): void {
+    this.sendSnapshot(ws, this.buildSnapshot(ws, reason));
+  }
+
+  /** the snapshot frames, encoded, not yet sent */
+  buildSnapshot(ws: WebSocket<SocketState>, reason: string | null): (string | Uint8Array)[] {
     const st = ws.getUserData();
     const ch = st.channel!;
     const rm = this.s.hub.readModel;
-    const now = this.s.now();
     const docs: object[] = [];
     for (const ev of this.events(ch)) {
       if (st.filters.eventIds !== null && !st.filters.eventIds.has(ev.id)) continue;
       const items = eventItems(rm, ev, this.player).filter((i) => passes(st.filters, i));
       docs.push(v4Event(ev, items, st.american));
     }
-    const head = { type: 'snapshot', channel: ch.name, epoch: this.epoch, seq: ch.seq, prev_seq: null, pt: now, ...(reason === null ? {} : { reason }) };
+    const head = { type: 'snapshot', channel: ch.name, epoch: this.epoch, seq: ch.seq, prev_seq: null, pt: this.s.now(), ...(reason === null ? {} : { reason }) };
     const whole = encode({ ...head, events: docs }, st.format);
-    if (whole.length <= this.limits.segmentBytes || docs.length <= 1) {
-      ws.send(whole, st.format === 'msgpack');
-    } else {
-      const per = Math.max(1, Math.floor(docs.length / Math.ceil(whole.length / this.limits.segmentBytes)));
-      ws.cork(() => {
-        for (let i = 0; i < docs.length; i += per) {
-          const seg = i === 0 ? 'start' : i + per >= docs.length ? 'end' : 'mid';
-          ws.send(encode({ ...head, seg, events: docs.slice(i, i + per) }, st.format), st.format === 'msgpack');
-        }
-      });
+    if (whole.length <= this.limits.segmentBytes || docs.length <= 1) return [whole];
+    const per = Math.max(1, Math.floor(docs.length / Math.ceil(whole.length / this.limits.segmentBytes)));
+    const frames: (string | Uint8Array)[] = [];
+    for (let i = 0; i < docs.length; i += per) {
+      const seg = i === 0 ? 'start' : i + per >= docs.length ? 'end' : 'mid';
+      frames.push(encode({ ...head, seg, events: docs.slice(i, i + per) }, st.format));
     }
-    st.lastSeq = ch.seq;
+    return frames;
+  }
+
+  sendSnapshot(ws: WebSocket<SocketState>, frames: (string | Uint8Array)[]): void {
+    const st = ws.getUserData();
+    ws.cork(() => {
+      for (const f of frames) ws.send(f, st.format === 'msgpack');
+    });
+    st.lastSeq = st.channel!.seq;
     st.dirty = false;
   }
 

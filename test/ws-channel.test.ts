@@ -1,0 +1,95 @@
+import t from 'tap';
+import type { WebSocket } from 'uWebSockets.js';
+import { Channel, DEFAULT_LIMITS, type SocketState } from '../http/ws/channel.js';
+import type { DeltaItem } from '../http/ws/frames.js';
+
+// The channel's send decisions, driven through a stand-in socket whose buffered amount the test sets: the
+// states below (a socket past the watermark, a merge larger than the state) are hard to reach through the
+// kernel's buffers in a bounded test; the real sockets are covered in ws.test.ts and ws-limits.test.ts.
+
+class FakeSocket {
+  buffered = 0;
+  readonly sent: string[] = [];
+  ended: [number, string] | null = null;
+  constructor(readonly state: SocketState) {}
+  getUserData() { return this.state; }
+  getBufferedAmount() { return this.buffered; }
+  send(m: string) { this.sent.push(m); return 1; }
+  end(code: number, reason: string) { this.ended = [code, reason]; }
+}
+
+function state(): SocketState {
+  return {
+    channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false, lastSeq: 0,
+    dirty: false, dirtySince: 0, refuse: null, key: '', tier: 'scale', kind: 'odds-fast', sport: 'basketball_nba', resume: null, closed: false,
+  };
+}
+
+const item = (n: number, removed = false): DeltaItem => ({
+  event_id: `e${n % 50}`, market: 'h2h', point: null, player: null, outcome: `o${n}`, book: 'fanduel', price: removed ? 0 : 1.9,
+  last_update: 1000 + n, ...(removed ? { removed: true as const } : {}),
+});
+
+function setup(limits = DEFAULT_LIMITS) {
+  const snaps: string[] = [];
+  const ch: Channel = new Channel('odds-fast:basketball_nba', 'odds-fast', ['basketball_nba'], 0, 'ep', () => [],
+    (_ws, reason) => [JSON.stringify({ type: 'snapshot', reason })],
+    (ws, frames) => {
+      for (const f of frames) snaps.push(f as string);
+      (ws.getUserData()).lastSeq = ch.seq;
+      (ws.getUserData()).dirty = false;
+    }, limits);
+  const fake = new FakeSocket(state());
+  fake.state.channel = ch;
+  ch.sockets.add(fake as unknown as WebSocket<SocketState>);
+  return { ch, fake, ws: fake as unknown as WebSocket<SocketState>, snaps };
+}
+
+t.test('channel - a socket past the low watermark is skipped, then caught up by one merged delta', async (t) => {
+  const { ch, fake, ws } = setup();
+  ch.offer([item(1)], 1);
+  t.equal(fake.sent.length, 1, 'first delta sent');
+  fake.buffered = DEFAULT_LIMITS.lowWatermark + 1;
+  ch.offer([item(2)], 2);
+  ch.offer([item(2), item(3)], 3);
+  t.equal(fake.sent.length, 1, 'nothing sent while above the watermark');
+  t.ok(fake.state.dirty, 'marked dirty');
+  fake.buffered = 0;
+  ch.catchUp(ws, 4);
+  const merged = JSON.parse(fake.sent[1]) as { con: boolean; seq: number; prev_seq: number; changes: DeltaItem[] };
+  t.equal(merged.con, true, 'con: true');
+  t.same([merged.prev_seq, merged.seq], [1, 3], 'from the last seq held to the current one');
+  t.same(merged.changes.map((c) => c.outcome).sort(), ['o2', 'o3'], 'each changed quote once');
+  t.notOk(fake.state.dirty, 'clean again');
+});
+
+t.test('channel - a merge larger than the state is replaced by a snapshot', async (t) => {
+  const { ch, fake, ws, snaps } = setup({ ...DEFAULT_LIMITS, segmentBytes: 1024 });
+  ch.offer([item(0)], 1);
+  fake.buffered = DEFAULT_LIMITS.lowWatermark + 1;
+  const many = Array.from({ length: 200 }, (_, n) => item(n + 10));
+  ch.offer(many, 2);
+  ch.offer(many.map((i) => ({ ...i, price: 0, removed: true as const })), 3);
+  fake.buffered = 0;
+  ch.catchUp(ws, 4);
+  t.equal(snaps.length, 1, 'a snapshot instead');
+  t.match(snaps[0], /caught_up/, 'with reason caught_up');
+  t.equal(fake.state.lastSeq, 3, 'at the current seq');
+});
+
+t.test('channel - past the resume ring a dirty socket gets a snapshot; past the hard bound it is closed with 4008', async (t) => {
+  const { ch, fake, ws, snaps } = setup({ ...DEFAULT_LIMITS, ringMs: 10 });
+  ch.offer([item(1)], 1);
+  fake.buffered = DEFAULT_LIMITS.lowWatermark + 1;
+  ch.offer([item(2)], 2);
+  ch.offer([item(3)], 100); // the ring keeps at least the newest entry and drops what is older than 10 ms
+  fake.buffered = 0;
+  ch.catchUp(ws, 101);
+  t.match(snaps[0], /resume_window_exceeded/, 'snapshot with reason');
+  fake.buffered = DEFAULT_LIMITS.hardBytes + 1;
+  ch.offer([item(4)], 200);
+  ch.enforce(200 + DEFAULT_LIMITS.hardMs - 1);
+  t.equal(fake.ended, null, 'not before the time bound');
+  ch.enforce(200 + DEFAULT_LIMITS.hardMs + 1);
+  t.equal(fake.ended?.[0], 4008, 'closed with 4008');
+});
