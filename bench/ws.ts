@@ -45,7 +45,32 @@ function clients(url: string, count: number, slow: number, during?: () => void, 
 }
 
 const ms = (x: number | null) => (x === null ? '-' : x.toFixed(2));
-const mb = () => process.memoryUsage().rss / 1024 / 1024;
+
+/** `npm start`'s entry in a process of its own, on a free port and a fresh data directory */
+async function serverProcess(feed: string): Promise<{ port: string; key: string; rss(): number; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
+  const child = spawn(process.execPath, [new URL('../http/main.js', import.meta.url).pathname], {
+    env: { ...process.env, FEED: feed, SIM_RATE: '2000', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, SHARDS: '1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const banner = await new Promise<string>((resolve) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Try:')) resolve(out);
+    });
+  });
+  return {
+    port: /listening on [^:]+:(\d+)/.exec(banner)![1],
+    key: /demo key \(business\): (\S+)/.exec(banner)![1],
+    rss: () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('close', r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
@@ -69,9 +94,7 @@ async function main(): Promise<void> {
       probe.on('close', () => resolve(JSON.parse(out) as { frame: string; rate: number }));
     });
 
-    const rss0 = mb();
     const ours = await clients(url, CLIENTS, 0);
-    const rssIdle = mb();
     const withSlow = await clients(url, CLIENTS, Math.round(CLIENTS / 10));
 
     // baseline: plain uWebSockets.js publishing the same frame (fresh pt) at the same rate
@@ -104,42 +127,38 @@ async function main(): Promise<void> {
       row(`linewire odds-fast, ${CLIENTS - Math.round(CLIENTS / 10)} reading + ${Math.round(CLIENTS / 10)} not reading`, withSlow, base),
     ]);
 
-    // memory: idle connections on a second, quiet server in its own process (no feed), its RSS read from /proc
-    const quietDir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
-    const quiet = spawn(process.execPath, [new URL('../http/main.js', import.meta.url).pathname], {
-      env: { ...process.env, FEED: 'none', PORT: '0', HOST: '127.0.0.1', DATA_DIR: quietDir, SHARDS: '1', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    // memory, each on a server process of its own, its RSS read from /proc: idle connections on a server with no
+    // feed, then 100 clients that stop reading on a server running the simulator (peak over the run)
     let idleBefore = 0;
     let idleAt = 0;
-    try {
-      const banner = await new Promise<string>((resolve) => {
-        let out = '';
-        quiet.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          if (out.includes('Try:')) resolve(out);
-        });
-      });
-      const port = /listening on [^:]+:(\d+)/.exec(banner)![1];
-      const demo = /demo key \(business\): (\S+)/.exec(banner)![1];
-      const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${quiet.pid}/status`, 'utf8'))![1]) / 1024;
-      await new Promise((r) => setTimeout(r, 1000));
-      idleBefore = rss();
-      await clients(`ws://127.0.0.1:${port}/v1/ws/odds-fast/basketball_nba?apiKey=${demo}`, CLIENTS, 0,
-        () => void setTimeout(() => (idleAt = rss()), SECONDS * 500));
-    } finally {
-      quiet.kill('SIGTERM');
-      await new Promise((r) => quiet.once('close', r));
-      rmSync(quietDir, { recursive: true, force: true });
+    {
+      const quiet = await serverProcess('none');
+      try {
+        idleBefore = quiet.rss();
+        await clients(`ws://127.0.0.1:${quiet.port}/v1/ws/odds-fast/basketball_nba?apiKey=${quiet.key}`, CLIENTS, 0,
+          () => void setTimeout(() => (idleAt = quiet.rss()), SECONDS * 500));
+      } finally {
+        await quiet.stop();
+      }
     }
-    // then 100 clients that stop reading while the simulator runs
-    const before = mb();
-    let stuckAt = 0;
-    await clients(url, 100, 100, () => void setTimeout(() => (stuckAt = mb()), SECONDS * 900));
+    let stuckBefore = 0;
+    let stuckPeak = 0;
+    {
+      const busy = await serverProcess('sim');
+      try {
+        await new Promise((r) => setTimeout(r, 2000));
+        stuckBefore = busy.rss();
+        let sampler: NodeJS.Timeout | null = null;
+        await clients(`ws://127.0.0.1:${busy.port}/v1/ws/odds-fast/basketball_nba?apiKey=${busy.key}`, 100, 100,
+          () => void (sampler = setInterval(() => (stuckPeak = Math.max(stuckPeak, busy.rss())), 250)));
+        if (sampler !== null) clearInterval(sampler);
+      } finally {
+        await busy.stop();
+      }
+    }
     console.table([
       { measure: `server RSS per idle connection (${CLIENTS} on a server process with no feed)`, value: `${(((idleAt - idleBefore) * 1024 * 1024) / CLIENTS / 1024).toFixed(1)} KiB` },
-      { measure: 'server RSS change with 100 clients not reading (bound: 8 MiB each for 10 s, then 4008)', value: `${(stuckAt - before).toFixed(0)} MiB` },
-      { measure: 'server RSS before / after the fan-out runs', value: `${rss0.toFixed(0)} / ${rssIdle.toFixed(0)} MiB` },
+      { measure: `server RSS peak growth with 100 clients not reading for ${SECONDS} s, simulator running (bound: 8 MiB each for 10 s, then 4008)`, value: `${(stuckPeak - stuckBefore).toFixed(0)} MiB` },
     ]);
   } finally {
     await app.close();
