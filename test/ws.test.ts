@@ -1,4 +1,5 @@
 import t from 'tap';
+import { pack } from 'msgpackr';
 import { crcOf, type DeltaItem } from '../http/ws/frames.js';
 import { Client, connect, key, type Frame } from './helpers/ws-client.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -153,6 +154,21 @@ t.test('ws streams', async (t) => {
     c.ws.send(JSON.stringify({ op: 'subscribe', markets: 'nope' }));
     t.match((await c.until((f) => f.type === 'error' && /nope/.test(f.message ?? ''))).message, /unknown markets/, 'bad filter: error frame');
     t.equal(c.closed, null, 'still connected');
+    c.ws.close();
+  });
+
+  t.test('/v4 aliases, msgpack client messages, and the fields every frame carries', async (t) => {
+    const c = await connect(app, `/v4/ws/odds-fast/basketball_nba?apiKey=${apiKey}&format=msgpack`);
+    const snap = await c.until((f) => f.type === 'snapshot');
+    t.equal(snap.channel, 'odds-fast:basketball_nba', 'the /v4 path serves the same channel');
+    c.ws.send(pack({ op: 'ping' }));
+    const pong = await c.until((f) => f.type === 'pong');
+    c.ws.send(pack([1, 2, 3]));
+    const err = await c.until((f) => f.type === 'error');
+    t.equal(err.code, 'BAD_MESSAGE', 'a msgpack array is refused with an error frame');
+    for (const f of [snap, pong, err]) {
+      t.ok(['channel', 'epoch', 'seq', 'prev_seq', 'pt'].every((k) => k in f), `${f.type}: channel, epoch, seq, prev_seq, pt`);
+    }
     c.ws.close();
   });
 

@@ -237,7 +237,7 @@ export class Streams {
     const st = ws.getUserData();
     const fail = (message: string) => {
       const ch = st.channel;
-      ws.send(encode({ type: 'error', channel: ch?.name ?? null, epoch: this.epoch, seq: ch?.seq ?? 0, pt: this.s.now(), code: 'BAD_MESSAGE', message }, st.format), st.format === 'msgpack');
+      ws.send(encode({ type: 'error', channel: ch?.name ?? null, epoch: this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now(), code: 'BAD_MESSAGE', message }, st.format), st.format === 'msgpack');
     };
     let body: unknown;
     try {
@@ -249,7 +249,7 @@ export class Streams {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail('a message is a JSON object with an "op"');
     const m = body as Record<string, unknown>;
     if (m.op === 'ping') {
-      ws.send(encode({ type: 'pong', channel: st.channel?.name ?? null, epoch: this.epoch, pt: this.s.now() }, st.format), st.format === 'msgpack');
+      ws.send(encode({ type: 'pong', channel: st.channel?.name ?? null, epoch: this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now() }, st.format), st.format === 'msgpack');
       return;
     }
     if (m.op !== 'subscribe') return fail(`unknown op ${JSON.stringify(m.op)}: use subscribe or ping`);
