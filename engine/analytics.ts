@@ -98,8 +98,10 @@ export class Analytics implements StoreListener {
   private expiry = new Float64Array(4096);
   private readonly wheel = new Map<number, number[]>();
   private wheelSecond = -1;
-  /** middles published per group: key `${lo}:${hi}` to the record values (for change detection) */
-  private readonly middles = new Map<number, Map<string, Float64Array>>();
+  /** middles published per group: pair key to the record (its KIND slot holds the stamp of the last evaluation
+   *  that found it) */
+  private readonly middles = new Map<number, Map<number, Float64Array>>();
+  private midStamp = 0;
   private readonly implied = new Float64Array(3);
   private readonly fairOut = new Float64Array(3);
 
@@ -158,11 +160,11 @@ export class Analytics implements StoreListener {
 
   // StoreListener
 
-  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number): void {
+  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
+    tuple: number, lu: number): void {
     this.ensureLine(line);
     this.ensureSlot(slot);
     const store = this.store;
-    const book = store.bookOf(slot);
     const was = this.fresh[slot] === 1;
     if (kind === CHANGE.REMOVED) {
       this.fresh[slot] = 0;
@@ -171,14 +173,15 @@ export class Analytics implements StoreListener {
       else this.markLine(line); // the line's book count may change
       return;
     }
-    const lu = store.lastUpdateOf(slot);
     const now = this.now;
     const fresh = counts(book) && now - lu <= staleMs(book);
+    this.expiry[slot] = lu + staleMs(book);
+    // a verification of a quote that stays fresh changes nothing derived (ages are read when served)
+    if (was && fresh && kind === CHANGE.VERIFIED) return;
     this.fresh[slot] = fresh ? 1 : 0;
     const ladder = store.ladder(line, outcome);
-    const at = store.tupleOf(line, outcome, slot);
+    const at = tuple >= 0 ? tuple : store.tupleOf(line, outcome, slot);
     ladder[at + LD.FLAG] = fresh ? 1 : 0;
-    this.expiry[slot] = lu + staleMs(book);
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
     if (fresh && (this.scheduled[slot] === 0 || this.scheduled[slot] > wheelSecondOf(this.expiry[slot]))) {
       this.schedule(slot, this.expiry[slot]);
@@ -189,7 +192,7 @@ export class Analytics implements StoreListener {
       return;
     }
     // same price and still fresh: nothing derived changes (ages are read from the read model when served)
-    if (was && kind !== CHANGE.NEW && store.priceOf(slot) === oldPrice) return;
+    if (was && kind !== CHANGE.NEW && ladder[at + LD.RAW] === oldPrice) return;
     // a price move that stays out of the top of its ladder, before and after, leaves arbitrage and middles
     // alone. Only this quote moved, so its best place among fresh quotes, old or new, is the number of fresh
     // quotes above the higher of its two positions in the current ladder.
@@ -437,23 +440,35 @@ export class Analytics implements StoreListener {
     this.middles.delete(g);
   }
 
+  /** Re-evaluates a group's middles and publishes what changed; unchanged records are kept, not rebuilt. */
   private evaluateMiddles(g: number): void {
     const store = this.store;
     const lines = store.groupLines(g);
-    const now = new Map<string, Float64Array>();
+    let prev = this.middles.get(g);
+    const stamp = ++this.midStamp;
     if (lines !== undefined && lines.length > 1 && store.lineLive(lines[0])) {
-      for (const rec of middlesOfGroup(store, lines, true)) now.set(`${rec[MID.LO]}:${rec[MID.HI]}`, rec);
+      middlesOfGroup(store, lines, true, 0, (rec) => {
+        const key = midPairKey(rec[MID.LO], rec[MID.HI]);
+        if (prev === undefined) this.middles.set(g, (prev = new Map()));
+        const old = prev.get(key);
+        if (old !== undefined && sameValues(old, rec)) {
+          old[MID.KIND] = stamp;
+          return;
+        }
+        const copy = rec.slice();
+        copy[MID.KIND] = stamp;
+        prev.set(key, copy);
+        this.pushMiddle(ROW.UPSERT, copy);
+      });
     }
-    const prev = this.middles.get(g);
-    if (prev !== undefined) {
-      for (const [k, rec] of prev) if (!now.has(k)) this.pushMiddle(ROW.REMOVE, rec);
+    if (prev === undefined) return;
+    // records not met in this evaluation are gone (KIND holds the stamp of the evaluation that last met them)
+    for (const [key, rec] of prev) {
+      if (rec[MID.KIND] === stamp) continue;
+      prev.delete(key);
+      this.pushMiddle(ROW.REMOVE, rec);
     }
-    for (const [k, rec] of now) {
-      const old = prev?.get(k);
-      if (old === undefined || !sameValues(old, rec)) this.pushMiddle(ROW.UPSERT, rec);
-    }
-    if (now.size === 0) this.middles.delete(g);
-    else this.middles.set(g, now);
+    if (prev.size === 0) this.middles.delete(g);
   }
 
   private pushMiddle(kind: number, rec: Float64Array): void {
@@ -461,6 +476,11 @@ export class Analytics implements StoreListener {
     this.out.mid.data.set(rec, off);
     this.out.mid.data[off + MID.KIND] = kind;
   }
+}
+
+/** a (lo, hi) pair of quarter-point lines as one number */
+function midPairKey(lo: number, hi: number): number {
+  return Math.round(lo * 4 + 8192) * 32768 + Math.round(hi * 4 + 8192);
 }
 
 /** The wheel bucket of an expiry time: bucket s holds expiries in [(s - 1) s, s s). */
@@ -573,29 +593,38 @@ function writeArb(store: PriceStore, line: number, flags: boolean, d: Float64Arr
   return S;
 }
 
-interface Leg { book: number; price: number; eff: number }
+/** per line of a group: the best two fresh quotes on the over side (outcome 0) and the under side (outcome 1),
+ *  as [book, raw price, effective price] x 2, book -1 when none */
+const TOPS = new Float64Array(64 * 12);
+const MID_REC = new Float64Array(MID.STRIDE);
 
-function freshTop(store: PriceStore, line: number, o: number, flags: boolean, now: number, skipBook: number): Leg | null {
+function topTwo(store: PriceStore, line: number, o: number, flags: boolean, now: number, d: Float64Array, off: number): void {
   const ladder = store.ladder(line, o);
-  for (let i = 0; i < ladder.length; i += LD.STRIDE) {
-    const slot = ladder[i + LD.SLOT];
-    if (ladder[i + LD.BOOK] === skipBook) continue;
-    if (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, slot, now)) continue;
-    return { book: ladder[i + LD.BOOK], price: ladder[i + LD.RAW], eff: ladder[i + LD.PRICE] };
+  let k = 0;
+  for (let i = 0; i < ladder.length && k < 2; i += LD.STRIDE) {
+    if (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, ladder[i + LD.SLOT], now)) continue;
+    d[off + k * 3] = ladder[i + LD.BOOK];
+    d[off + k * 3 + 1] = ladder[i + LD.RAW];
+    d[off + k * 3 + 2] = ladder[i + LD.PRICE];
+    k++;
   }
-  return null;
+  for (; k < 2; k++) d[off + k * 3] = -1;
 }
 
 /** Middles of one group: for every pair of its lines with lo < hi, the best fresh "over" at lo and the best
- *  fresh "under" at hi from two different books. Spreads use the home margin: the home leg at home point h
- *  covers above -h, the away leg of the line with home point h' covers below -h'. */
-function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now = 0): Float64Array[] {
+ *  fresh "under" at hi from two different books (when one book is best on both sides, the better of its two
+ *  second-best pairings). Spreads use the home margin: the home leg at home point h covers above -h, the away
+ *  leg of the line with home point h' covers below -h'. Each middle is handed to `emit` in a scratch record
+ *  that is reused: copy what you keep. */
+function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number,
+  emit: (rec: Float64Array) => void): void {
   const market = store.lineMarket(lines[0]);
   const spreads = market === SPREADS;
-  const x = (line: number) => (spreads ? -store.linePoint(line) : store.linePoint(line));
+  const n = Math.min(lines.length, 64);
   const stamp = ++seenStamp;
   let books = 0;
-  for (const l of lines) {
+  for (let j = 0; j < n; j++) {
+    const l = lines[j];
     for (let o = 0; o < 2; o++) {
       const ladder = store.ladder(l, o);
       for (let i = 0; i < ladder.length; i += LD.STRIDE) {
@@ -605,43 +634,46 @@ function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: bool
         books++;
       }
     }
+    topTwo(store, l, 0, flags, now, TOPS, j * 12);
+    topTwo(store, l, 1, flags, now, TOPS, j * 12 + 6);
   }
-  const out: Float64Array[] = [];
-  for (const lo of lines) {
-    for (const hi of lines) {
-      const xl = x(lo);
-      const xh = x(hi);
+  const rec = MID_REC;
+  for (let a = 0; a < n; a++) {
+    const lo = lines[a];
+    const xl = spreads ? -store.linePoint(lo) : store.linePoint(lo);
+    const ov = a * 12;
+    if (TOPS[ov] < 0) continue;
+    for (let b = 0; b < n; b++) {
+      const hi = lines[b];
+      const xh = spreads ? -store.linePoint(hi) : store.linePoint(hi);
       if (!(xl < xh)) continue;
-      let over = freshTop(store, lo, 0, flags, now, -1);
-      let under = freshTop(store, hi, 1, flags, now, -1);
-      if (over === null || under === null) continue;
-      if (over.book === under.book) {
-        const o2 = freshTop(store, lo, 0, flags, now, over.book);
-        const u2 = freshTop(store, hi, 1, flags, now, under.book);
-        const a = o2 === null ? -Infinity : o2.eff + under.eff;
-        const b = u2 === null ? -Infinity : over.eff + u2.eff;
-        if (a === -Infinity && b === -Infinity) continue;
-        if (a >= b) over = o2!;
-        else under = u2!;
+      const un = b * 12 + 6;
+      if (TOPS[un] < 0) continue;
+      let o = ov;
+      let u = un;
+      if (TOPS[ov] === TOPS[un]) {
+        const alt1 = TOPS[ov + 3] < 0 ? -Infinity : TOPS[ov + 5] + TOPS[un + 2];
+        const alt2 = TOPS[un + 3] < 0 ? -Infinity : TOPS[ov + 2] + TOPS[un + 5];
+        if (alt1 === -Infinity && alt2 === -Infinity) continue;
+        if (alt1 >= alt2) o = ov + 3;
+        else u = un + 3;
       }
-      const rec = new Float64Array(MID.STRIDE);
       rec[MID.KIND] = ROW.UPSERT;
       rec[MID.EVENT] = store.lineEvent(lo);
       rec[MID.MARKET] = market;
       rec[MID.PLAYER] = store.linePlayer(lo);
       rec[MID.LO] = xl;
       rec[MID.HI] = xh;
-      rec[MID.OVER_BOOK] = over.book;
-      rec[MID.OVER_PRICE] = over.price;
-      rec[MID.OVER_EFF] = over.eff;
-      rec[MID.UNDER_BOOK] = under.book;
-      rec[MID.UNDER_PRICE] = under.price;
-      rec[MID.UNDER_EFF] = under.eff;
+      rec[MID.OVER_BOOK] = TOPS[o];
+      rec[MID.OVER_PRICE] = TOPS[o + 1];
+      rec[MID.OVER_EFF] = TOPS[o + 2];
+      rec[MID.UNDER_BOOK] = TOPS[u];
+      rec[MID.UNDER_PRICE] = TOPS[u + 1];
+      rec[MID.UNDER_EFF] = TOPS[u + 2];
       rec[MID.BOOKS] = books;
-      out.push(rec);
+      emit(rec);
     }
   }
-  return out;
 }
 
 /** Everything the analytics would publish, recomputed from the store alone at `now` (tests and benchmarks). */
@@ -719,7 +751,7 @@ export function scratch(store: PriceStore, now: number): ScratchSets {
   for (const g of groups) {
     const lines = store.groupLines(g);
     if (lines.length < 2) continue;
-    for (const rec of middlesOfGroup(store, lines, false, now)) sets.mid.set(midKeyOf(rec, 0), rec);
+    middlesOfGroup(store, lines, false, now, (rec) => sets.mid.set(midKeyOf(rec, 0), rec.slice()));
   }
   return sets;
 }

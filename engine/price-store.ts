@@ -58,9 +58,11 @@ export const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, RAW: 4, FLAG: 5, STR
 
 /** What the store tells its listener (the shard's analytics) about every change, synchronously. */
 export interface StoreListener {
-  /** a quote appeared, moved, was verified, or went (kind: CHANGE.*); `oldPrice` is the raw price before and
-   *  `oldRank` its place in the ladder before (0 = top; -1 when it was not in the ladder or did not move) */
-  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number): void;
+  /** a quote appeared, moved, was verified, or went (kind: CHANGE.*); `oldPrice` is the raw price before,
+   *  `oldRank` its place in the ladder before (0 = top; -1 when it was not in the ladder or did not move), `at`
+   *  its tuple's offset in the ladder now (-1 when unknown: verified, or gone), `lastUpdate` its last_update */
+  quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
+    at: number, lastUpdate: number): void;
   /** the line is about to be freed (its id may be reused afterwards) */
   lineFreed(line: number): void;
 }
@@ -73,8 +75,8 @@ function ranksAbove(l: number[], a: number, b: number): boolean {
   return l[a + 2] < l[b + 2];
 }
 
-/** Moves the tuple at offset `at` up or down to its rank. */
-function rerank(l: number[], at: number): void {
+/** Moves the tuple at offset `at` up or down to its rank; returns its new offset. */
+function rerank(l: number[], at: number): number {
   let k = at;
   while (k > 0 && ranksAbove(l, k, k - LD.STRIDE)) {
     swap(l, k, k - LD.STRIDE);
@@ -84,6 +86,7 @@ function rerank(l: number[], at: number): void {
     swap(l, k, k + LD.STRIDE);
     k += LD.STRIDE;
   }
+  return k;
 }
 
 function swap(l: number[], a: number, b: number): void {
@@ -218,11 +221,11 @@ export class PriceStore {
       d[q + QF.CHANGED] = ts;
       d[q + QF.VERIFIED] = ts;
       ladder.push(this.effective(price, book), ts, book, slot, price, 0);
-      rerank(ladder, ladder.length - LD.STRIDE);
+      const at = rerank(ladder, ladder.length - LD.STRIDE);
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
       this.emit(out, CHANGE.NEW, b, outcome);
-      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.NEW, 0, -1);
+      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.NEW, 0, -1, book, at, ts);
       return true;
     }
     if (ts < d[q + QF.VERIFIED] || ts < d[q + QF.CHANGED]) {
@@ -233,7 +236,7 @@ export class PriceStore {
     const old = d[q + QF.PRICE];
     if (old === price) {
       this.emit(out, CHANGE.VERIFIED, b, outcome);
-      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.VERIFIED, old, -1);
+      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.VERIFIED, old, -1, book, -1, ts);
       return true;
     }
     d[q + QF.PRICE] = price;
@@ -243,9 +246,9 @@ export class PriceStore {
     ladder[at + LD.PRICE] = this.effective(price, book);
     ladder[at + LD.CHANGED] = ts;
     ladder[at + LD.RAW] = price;
-    rerank(ladder, at);
+    const now = rerank(ladder, at);
     this.emit(out, CHANGE.PRICE, b, outcome);
-    if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.PRICE, old, oldRank);
+    if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.PRICE, old, oldRank, book, now, ts);
     return true;
   }
 
@@ -269,10 +272,12 @@ export class PriceStore {
       const ladder = this.ladders[line * MAX_OUTCOMES + outcome];
       const book = d[b * BL.STRIDE + BL.BOOK];
       ladder.push(this.effective(d[q + QF.PRICE], book), d[q + QF.CHANGED], book, b * MAX_OUTCOMES + outcome, d[q + QF.PRICE], 0);
-      rerank(ladder, ladder.length - LD.STRIDE);
+      const at = rerank(ladder, ladder.length - LD.STRIDE);
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
-      if (this.listener !== null) this.listener.quote(line, outcome, b * MAX_OUTCOMES + outcome, CHANGE.NEW, 0, -1);
+      if (this.listener !== null) {
+        this.listener.quote(line, outcome, b * MAX_OUTCOMES + outcome, CHANGE.NEW, 0, -1, book, at, Math.max(d[q + QF.CHANGED], verified));
+      }
     }
   }
 
@@ -410,7 +415,7 @@ export class PriceStore {
       d[q + QF.PRICE] = 0;
       this.ln[line * LN.STRIDE + LN.QUOTES]--;
       this.live--;
-      if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old, at / LD.STRIDE);
+      if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old, at / LD.STRIDE, d[base + BL.BOOK], -1, 0);
     }
   }
 
