@@ -17,12 +17,11 @@ import { Analytics, scratch } from '../engine/analytics.js';
 import { Simulator } from '../engine/simulator.js';
 import type { IngestBatch } from '../engine/types.js';
 import { BOOKMAKERS, sportByKey } from '../engine/catalogue.js';
-import { MARKET_INDEX } from '../engine/ingest.js';
 import { PriceStore } from '../engine/price-store.js';
 import { CHG, OBS, RecordBuffer } from '../engine/records.js';
 import { startApp } from '../http/app.js';
 import { Hub, shardOf } from '../workers/hub.js';
-import { uniform as rng } from '../engine/prng.js';
+import { batches } from './lib/workload.js';
 
 const EVENTS = 10_000;
 const BATCH = 1000;
@@ -31,8 +30,6 @@ const BOOK_KEYS = ['pinnacle', 'betfair_ex_uk', 'lowvig', 'draftkings', 'fanduel
   'betrivers', 'fanatics', 'bovada', 'betonlineag', 'williamhill', 'paddypower', 'skybet', 'unibet_eu', 'betsson',
   'onexbet', 'sportsbet', 'tab'];
 const BOOKS = BOOK_KEYS.map((k) => BOOKMAKERS.findIndex((b) => b.key === k));
-const MARKETS = [MARKET_INDEX.get('h2h')!, MARKET_INDEX.get('spreads')!, MARKET_INDEX.get('totals')!];
-const POINTS = [Number.NaN, -3.5, 221.5];
 
 
 /** prices around a 4 % margin with noise, so arbitrage and +EV rows exist in realistic numbers */
@@ -41,28 +38,7 @@ function price(r: () => number): number {
 }
 
 function workload(prefill: boolean, t0: number, owner: (e: number) => number, shards: number): Float64Array[][] {
-  const r = rng(prefill ? 7 : 42);
-  const per: Float64Array[][] = Array.from({ length: shards }, () => []);
-  const bufs = Array.from({ length: shards }, () => new RecordBuffer(OBS.STRIDE, BATCH));
-  const total = prefill ? EVENTS * 3 * 2 * BOOKS.length : UPDATES;
-  for (let i = 0; i < total; i++) {
-    const e = prefill ? Math.floor(i / (6 * BOOKS.length)) : Math.floor(r() * EVENTS);
-    const m = prefill ? Math.floor(i / (2 * BOOKS.length)) % 3 : Math.floor(r() * 3);
-    const s = owner(e);
-    const off = bufs[s].push();
-    const d = bufs[s].data;
-    d[off + OBS.EVENT] = e;
-    d[off + OBS.MARKET] = MARKETS[m];
-    d[off + OBS.POINT] = POINTS[m];
-    d[off + OBS.PLAYER] = -1;
-    d[off + OBS.OUTCOME] = prefill ? Math.floor(i / BOOKS.length) % 2 : r() < 0.5 ? 0 : 1;
-    d[off + OBS.BOOK] = BOOKS[prefill ? i % BOOKS.length : Math.floor(r() * BOOKS.length)];
-    d[off + OBS.PRICE] = price(r);
-    d[off + OBS.TS] = t0 + i / 1000;
-    if (bufs[s].length === BATCH) per[s].push(bufs[s].take());
-  }
-  for (let s = 0; s < shards; s++) if (bufs[s].length > 0) per[s].push(bufs[s].take());
-  return per;
+  return batches({ events: EVENTS, books: BOOKS, updates: UPDATES, batch: BATCH, price, ts: (i) => t0 + i / 1000 }, prefill, shards, owner);
 }
 
 function machine(): string {

@@ -9,48 +9,30 @@
 import { cpus } from 'node:os';
 import { createHistogram } from 'node:perf_hooks';
 import { sportByKey } from '../engine/catalogue.js';
-import { MARKET_INDEX } from '../engine/ingest.js';
 import { PriceStore } from '../engine/price-store.js';
 import { ReadModel } from '../engine/read-model.js';
 import { CHG, OBS, RecordBuffer } from '../engine/records.js';
 import { Hub, shardOf } from '../workers/hub.js';
-import { uniform as rng } from '../engine/prng.js';
+import { batches, type Workload } from './lib/workload.js';
 
 const EVENTS = 10_000;
 const BOOKS = 20;
 const BATCH = 1000;
 const UPDATES = Number(process.env.BENCH_UPDATES ?? 2_000_000);
 const IN_FLIGHT = 8;
-const MARKETS = [MARKET_INDEX.get('h2h')!, MARKET_INDEX.get('spreads')!, MARKET_INDEX.get('totals')!];
-const POINTS = [Number.NaN, -3.5, 221.5];
 
 
-/** Batches of OBS records, one list per shard; every observation's ts increases so none is stale. The
- *  prefill quotes every (event, market, outcome, book) once; the updates then hit random existing quotes. */
+const WORKLOAD: Workload = {
+  events: EVENTS,
+  books: Array.from({ length: BOOKS }, (_, i) => i),
+  updates: UPDATES,
+  batch: BATCH,
+  price: (r) => 1.7 + Math.floor(r() * 60) / 100,
+  ts: (i, prefill) => 1_700_000_000_000 + (prefill ? 0 : 1e9) + i,
+};
+
 function workload(shards: number, eventShard: (e: number) => number, prefill: boolean): Float64Array[][] {
-  const r = rng(prefill ? 7 : 42);
-  const per: Float64Array[][] = Array.from({ length: shards }, () => []);
-  const bufs = Array.from({ length: shards }, () => new RecordBuffer(OBS.STRIDE, BATCH));
-  let ts = 1_700_000_000_000 + (prefill ? 0 : 1e9);
-  const total = prefill ? EVENTS * 3 * 2 * BOOKS : UPDATES;
-  for (let i = 0; i < total; i++) {
-    const e = prefill ? Math.floor(i / (6 * BOOKS)) : Math.floor(r() * EVENTS);
-    const m = prefill ? Math.floor(i / (2 * BOOKS)) % 3 : Math.floor(r() * 3);
-    const s = eventShard(e);
-    const off = bufs[s].push();
-    const d = bufs[s].data;
-    d[off + OBS.EVENT] = e;
-    d[off + OBS.MARKET] = MARKETS[m];
-    d[off + OBS.POINT] = POINTS[m];
-    d[off + OBS.PLAYER] = -1;
-    d[off + OBS.OUTCOME] = prefill ? Math.floor(i / BOOKS) % 2 : r() < 0.5 ? 0 : 1;
-    d[off + OBS.BOOK] = prefill ? i % BOOKS : Math.floor(r() * BOOKS);
-    d[off + OBS.PRICE] = 1.7 + Math.floor(r() * 60) / 100;
-    d[off + OBS.TS] = ts++;
-    if (bufs[s].length === BATCH) per[s].push(bufs[s].take());
-  }
-  for (let s = 0; s < shards; s++) if (bufs[s].length > 0) per[s].push(bufs[s].take());
-  return per;
+  return batches(WORKLOAD, prefill, shards, eventShard);
 }
 
 interface Row {

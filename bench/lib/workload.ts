@@ -1,0 +1,48 @@
+// The fixed-seed workload of the ingest and analytics benchmarks: events x 3 game markets (h2h, spreads -3.5,
+// totals 221.5) x 2 outcomes x books, as OBS batches per shard. The prefill quotes every combination once, in
+// order; the updates hit random existing quotes. Timestamps increase, so no observation is stale.
+
+import { MARKET_INDEX } from '../../engine/ingest.js';
+import { uniform } from '../../engine/prng.js';
+import { OBS, RecordBuffer } from '../../engine/records.js';
+
+const MARKETS = [MARKET_INDEX.get('h2h')!, MARKET_INDEX.get('spreads')!, MARKET_INDEX.get('totals')!];
+const POINTS = [Number.NaN, -3.5, 221.5];
+
+export interface Workload {
+  events: number;
+  /** book ids */
+  books: readonly number[];
+  updates: number;
+  batch: number;
+  /** decimal price of an observation */
+  price(r: () => number): number;
+  /** timestamp of observation i */
+  ts(i: number, prefill: boolean): number;
+}
+
+export function batches(w: Workload, prefill: boolean, shards: number, owner: (event: number) => number): Float64Array[][] {
+  const r = uniform(prefill ? 7 : 42);
+  const nb = w.books.length;
+  const per: Float64Array[][] = Array.from({ length: shards }, () => []);
+  const bufs = Array.from({ length: shards }, () => new RecordBuffer(OBS.STRIDE, w.batch));
+  const total = prefill ? w.events * 3 * 2 * nb : w.updates;
+  for (let i = 0; i < total; i++) {
+    const e = prefill ? Math.floor(i / (6 * nb)) : Math.floor(r() * w.events);
+    const m = prefill ? Math.floor(i / (2 * nb)) % 3 : Math.floor(r() * 3);
+    const s = owner(e);
+    const off = bufs[s].push();
+    const d = bufs[s].data;
+    d[off + OBS.EVENT] = e;
+    d[off + OBS.MARKET] = MARKETS[m];
+    d[off + OBS.POINT] = POINTS[m];
+    d[off + OBS.PLAYER] = -1;
+    d[off + OBS.OUTCOME] = prefill ? Math.floor(i / nb) % 2 : r() < 0.5 ? 0 : 1;
+    d[off + OBS.BOOK] = w.books[prefill ? i % nb : Math.floor(r() * nb)];
+    d[off + OBS.PRICE] = w.price(r);
+    d[off + OBS.TS] = w.ts(i, prefill);
+    if (bufs[s].length === w.batch) per[s].push(bufs[s].take());
+  }
+  for (let s = 0; s < shards; s++) if (bufs[s].length > 0) per[s].push(bufs[s].take());
+  return per;
+}
