@@ -7,7 +7,7 @@ const now = Date.now();
 t.test('ws limits', async (t) => {
   const clock = new TestClock();
   // tiny bounds so a test can cross them: 4 KiB low watermark, 64 KiB hard bound for 300 ms, 2 KiB segments
-  const app = await startTestApp(t, { now: clock.now, streams: { lowWatermark: 4096, hardBytes: 65536, hardMs: 300, segmentBytes: 2048 } });
+  const app = await startTestApp(t, { now: clock.now, streams: { lowWatermark: 4096, hardBytes: 65536, hardMs: 300, segmentBytes: 2048, idleSeconds: 8 } });
   const key = await app.key('scale');
   const events = Array.from({ length: 12 }, (_, i) => ({ id: `lim_${i}`, sport_key: 'icehockey_nhl', commence_time: now + 3_600_000 + i * 60_000, home_team: `H${i}`, away_team: `A${i}` }));
   const prices = (p: number) => events.flatMap((e) => ['draftkings', 'fanduel', 'pinnacle'].flatMap((book) => [
@@ -48,6 +48,23 @@ t.test('ws limits', async (t) => {
     const closed = await c.closedWith(10_000);
     t.equal(closed.code, 4008, 'closed with 4008');
     t.match(closed.reason, /resume/, 'the reason says how to come back');
+  });
+
+  t.test('an idle client is pinged; a client that stops answering is closed', async (t) => {
+    const c = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${key}`);
+    await c.until((f) => f.type === 'snapshot' && f.seg === 'end');
+    const pinged = await new Promise<boolean>((resolve) => {
+      c.ws.once('ping', () => resolve(true));
+      setTimeout(() => resolve(false), 15_000);
+    });
+    t.ok(pinged, 'the server pinged the idle client');
+    // stop reading for a while: no pong reaches the server, which closes the silent socket with 4002
+    const sock = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    sock.pause();
+    await new Promise((r) => setTimeout(r, 10_000));
+    sock.resume();
+    const closed = await c.closedWith(10_000);
+    t.equal(closed.code, 4002, 'closed with 4002 after inbound silence');
   });
 
   t.test('/ws/live carries in-play events only; an event that starts joins with its whole quote set', async (t) => {

@@ -17,6 +17,8 @@ export interface StreamLimits {
   ringMs: number;
   /** snapshots above this are split into segments */
   segmentBytes: number;
+  /** a client silent this long (no frame, no pong) is pinged at half of it and closed (4002) at all of it */
+  idleSeconds: number;
 }
 
 export const DEFAULT_LIMITS: StreamLimits = {
@@ -26,6 +28,7 @@ export const DEFAULT_LIMITS: StreamLimits = {
   ringBytes: 16 * 1024 * 1024,
   ringMs: 300_000,
   segmentBytes: 256 * 1024,
+  idleSeconds: 60,
 };
 
 export interface Filters {
@@ -51,6 +54,9 @@ export interface SocketState {
   sport: string;
   resume: string | null;
   closed: boolean;
+  /** wall-clock ms of the last frame or pong from the client, and of our last ping */
+  lastInbound: number;
+  lastPing: number;
 }
 
 interface RingEntry {

@@ -65,8 +65,13 @@ export class Streams {
     ];
     for (const [pattern, kind] of routes) {
       app.ws<SocketState>(pattern, {
-        idleTimeout: 60,
+        // inbound silence is watched here (tick), since our own heartbeats would keep uWebSockets.js's idle
+        // timer from ever firing; its timeout stays as a last resort
+        idleTimeout: Math.max(this.limits.idleSeconds * 2, 16),
         sendPingsAutomatically: true,
+        pong: (ws) => {
+          ws.getUserData().lastInbound = Date.now();
+        },
         maxPayloadLength: 64 * 1024,
         // backpressure is ours (channel.ts): uWebSockets.js must never drop a frame on its own
         maxBackpressure: 1024 * 1024 * 1024,
@@ -102,7 +107,7 @@ export class Streams {
     const state: SocketState = {
       channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false,
       lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, tier: '', kind, sport: req.getParameter(0) ?? '',
-      resume: query.get('resume'), closed: false,
+      resume: query.get('resume'), closed: false, lastInbound: Date.now(), lastPing: 0,
     };
     const refuse = (code: number, reason: string) => {
       if (state.refuse === null) state.refuse = { code, reason };
@@ -235,6 +240,7 @@ export class Streams {
 
   private message(ws: WebSocket<SocketState>, msg: ArrayBuffer, binary: boolean): void {
     const st = ws.getUserData();
+    st.lastInbound = Date.now();
     const fail = (message: string) => {
       const ch = st.channel;
       ws.send(encode({ type: 'error', channel: ch?.name ?? null, epoch: this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now(), code: 'BAD_MESSAGE', message }, st.format), st.format === 'msgpack');
@@ -315,6 +321,32 @@ export class Streams {
     if (now - this.lastHeartbeat >= HEARTBEAT_MS) {
       this.lastHeartbeat = now;
       this.heartbeat(now);
+    }
+    const wall = Date.now();
+    if (wall - this.lastSilenceCheck >= 1000) {
+      this.lastSilenceCheck = wall;
+      this.watchSilence(wall);
+    }
+  }
+
+  private lastSilenceCheck = 0;
+
+  /** pings a client silent for half the idle bound, and closes one silent for all of it */
+  private watchSilence(wall: number): void {
+    const idle = this.limits.idleSeconds * 1000;
+    for (const ch of this.channels.values()) {
+      for (const ws of ch.sockets) {
+        const st = ws.getUserData();
+        if (st.closed) continue;
+        const quiet = wall - st.lastInbound;
+        if (quiet > idle) {
+          st.closed = true;
+          ws.end(4002, `no frame or pong from the client for ${this.limits.idleSeconds} s`);
+        } else if (quiet > idle / 2 && wall - st.lastPing > idle / 2) {
+          st.lastPing = wall;
+          ws.ping();
+        }
+      }
     }
   }
 
