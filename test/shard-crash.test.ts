@@ -77,3 +77,28 @@ t.test('shard crash - a batch in flight when the shard dies is applied after the
   t.equal(quotes, events.length * 6, 'every quote reached the read model');
   t.equal(hub.pool.quoteCounts()[0], events.length * 6, 'and the shard');
 });
+
+t.test('shard crash - the analytics of a restarted shard pick up where they were', async (t) => {
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const ev = events[0];
+  const t0 = Date.now();
+  // draftkings and fanduel cross: 2.10 / 2.10 is an arbitrage
+  await hub.ingest({ events: [ev], prices: [
+    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 2.1, ts: t0 },
+    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 1.7, ts: t0 },
+    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.7, ts: t0 },
+    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.1, ts: t0 },
+  ] }, t0);
+  const idx = hub.eventIds.peek(ev.id);
+  t.equal(hub.analytics.event(idx)?.arbs.size, 1, 'arbitrage open before the crash');
+  await hub.pool.kill(0);
+  // the restarted shard rebuilds from the read model and republishes its analytics; a move that closes the
+  // arbitrage must close it in the main thread's view too
+  await hub.ingest({ prices: [{ book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 1.8, ts: t0 + 1 }] }, t0 + 1);
+  t.equal(hub.pool.restarts()[0], 1, 'restarted');
+  t.equal(hub.analytics.event(idx)?.arbs.size, 0, 'the arbitrage closed after the restart');
+  await hub.ingest({ prices: [{ book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.2, ts: t0 + 2 }] }, t0 + 2);
+  t.equal(hub.analytics.event(idx)?.arbs.size, 1, 'and a new one opens');
+});
