@@ -1,6 +1,6 @@
 import t from 'tap';
 import { pack } from 'msgpackr';
-import { crcOf, type DeltaItem } from '../http/ws/frames.js';
+import { crcOf } from '../http/ws/frames.js';
 import { Client, connect, key, type Frame } from './helpers/ws-client.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { uniform as rng } from '../engine/prng.js';

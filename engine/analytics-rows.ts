@@ -1,0 +1,237 @@
+// What the shards' analytics publish, one row at a time, shared by the incremental engine (analytics.ts) and
+// the from-scratch recomputation (analytics-scratch.ts): which quotes count, and how a consensus, an arbitrage
+// and a group's middles are written as records (engine/records.ts CONS, ARB, MID).
+
+import { BOOKMAKERS, MARKETS } from './catalogue.js';
+import { DEVIG_METHODS } from './devig.js';
+import { ARB, CONS, EVR, MID, ROW } from './records.js';
+import { LD, type PriceStore } from './price-store.js';
+import { SHARP_BOOKS, STALE_MS } from './sla.js';
+
+export const N_METHODS = DEVIG_METHODS.length;
+/** sharps fit one Int32 mask of (sharp, method) bits per quote: 5 x 6 = 30 */
+export const MAX_SHARPS = 5;
+/** sharp index per book id, -1 for soft-only books */
+export const SHARP_INDEX = new Int8Array(1024).fill(-1);
+export const SHARP_BOOK: number[] = [];
+if (SHARP_BOOKS.length > MAX_SHARPS) throw new Error(`at most ${MAX_SHARPS} sharp books`);
+for (const key of SHARP_BOOKS) {
+  const id = BOOKMAKERS.findIndex((b) => b.key === key);
+  if (id >= 0) {
+    SHARP_INDEX[id] = SHARP_BOOK.length;
+    SHARP_BOOK.push(id);
+  }
+}
+export const SHARP_BOOK_IDS: readonly number[] = SHARP_BOOK;
+export const PREDICTION = Uint8Array.from(BOOKMAKERS, (b) => (b.kind === 'prediction' ? 1 : 0));
+/** DFS pick'em legs are not single bets at a price (the payout is per entry), so they take part in no
+ *  analytics; every other kind does. */
+const COUNTS = Uint8Array.from(BOOKMAKERS, (b) => (b.kind === 'dfs' ? 0 : 1));
+/** outcomes per market id */
+export const OUTCOMES = Uint8Array.from(MARKETS, (m) => (m.shape === 'three_way' ? 3 : 2));
+/** 1 for markets whose lines can form middles (spreads, totals, props) */
+export const MIDDLE_MARKET = Uint8Array.from(MARKETS, (m) => (m.key === 'spreads' || m.key === 'totals' || m.kind === 'prop' ? 1 : 0));
+const SPREADS = MARKETS.findIndex((m) => m.key === 'spreads');
+const DEFAULT_STALE_MS = 300_000;
+
+export function staleMs(book: number): number {
+  return book < STALE_MS.length ? STALE_MS[book] : DEFAULT_STALE_MS;
+}
+
+/** Whether a quote counts, shared by the incremental engine and scratch(): not a DFS book, and no older than
+ *  its book's stale threshold (age strictly above it is stale). */
+export function isFresh(store: PriceStore, slot: number, now: number): boolean {
+  const book = store.bookOf(slot);
+  return counts(book) && now - store.lastUpdateOf(slot) <= staleMs(book);
+}
+
+export function counts(book: number): boolean {
+  return book >= COUNTS.length || COUNTS[book] === 1;
+}
+
+const SEEN = new Int32Array(1024);
+let seenStamp = 0;
+
+/** Consensus record of a line into d at off (UPSERT). Fresh quotes only; raw prices. */
+export function writeConsensus(store: PriceStore, line: number, flags: boolean, d: Float64Array, off: number, now = 0): void {
+  d[off + CONS.KIND] = ROW.UPSERT;
+  d[off + CONS.EVENT] = store.lineEvent(line);
+  d[off + CONS.MARKET] = store.lineMarket(line);
+  d[off + CONS.POINT] = store.linePoint(line);
+  d[off + CONS.PLAYER] = store.linePlayer(line);
+  const n = OUTCOMES[store.lineMarket(line)];
+  const stamp = ++seenStamp;
+  let books = 0;
+  let pbooks = 0;
+  for (let o = 0; o < 3; o++) {
+    const b = off + CONS.O + o * CONS.OSIZE;
+    let sum = 0, cnt = 0, best = 0, bestBook = -1, worst = 0, worstBook = -1;
+    let psum = 0, pcnt = 0, pbest = 0, pbestBook = -1, pworst = 0, pworstBook = -1;
+    if (o < n) {
+      const ladder = store.ladder(line, o);
+      for (let k = 0; k < ladder.length; k += LD.STRIDE) {
+        const slot = ladder[k + LD.SLOT];
+        if (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, slot, now)) continue;
+        const book = ladder[k + LD.BOOK];
+        const price = ladder[k + LD.RAW];
+        if (SEEN[book] !== stamp) {
+          SEEN[book] = stamp;
+          if (PREDICTION[book] === 1) pbooks++;
+          else books++;
+        }
+        if (PREDICTION[book] === 1) {
+          psum += 1 / price;
+          pcnt++;
+          if (pbestBook < 0 || price > pbest || (price === pbest && book < pbestBook)) { pbest = price; pbestBook = book; }
+          if (pworstBook < 0 || price < pworst || (price === pworst && book < pworstBook)) { pworst = price; pworstBook = book; }
+        } else {
+          sum += 1 / price;
+          cnt++;
+          if (bestBook < 0 || price > best || (price === best && book < bestBook)) { best = price; bestBook = book; }
+          if (worstBook < 0 || price < worst || (price === worst && book < worstBook)) { worst = price; worstBook = book; }
+        }
+      }
+    }
+    d[b + CONS.SUM] = sum; d[b + CONS.CNT] = cnt; d[b + CONS.BEST] = best; d[b + CONS.BEST_BOOK] = bestBook;
+    d[b + CONS.WORST] = worst; d[b + CONS.WORST_BOOK] = worstBook;
+    d[b + CONS.PSUM] = psum; d[b + CONS.PCNT] = pcnt; d[b + CONS.PBEST] = pbest; d[b + CONS.PBEST_BOOK] = pbestBook;
+    d[b + CONS.PWORST] = pworst; d[b + CONS.PWORST_BOOK] = pworstBook;
+  }
+  d[off + CONS.BOOKS] = books;
+  d[off + CONS.PBOOKS] = pbooks;
+}
+
+/** Arbitrage record of a line into d at off; returns the implied sum of the best fresh effective prices
+ *  (Infinity when an outcome has no fresh quote). */
+export function writeArb(store: PriceStore, line: number, flags: boolean, d: Float64Array, off: number, now = 0): number {
+  const n = OUTCOMES[store.lineMarket(line)];
+  d[off + ARB.KIND] = ROW.UPSERT;
+  d[off + ARB.EVENT] = store.lineEvent(line);
+  d[off + ARB.MARKET] = store.lineMarket(line);
+  d[off + ARB.POINT] = store.linePoint(line);
+  d[off + ARB.PLAYER] = store.linePlayer(line);
+  d[off + ARB.N] = n;
+  d[off + ARB.DETECTED_AT] = 0;
+  let S = 0;
+  for (let o = 0; o < 3; o++) {
+    let k = 0;
+    if (o < n) {
+      const ladder = store.ladder(line, o);
+      for (let i = 0; i < ladder.length && k < ARB.ALTS; i += LD.STRIDE) {
+        const slot = ladder[i + LD.SLOT];
+        if (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, slot, now)) continue;
+        const leg = off + ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
+        d[leg + ARB.BOOK] = ladder[i + LD.BOOK];
+        d[leg + ARB.PRICE] = ladder[i + LD.RAW];
+        d[leg + ARB.EFF] = ladder[i + LD.PRICE];
+        if (k === 0) S += 1 / ladder[i + LD.PRICE];
+        k++;
+      }
+      if (k === 0) S = Infinity;
+    }
+    for (; k < ARB.ALTS; k++) {
+      const leg = off + ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
+      d[leg + ARB.BOOK] = -1;
+      d[leg + ARB.PRICE] = 0;
+      d[leg + ARB.EFF] = 0;
+    }
+  }
+  d[off + ARB.SUM] = S;
+  return S;
+}
+
+/** per line of a group: the best two fresh quotes on the over side (outcome 0) and the under side (outcome 1),
+ *  as [book, raw price, effective price] x 2, book -1 when none */
+const TOPS = new Float64Array(64 * 12);
+const MID_REC = new Float64Array(MID.STRIDE);
+
+function topTwo(store: PriceStore, line: number, o: number, flags: boolean, now: number, d: Float64Array, off: number): void {
+  const ladder = store.ladder(line, o);
+  let k = 0;
+  for (let i = 0; i < ladder.length && k < 2; i += LD.STRIDE) {
+    if (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, ladder[i + LD.SLOT], now)) continue;
+    d[off + k * 3] = ladder[i + LD.BOOK];
+    d[off + k * 3 + 1] = ladder[i + LD.RAW];
+    d[off + k * 3 + 2] = ladder[i + LD.PRICE];
+    k++;
+  }
+  for (; k < 2; k++) d[off + k * 3] = -1;
+}
+
+/** Middles of one group: for every pair of its lines with lo < hi, the best fresh "over" at lo and the best
+ *  fresh "under" at hi from two different books (when one book is best on both sides, the better of its two
+ *  second-best pairings). Spreads use the home margin: the home leg at home point h covers above -h, the away
+ *  leg of the line with home point h' covers below -h'. Each middle is handed to `emit` in a scratch record
+ *  that is reused: copy what you keep. */
+export function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number,
+  emit: (rec: Float64Array) => void): void {
+  const market = store.lineMarket(lines[0]);
+  const spreads = market === SPREADS;
+  const n = Math.min(lines.length, 64);
+  const stamp = ++seenStamp;
+  let books = 0;
+  for (let j = 0; j < n; j++) {
+    const l = lines[j];
+    for (let o = 0; o < 2; o++) {
+      const ladder = store.ladder(l, o);
+      for (let i = 0; i < ladder.length; i += LD.STRIDE) {
+        const book = ladder[i + LD.BOOK];
+        if (SEEN[book] === stamp || (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, ladder[i + LD.SLOT], now))) continue;
+        SEEN[book] = stamp;
+        books++;
+      }
+    }
+    topTwo(store, l, 0, flags, now, TOPS, j * 12);
+    topTwo(store, l, 1, flags, now, TOPS, j * 12 + 6);
+  }
+  const rec = MID_REC;
+  for (let a = 0; a < n; a++) {
+    const lo = lines[a];
+    const xl = spreads ? -store.linePoint(lo) : store.linePoint(lo);
+    const ov = a * 12;
+    if (TOPS[ov] < 0) continue;
+    for (let b = 0; b < n; b++) {
+      const hi = lines[b];
+      const xh = spreads ? -store.linePoint(hi) : store.linePoint(hi);
+      if (!(xl < xh)) continue;
+      const un = b * 12 + 6;
+      if (TOPS[un] < 0) continue;
+      let o = ov;
+      let u = un;
+      if (TOPS[ov] === TOPS[un]) {
+        const alt1 = TOPS[ov + 3] < 0 ? -Infinity : TOPS[ov + 5] + TOPS[un + 2];
+        const alt2 = TOPS[un + 3] < 0 ? -Infinity : TOPS[ov + 2] + TOPS[un + 5];
+        if (alt1 === -Infinity && alt2 === -Infinity) continue;
+        if (alt1 >= alt2) o = ov + 3;
+        else u = un + 3;
+      }
+      rec[MID.KIND] = ROW.UPSERT;
+      rec[MID.EVENT] = store.lineEvent(lo);
+      rec[MID.MARKET] = market;
+      rec[MID.PLAYER] = store.linePlayer(lo);
+      rec[MID.LO] = xl;
+      rec[MID.HI] = xh;
+      rec[MID.OVER_BOOK] = TOPS[o];
+      rec[MID.OVER_PRICE] = TOPS[o + 1];
+      rec[MID.OVER_EFF] = TOPS[o + 2];
+      rec[MID.UNDER_BOOK] = TOPS[u];
+      rec[MID.UNDER_PRICE] = TOPS[u + 1];
+      rec[MID.UNDER_EFF] = TOPS[u + 2];
+      rec[MID.BOOKS] = books;
+      emit(rec);
+    }
+  }
+}
+
+/** Everything the analytics would publish, recomputed from the store alone at `now` (tests and benchmarks). */
+export function lineKeyOf(event: number, market: number, point: number, player: number): string {
+  return `${event}|${market}|${point}|${player}`;
+}
+
+export function evKeyOf(d: Float64Array, off: number): string {
+  return `${lineKeyOf(d[off + EVR.EVENT], d[off + EVR.MARKET], d[off + EVR.POINT], d[off + EVR.PLAYER])}|${d[off + EVR.OUTCOME]}|${d[off + EVR.BOOK]}|${d[off + EVR.SHARP]}`;
+}
+
+export function midKeyOf(d: Float64Array, off: number): string {
+  return `${d[off + MID.EVENT]}|${d[off + MID.MARKET]}|${d[off + MID.PLAYER]}|${d[off + MID.LO]}|${d[off + MID.HI]}`;
+}
