@@ -18,6 +18,7 @@ import { healthRoutes } from './routes/health.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { metaRoutes } from './routes/meta.js';
 import { oddsRoutes } from './routes/odds.js';
+import { propsRoutes } from './routes/props.js';
 import type { Services } from './services.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
 import { Streams } from './ws/server.js';
@@ -153,6 +154,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...discoveryRoutes(services),
       ...oddsRoutes(services),
       ...analyticsRoutes(services),
+      ...propsRoutes(services),
       ...ingestRoutes(services),
       ...adminRoutes(services),
       ...metaRoutes(services, router),

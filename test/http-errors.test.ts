@@ -122,7 +122,7 @@ t.test('errors - bodies: exactly message, error_code, details_url, request_id (a
 t.test('errors - unknown paths are 404 NOT_FOUND, a wrong method on a known path is 405', async (t) => {
   const notFound: [string, string][] = [
     ['GET', '/v1/nothing'],
-    ['GET', '/v1/sports/basketball_nba/props'],
+    ['GET', '/v1/sports/basketball_nba/no-such-view'],
     ['GET', '/v2/sports'],
     ['PUT', '/v1/nothing'],
     ['GET', '/v4/nothing'],

@@ -1,0 +1,166 @@
+// GET /v1/sports/{sport_key}/props (issue 5, first part): player-prop rows from the read model, one per book and
+// (event, market, player): its current line with the Over and Under prices (a missing side is null, never
+// synthesised), flat or grouped per (event, player, market, line), paged by rows.
+
+import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
+import { decimalToAmerican } from '../../engine/odds.js';
+import type { EventView } from '../../engine/read-model.js';
+import type { ParamSpec } from '../params.js';
+import type { Route } from '../router.js';
+import { compile } from '../serialize.js';
+import { isoSeconds, type Services } from '../services.js';
+import { sportKeys } from './discovery.js';
+import { activeBooks } from './odds.js';
+
+/** rows older than this are not served (SPEC: the most recent row per book written within the last 60 minutes) */
+export const PROPS_WINDOW_MS = 60 * 60 * 1000;
+const PROP_KEYS = MARKETS.filter((m) => m.kind === 'prop').map((m) => m.key);
+const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
+
+const str = { type: 'string' } as const;
+const nullableNum = { type: ['number', 'null'] } as const;
+const rowProps = {
+  event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, bookmaker: str, player: str,
+  market_key: str, market_label: str, line: { type: 'number' }, over_price: nullableNum, under_price: nullableNum,
+  age_seconds: { type: 'number' },
+} as const;
+export const PropRowSchema = { type: 'object', properties: rowProps } as const;
+export const PropGroupSchema = {
+  type: 'object',
+  properties: {
+    event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, player: str, market_key: str,
+    market_label: str, line: { type: 'number' },
+    books: { type: 'array', items: { type: 'object', properties: { bookmaker: str, over_price: nullableNum, under_price: nullableNum, age_seconds: { type: 'number' } } } },
+  },
+} as const;
+const rowsJson = compile({ type: 'array', items: PropRowSchema });
+const groupsJson = compile({ type: 'array', items: PropGroupSchema });
+
+export const PROPS_PARAMS: readonly ParamSpec[] = [
+  { name: 'markets', type: 'csv', values: PROP_KEYS, maxItems: 100, description: 'Prop market keys' },
+  { name: 'bookmakers', type: 'csv', values: BOOKMAKERS.map((b) => b.key), maxItems: 200, description: 'Book keys' },
+  { name: 'player', type: 'string', description: 'Partial player name, case- and accent-insensitive' },
+  { name: 'eventId', type: 'string', description: 'One event id' },
+  { name: 'oddsFormat', type: 'enum', values: ['american', 'decimal'], default: 'american', description: 'Price format' },
+  { name: 'dfsOdds', type: 'enum', values: ['midpoint', 'effective'], default: 'midpoint', description: "DFS pick'em legs: midpoint (+100/-100, zero vig) or effective (the operator's per-leg price from its payout table)" },
+  { name: 'limit', type: 'integer', default: 5000, min: 1, max: 10_000, description: 'Rows per page (counts rows, also when grouped)' },
+  { name: 'offset', type: 'integer', default: 0, min: 0, max: 10_000, description: 'Rows to skip' },
+  { name: 'grouped', type: 'boolean', default: false, description: 'One entry per (event, player, market, line) with books[]' },
+  { name: 'include_event_markets', type: 'boolean', default: false, description: 'Include futures and prediction-market rows lacking a single home/away team (none are held yet)' },
+  { name: 'include_futures', type: 'boolean', default: false, description: 'Include season-long futures (none are held yet)' },
+  { name: 'maxAgeSec', type: 'integer', min: 1, max: 3600, description: 'Drop rows older than this' },
+];
+
+/** lower case without accents, for partial matching */
+export function fold(s: string): string {
+  return s.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+}
+
+interface Row {
+  ev: EventView;
+  book: number;
+  player: string;
+  market: number;
+  line: number;
+  over: number;
+  under: number;
+  lu: number;
+}
+
+export function propsRoutes(s: Services): Route[] {
+  const rm = s.hub.readModel;
+  return [{
+    method: 'GET',
+    path: '/v1/sports/{sport_key}/props',
+    auth: 'key',
+    tag: 'props',
+    summary: 'Player props: one row per book with its current line, Over and Under prices',
+    params: PROPS_PARAMS,
+    cost: () => 3,
+    response: { type: 'array', items: PropRowSchema },
+    handle: (ctx) => {
+      const p = ctx.params;
+      const keys = sportKeys(ctx.args[0]);
+      if (p.bookmakers !== undefined) activeBooks(p.bookmakers as string[]);
+      const books = p.bookmakers === undefined ? null : new Set((p.bookmakers as string[]).map((k) => BOOK_INDEX.get(k)!));
+      const markets = p.markets === undefined ? null : new Set(p.markets as string[]);
+      const who = p.player === undefined ? null : fold(p.player as string);
+      const american = p.oddsFormat === 'american';
+      const effective = p.dfsOdds === 'effective';
+      const oldest = ctx.now - (p.maxAgeSec === undefined ? PROPS_WINDOW_MS : Math.min(PROPS_WINDOW_MS, (p.maxAgeSec as number) * 1000));
+      const rows: Row[] = [];
+      for (const key of keys) {
+        for (const ev of rm.sportEvents(key)) {
+          if (ev.status === 'final' || (p.eventId !== undefined && ev.id !== p.eventId)) continue;
+          for (const r of ev.records) {
+            const market = rm.market(r);
+            const def = MARKETS[market];
+            if (def.kind !== 'prop' || (markets !== null && !markets.has(def.key))) continue;
+            const book = rm.book(r);
+            if (books !== null && !books.has(book)) continue;
+            const over = rm.price(r, 0);
+            const under = rm.price(r, 1);
+            if (over === 0 && under === 0) continue;
+            const lu = Math.max(over === 0 ? 0 : Math.max(rm.changedAt(r, 0), rm.verifiedAt(r, 0)),
+              under === 0 ? 0 : Math.max(rm.changedAt(r, 1), rm.verifiedAt(r, 1)));
+            if (lu < oldest) continue;
+            const player = s.hub.players.name(rm.player(r));
+            if (who !== null && !fold(player).includes(who)) continue;
+            rows.push({ ev, book, player, market, line: rm.point(r), over, under, lu });
+          }
+        }
+      }
+      rows.sort((a, b) => a.ev.commence - b.ev.commence || cmp(a.ev.id, b.ev.id) || cmp(MARKETS[a.market].key, MARKETS[b.market].key)
+        || cmp(a.player, b.player) || a.line - b.line || cmp(BOOKMAKERS[a.book].key, BOOKMAKERS[b.book].key));
+      const limit = p.limit as number;
+      const offset = p.offset as number;
+      const page = rows.slice(offset, offset + limit);
+      const more = offset + page.length < rows.length;
+      const price = (d: number, book: number): number | null => {
+        if (d === 0) return null;
+        let x = d;
+        if (BOOKMAKERS[book].kind === 'dfs') x = effective && BOOKMAKERS[book].dfs_two_leg_payout > 0 ? Math.sqrt(BOOKMAKERS[book].dfs_two_leg_payout) : 2;
+        return american ? decimalToAmerican(x) : x;
+      };
+      const age = (lu: number) => Math.max(0, (ctx.now - lu) / 1000);
+      const head = (r: Row) => ({
+        event_id: r.ev.id, sport_key: r.ev.sport, commence_time: isoSeconds(r.ev.commence), home_team: r.ev.home, away_team: r.ev.away,
+      });
+      let body: string;
+      let size: number;
+      if (p.grouped === true) {
+        const groups = new Map<string, Record<string, unknown> & { books: object[] }>();
+        for (const r of page) {
+          const k = `${r.ev.id}|${r.player}|${r.market}|${r.line}`;
+          let g = groups.get(k);
+          if (g === undefined) {
+            groups.set(k, (g = { ...head(r), player: r.player, market_key: MARKETS[r.market].key, market_label: MARKETS[r.market].label, line: r.line, books: [] }));
+          }
+          g.books.push({ bookmaker: BOOKMAKERS[r.book].key, over_price: price(r.over, r.book), under_price: price(r.under, r.book), age_seconds: age(r.lu) });
+        }
+        body = groupsJson([...groups.values()]);
+        size = groups.size;
+      } else {
+        body = rowsJson(page.map((r) => ({
+          ...head(r), bookmaker: BOOKMAKERS[r.book].key, player: r.player, market_key: MARKETS[r.market].key,
+          market_label: MARKETS[r.market].label, line: r.line, over_price: price(r.over, r.book), under_price: price(r.under, r.book),
+          age_seconds: age(r.lu),
+        })));
+        size = page.length;
+      }
+      const headers: [string, string][] = [
+        ['x-result-page-size', String(size)],
+        ['x-result-row-count', String(page.length)],
+        ['x-result-limit', String(limit)],
+        ['x-result-offset', String(offset)],
+        ['x-result-has-more', String(more)],
+      ];
+      if (more) headers.push(['x-next-offset', String(offset + page.length)]);
+      return { status: 200, body, headers };
+    },
+  }];
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,85 @@
+import t from 'tap';
+import { startTestApp } from './helpers/app.js';
+
+type Row = Record<string, unknown>;
+
+t.test('props', async (t) => {
+  const app = await startTestApp(t);
+  const key = await app.key('business');
+  const now = Date.now();
+  const ev = { id: 'pr_nba_1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'Los Angeles Lakers', away_team: 'Boston Celtics' };
+  const ev2 = { id: 'pr_nba_2', sport_key: 'basketball_nba', commence_time: now + 7_200_000, home_team: 'Miami Heat', away_team: 'Chicago Bulls' };
+  const prop = (book: string, e: typeof ev, market: string, player: string, point: number, outcome: string, price: number, ts = now) =>
+    ({ book, event_id: e.id, market, player, point, outcome, price, ts });
+  const r = await app.ingest({ events: [ev, ev2], prices: [
+    prop('draftkings', ev, 'player_points', 'LeBron James', 25.5, 'Over', 1.91),
+    prop('draftkings', ev, 'player_points', 'LeBron James', 25.5, 'Under', 1.91),
+    prop('fanduel', ev, 'player_points', 'LeBron James', 26.5, 'Over', 1.87), // no Under: null, never made up
+    prop('prizepicks', ev, 'player_points', 'LeBron James', 25.5, 'Over', 1.74),
+    prop('prizepicks', ev, 'player_points', 'LeBron James', 25.5, 'Under', 1.74),
+    prop('draftkings', ev, 'player_rebounds', 'José Álvarez', 8.5, 'Over', 2.0, now - 30 * 60_000),
+    prop('draftkings', ev, 'player_rebounds', 'José Álvarez', 8.5, 'Under', 1.8, now - 30 * 60_000),
+    prop('betmgm', ev2, 'player_assists', 'Old Row', 5.5, 'Over', 1.9, now - 70 * 60_000),
+    prop('betmgm', ev2, 'player_assists', 'Old Row', 5.5, 'Under', 1.9, now - 70 * 60_000),
+  ] });
+  t.equal(r.json.accepted, 9, 'fixture accepted');
+  const get = async (q: string) => {
+    const res = await app.get(`/v1/sports/basketball_nba/props?apiKey=${key}${q}`);
+    return { res, body: (await res.json()) as Row[] };
+  };
+
+  t.test('rows, American prices, null for a missing side, the 60-minute window, cost 3', async (t) => {
+    const { res, body } = await get('');
+    t.equal(res.status, 200, '200');
+    t.equal(res.headers.get('x-requests-last'), '3', 'costs 3');
+    t.same(body.map((x) => `${x.bookmaker}:${x.player}:${x.line}`), [
+      'draftkings:LeBron James:25.5', 'prizepicks:LeBron James:25.5', 'fanduel:LeBron James:26.5', 'draftkings:José Álvarez:8.5',
+    ], 'sorted by event, market, player, line, book; the 70-minute-old row is not served');
+    const dk = body[0];
+    t.same([dk.over_price, dk.under_price], [-110, -110], '1.91 is -110');
+    t.equal(dk.market_label, 'Points', 'one human-readable label per market, from the catalogue');
+    t.same([body[2].over_price, body[2].under_price], [-115, null], 'fanduel: Over 1.87 is -115, Under null');
+    t.same([body[1].over_price, body[1].under_price], [100, 100], 'DFS pick\'em at the midpoint by default: +100 / +100');
+    t.ok((body[3].age_seconds as number) >= 1799, 'age of the 30-minute-old row');
+  });
+
+  t.test('dfsOdds=effective, oddsFormat=decimal', async (t) => {
+    const { body } = await get('&dfsOdds=effective&oddsFormat=decimal&bookmakers=prizepicks');
+    t.equal(body.length, 1, 'one row');
+    t.equal(body[0].over_price, Math.sqrt(3), "prizepicks' per-leg price from its 2-leg payout of 3.0: sqrt(3)");
+  });
+
+  t.test('filters: player (partial, case- and accent-insensitive), markets, bookmakers, eventId, maxAgeSec', async (t) => {
+    t.same((await get('&player=JOSE alv')).body.map((x) => x.player), ['José Álvarez'], 'accent- and case-insensitive');
+    t.same((await get('&markets=player_rebounds')).body.length, 1, 'markets');
+    t.same((await get('&bookmakers=fanduel')).body.map((x) => x.bookmaker), ['fanduel'], 'bookmakers');
+    t.same((await get('&eventId=pr_nba_2')).body, [], 'eventId (its only row is too old)');
+    t.same((await get('&maxAgeSec=600')).body.length, 3, 'maxAgeSec drops the 30-minute-old row');
+  });
+
+  t.test('paging headers, and grouped entries straddling a page', async (t) => {
+    const { res, body } = await get('&limit=2');
+    t.same([res.headers.get('x-result-page-size'), res.headers.get('x-result-row-count'), res.headers.get('x-result-has-more'), res.headers.get('x-next-offset')],
+      ['2', '2', 'true', '2'], 'first page');
+    t.equal(body.length, 2, 'two rows');
+    const g1 = await get('&grouped=true&limit=2');
+    t.same([g1.res.headers.get('x-result-page-size'), g1.res.headers.get('x-result-row-count')], ['1', '2'],
+      'grouped: one entry (25.5 with two books) for two rows');
+    const a = await get('&grouped=true&limit=1');
+    const b = await get('&grouped=true&limit=1&offset=1');
+    const books = (x: Row[]) => (x[0] as { books: Row[] }).books.map((y) => y.bookmaker);
+    t.same([books(a.body), books(b.body)], [['draftkings'], ['prizepicks']], 'the 25.5 prop straddles two pages, partial on each');
+    t.same([a.body[0].line, b.body[0].line], [25.5, 25.5], 'same prop on both pages');
+    const last = await get('&grouped=true&limit=10&offset=2');
+    t.equal(last.res.headers.get('x-result-has-more'), 'false', 'last page');
+  });
+
+  t.test('bounds and errors', async (t) => {
+    for (const q of ['&limit=0', '&limit=10001', '&offset=-1', '&offset=10001', '&maxAgeSec=0', '&maxAgeSec=3601', '&dfsOdds=x', '&markets=h2h', '&grouped=maybe']) {
+      const { res } = await get(q);
+      t.equal(res.status, 422, `${q}: 422`);
+      t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');
+    }
+    t.equal((await app.get(`/v1/sports/nope/props?apiKey=${key}`)).status, 404, 'unknown sport 404');
+  });
+});
