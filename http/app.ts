@@ -18,6 +18,7 @@ import { healthRoutes } from './routes/health.js';
 import { ingestRoutes } from './routes/ingest.js';
 import { metaRoutes } from './routes/meta.js';
 import { oddsRoutes } from './routes/odds.js';
+import { pitcherRoutes } from './routes/pitchers.js';
 import { propsRoutes } from './routes/props.js';
 import type { Services } from './services.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
@@ -155,6 +156,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...oddsRoutes(services),
       ...analyticsRoutes(services),
       ...propsRoutes(services),
+      ...pitcherRoutes(services),
       ...ingestRoutes(services),
       ...adminRoutes(services),
       ...metaRoutes(services, router),

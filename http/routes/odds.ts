@@ -75,6 +75,10 @@ interface OddsQuery {
   to: number;
   live: boolean;
   includeLive: boolean;
+  /** /live: only events started within this many ms */
+  maxAgeMs: number;
+  /** /live: merge the books' player props into their markets */
+  includeProps: boolean;
 }
 
 function toQuery(p: Params): OddsQuery {
@@ -107,7 +111,17 @@ function toQuery(p: Params): OddsQuery {
     to,
     live: p.live === true,
     includeLive: p.include_live === true,
+    maxAgeMs: Infinity,
+    includeProps: false,
   };
+}
+
+interface MarketEntry {
+  key: string;
+  last_update: string | number;
+  outcomes: { name: string; price: number; point?: number; description?: string }[];
+  /** newest write of the entry (ms), for props merged one quote at a time */
+  _t?: number;
 }
 
 interface Built {
@@ -150,10 +164,10 @@ export class OddsView {
     return fn;
   }
 
-  serve(ctx: RequestCtx, keys: string[]): Buffer {
+  serve(ctx: RequestCtx, keys: string[], live = false): Buffer {
     const rm = this.s.hub.readModel;
     const version = keys.map((k) => rm.version(k)).join(',');
-    const cacheKey = keys.join(',') + JSON.stringify(ctx.params);
+    const cacheKey = (live ? 'live:' : 'odds:') + keys.join(',') + JSON.stringify(ctx.params);
     const hit = this.cache.get(cacheKey);
     const now = ctx.now;
     if (hit !== undefined && hit.version === version && now < hit.validUntil) {
@@ -161,7 +175,13 @@ export class OddsView {
       return hit.body;
     }
     this.s.metrics.bodyCache.inc({ result: 'miss' });
-    const built = this.build(toQuery(ctx.params), keys, now);
+    const q = toQuery(ctx.params);
+    if (live) {
+      q.live = true;
+      q.maxAgeMs = (ctx.params.max_age_hours as number) * 3_600_000;
+      q.includeProps = true;
+    }
+    const built = this.build(q, keys, now);
     if (this.cache.size > 5000) this.cache.clear();
     this.cache.set(cacheKey, { ...built, version });
     return built.body;
@@ -180,6 +200,9 @@ export class OddsView {
         // at now == commence the event counts as started, so the body is stale from that very millisecond
         if (!started) validUntil = Math.min(validUntil, ev.commence);
         if (q.live ? !started : started && !q.includeLive) continue;
+        if (ev.commence < now - q.maxAgeMs) continue;
+        // a started event leaves /live once it is older than max_age_hours
+        if (q.maxAgeMs !== Infinity) validUntil = Math.min(validUntil, ev.commence + q.maxAgeMs + 1);
         events.push(ev);
       }
     }
@@ -192,7 +215,7 @@ export class OddsView {
       for (const bookId of q.bookOrder) {
         if (!q.books.has(bookId)) continue;
         const def = BOOKMAKERS[bookId];
-        const markets = [];
+        const markets: MarketEntry[] = [];
         const raw = [];
         let last = 0;
         let verified = 0;
@@ -224,6 +247,27 @@ export class OddsView {
           }
           last = Math.max(last, mLast);
           markets.push({ key: mkey, last_update: time(mLast), outcomes });
+        }
+        if (q.includeProps) {
+          for (const r of ev.records) {
+            if (rm.book(r) !== bookId || MARKETS[rm.market(r)].kind !== 'prop') continue;
+            const mdef = MARKETS[rm.market(r)];
+            let m = markets.find((x) => x.key === mdef.key);
+            if (m === undefined) markets.push((m = { key: mdef.key, last_update: time(0), outcomes: [], _t: 0 }));
+            const player = this.s.hub.players.name(rm.player(r));
+            for (let o = 0; o < 2; o++) {
+              const d = rm.price(r, o);
+              if (d === 0) continue;
+              const lu = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
+              m.outcomes.push({ name: o === 0 ? 'Over' : 'Under', price: q.american ? decimalToAmerican(d) : d, point: rm.point(r), description: player });
+              m._t = Math.max(m._t ?? 0, lu);
+              m.last_update = time(m._t);
+              last = Math.max(last, lu);
+              verified = Math.max(verified, rm.verifiedAt(r, o));
+              changed = Math.max(changed, rm.changedAt(r, o));
+              if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: o === 0 ? 'Over' : 'Under', point: rm.point(r), player, price: d, ts: lu });
+            }
+          }
         }
         if (markets.length === 0) continue;
         const entry: Record<string, unknown> = { key: def.key, title: def.title, last_update: time(last), markets };
@@ -269,5 +313,26 @@ export function oddsRoutes(s: Services): Route[] {
         return { status: 200, body: view.serve(ctx, keys) };
       },
     },
+    {
+      method: 'GET',
+      path: '/v1/sports/{sport_key}/live',
+      auth: 'key',
+      tag: 'odds',
+      summary: 'In-play events only (started within max_age_hours): game lines with the books\' player props merged',
+      params: LIVE_PARAMS,
+      cost: () => 3,
+      response: { type: 'array', items: oddsEventSchema({ time: IsoTime, verification: true, rawJson: true }) },
+      handle: (ctx) => {
+        const keys = sportKeys(ctx.args[0]);
+        return { status: 200, body: view.serve(ctx, keys, true) };
+      },
+    },
   ];
 }
+
+/** /live: SPEC's parameters (American odds by default, no date filters) */
+export const LIVE_PARAMS: readonly ParamSpec[] = [
+  ...ODDS_PARAMS.filter((p) => ['bookmakers', 'markets', 'regions', 'include'].includes(p.name)),
+  { name: 'oddsFormat', type: 'enum', values: ['decimal', 'american'], default: 'american', description: 'Price format' },
+  { name: 'max_age_hours', type: 'number', default: 6, min: 0.5, max: 24, description: 'Events started within this many hours' },
+];
