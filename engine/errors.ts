@@ -48,9 +48,13 @@ export type ErrorCode = keyof typeof ERRORS;
 /** A client-facing error with a catalogue code; `detail` carries 422 validation items. */
 export class ApiError extends Error {
   readonly status: number;
-  constructor(readonly code: ErrorCode, message?: string, readonly detail?: ValidationItem[], options?: { cause?: unknown }) {
+  /** seconds a rate-limited caller should wait (Retry-After) */
+  readonly retryAfter: number;
+  constructor(readonly code: ErrorCode, message?: string, readonly detail?: ValidationItem[],
+    options?: { cause?: unknown; retryAfter?: number }) {
     super(message ?? ERRORS[code].message, options);
     this.status = ERRORS[code].status;
+    this.retryAfter = options?.retryAfter ?? 1;
   }
 }
 

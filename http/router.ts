@@ -277,7 +277,7 @@ export class Router {
       apiErr = new ApiError('INTERNAL_ERROR', undefined, undefined, { cause: err });
     }
     const headers: [string, string][] = [...extra];
-    if (apiErr.code === 'EXCEEDED_FREQ_LIMIT') headers.push(['Retry-After', '1']);
+    if (apiErr.code === 'EXCEEDED_FREQ_LIMIT') headers.push(['Retry-After', String(apiErr.retryAfter)]);
     const reply: Reply = { status: apiErr.status, body: errorBody(apiErr, ctx.requestId), headers };
     this.write(res, ctx, reply, 0, started, routePath, close);
   }

@@ -6,6 +6,7 @@
 // the rest of the requests into a map lookup (bench/http.ts).
 
 import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, sportByKey } from '../../engine/catalogue.js';
+import { ApiError } from '../../engine/errors.js';
 import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
 import type { EventView, ReadModel } from '../../engine/read-model.js';
@@ -79,6 +80,8 @@ interface OddsQuery {
   maxAgeMs: number;
   /** /live: merge the books' player props into their markets */
   includeProps: boolean;
+  /** /try: only the first this many events */
+  maxEvents: number;
 }
 
 function toQuery(p: Params): OddsQuery {
@@ -113,6 +116,7 @@ function toQuery(p: Params): OddsQuery {
     includeLive: p.include_live === true,
     maxAgeMs: Infinity,
     includeProps: false,
+    maxEvents: Infinity,
   };
 }
 
@@ -164,10 +168,10 @@ export class OddsView {
     return fn;
   }
 
-  serve(ctx: RequestCtx, keys: string[], live = false): Buffer {
+  serve(ctx: RequestCtx, keys: string[], mode: 'odds' | 'live' | 'try' = 'odds'): Buffer {
     const rm = this.s.hub.readModel;
     const version = keys.map((k) => rm.version(k)).join(',');
-    const cacheKey = (live ? 'live:' : 'odds:') + keys.join(',') + JSON.stringify(ctx.params);
+    const cacheKey = `${mode}:` + keys.join(',') + JSON.stringify(ctx.params);
     const hit = this.cache.get(cacheKey);
     const now = ctx.now;
     if (hit !== undefined && hit.version === version && now < hit.validUntil) {
@@ -175,8 +179,9 @@ export class OddsView {
       return hit.body;
     }
     this.s.metrics.bodyCache.inc({ result: 'miss' });
-    const q = toQuery(ctx.params);
-    if (live) {
+    const q = toQuery(mode === 'try' ? { ...TRY_QUERY, ...ctx.params } : ctx.params);
+    if (mode === 'try') q.maxEvents = TRY_EVENTS;
+    if (mode === 'live') {
       q.live = true;
       q.maxAgeMs = (ctx.params.max_age_hours as number) * 3_600_000;
       q.includeProps = true;
@@ -207,6 +212,7 @@ export class OddsView {
       }
     }
     events.sort((a, b) => a.commence - b.commence || (a.id < b.id ? -1 : 1));
+    if (events.length > q.maxEvents) events.length = q.maxEvents;
     const docs = [];
     for (const ev of events) {
       const sport = sportByKey(ev.sport)!;
@@ -324,10 +330,46 @@ export function oddsRoutes(s: Services): Route[] {
       response: { type: 'array', items: oddsEventSchema({ time: IsoTime, verification: true, rawJson: true }) },
       handle: (ctx) => {
         const keys = sportKeys(ctx.args[0]);
-        return { status: 200, body: view.serve(ctx, keys, true) };
+        return { status: 200, body: view.serve(ctx, keys, 'live') };
       },
     },
+    tryRoute(view),
   ];
+}
+
+/** /v1/try: six sports, moneylines of US books, the first five events, no key, 60 requests an hour per address */
+export const TRY_SPORTS: readonly string[] = ['basketball_nba', 'americanfootball_nfl', 'baseball_mlb', 'icehockey_nhl', 'soccer_epl', 'mma_mixed_martial_arts'];
+export const TRY_EVENTS = 5;
+export const TRY_PER_HOUR = 60;
+const TRY_QUERY = { regions: ['us'], markets: ['h2h'], include: ['slim'], verified: false, live: false, include_live: false };
+
+function tryRoute(view: OddsView): Route {
+  const windows = new Map<string, { hour: number; count: number }>();
+  return {
+    method: 'GET',
+    path: '/v1/try/{sport_key}/odds',
+    auth: 'none',
+    tag: 'odds',
+    summary: `Try without a key: moneylines of US books for the first ${TRY_EVENTS} events of ${TRY_SPORTS.join(', ')}; ${TRY_PER_HOUR} requests an hour per address`,
+    params: ODDS_PARAMS.filter((p) => p.name === 'oddsFormat' || p.name === 'dateFormat'),
+    response: { type: 'array', items: oddsEventSchema({ time: IsoTime, verification: false, rawJson: false }) },
+    handle: (ctx) => {
+      const sport = ctx.args[0];
+      if (!TRY_SPORTS.includes(sport)) throw new ApiError('UNKNOWN_SPORT', `/v1/try covers ${TRY_SPORTS.join(', ')}; other sports need a key`);
+      const hour = Math.floor(ctx.now / 3_600_000);
+      let w = windows.get(ctx.ip);
+      if (w === undefined || w.hour !== hour) {
+        if (windows.size > 100_000) windows.clear();
+        windows.set(ctx.ip, (w = { hour, count: 0 }));
+      }
+      if (w.count >= TRY_PER_HOUR) {
+        const wait = Math.ceil(((hour + 1) * 3_600_000 - ctx.now) / 1000);
+        throw new ApiError('EXCEEDED_FREQ_LIMIT', `/v1/try allows ${TRY_PER_HOUR} requests an hour per address; retry in ${wait} s or use a key`, undefined, { retryAfter: wait });
+      }
+      w.count++;
+      return { status: 200, body: view.serve(ctx, [sport], 'try') };
+    },
+  };
 }
 
 /** /live: SPEC's parameters (American odds by default, no date filters) */
