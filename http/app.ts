@@ -19,6 +19,7 @@ import { ingestRoutes } from './routes/ingest.js';
 import { metaRoutes } from './routes/meta.js';
 import { oddsRoutes } from './routes/odds.js';
 import { pitcherRoutes } from './routes/pitchers.js';
+import { predictionRoutes } from './routes/prediction.js';
 import { propsRoutes } from './routes/props.js';
 import type { Services } from './services.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
@@ -157,6 +158,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...analyticsRoutes(services),
       ...propsRoutes(services),
       ...pitcherRoutes(services),
+      ...predictionRoutes(services),
       ...ingestRoutes(services),
       ...adminRoutes(services),
       ...metaRoutes(services, router),

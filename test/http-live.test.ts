@@ -58,3 +58,23 @@ t.test('live and probable pitchers', async (t) => {
     t.equal(bad.json.rejected_events[0]?.error_code, 'INVALID_EVENT', 'pitchers on a basketball event are refused');
   });
 });
+
+t.test('prediction markets', async (t) => {
+  const app = await startTestApp(t);
+  const key = await app.key('business');
+  const now = Date.now();
+  const ev = { id: 'pm_1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'Boston Celtics', away_team: 'New York Knicks' };
+  await app.ingest({ events: [ev], prices: [
+    { book: 'kalshi', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1 / 0.55 },
+    { book: 'kalshi', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 1 / 0.47 },
+    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.8 },
+  ] });
+  const res = await app.get(`/v1/prediction-markets/basketball_nba?apiKey=${key}`);
+  t.equal(res.status, 200, '200');
+  t.equal(res.headers.get('x-requests-last'), '3', 'costs 3');
+  const rows = (await res.json()) as { book: string; outcome: string; implied_prob: number; price_american: number }[];
+  t.same(rows.map((r) => r.book), ['kalshi', 'kalshi'], 'prediction-market books only');
+  const home = rows.find((r) => r.outcome === 'Boston Celtics')!;
+  t.ok(Math.abs(home.implied_prob - 0.55) < 1e-12, 'a 55-cent contract implies 0.55');
+  t.equal(home.price_american, -122, '1/0.55 = 1.8182 is -122');
+});
