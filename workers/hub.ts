@@ -5,6 +5,7 @@
 import { ApiError } from '../engine/errors.js';
 import { isRejection, parseEvent, parsePrice, type EventRecord, type Rejection } from '../engine/ingest.js';
 import { Interner } from '../engine/interner.js';
+import { PlayerNames } from '../engine/players.js';
 import { AnalyticsView } from '../engine/analytics-view.js';
 import { ReadModel } from '../engine/read-model.js';
 import { OBS, RecordBuffer } from '../engine/records.js';
@@ -44,7 +45,8 @@ export class Hub {
   readonly readModel = new ReadModel();
   readonly analytics = new AnalyticsView();
   readonly eventIds = new Interner();
-  readonly players = new Interner();
+  /** players by canonical key (engine/players.ts): one id and one spelling per person across books */
+  readonly players = new PlayerNames();
   readonly pool: ShardPool;
   private readonly records = new Map<string, EventRecord>();
   private readonly seqs = new Map<string, number>();
