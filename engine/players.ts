@@ -2,6 +2,8 @@
 // ("Luka Dončić", "Luka Doncic", "Jaren Jackson Jr.", "Jaren Jackson"): names are matched on a key that ignores
 // case, accents, punctuation and generational suffixes, and the first spelling seen is the one served.
 
+import { Interner } from './interner.js';
+
 const SUFFIXES = new Set(['jr', 'sr', 'ii', 'iii', 'iv', 'v']);
 
 /** the matching key of a player name */
@@ -14,17 +16,12 @@ export function playerKey(name: string): string {
 
 /** Interns players by key: ids are dense, name(id) is the first spelling seen. */
 export class PlayerNames {
-  private readonly ids = new Map<string, number>();
+  private readonly keys = new Interner();
   private readonly names: string[] = [];
 
   id(name: string): number {
-    const key = playerKey(name);
-    let id = this.ids.get(key);
-    if (id === undefined) {
-      id = this.names.length;
-      this.names.push(name);
-      this.ids.set(key, id);
-    }
+    const id = this.keys.id(playerKey(name));
+    if (id === this.names.length) this.names.push(name);
     return id;
   }
 
