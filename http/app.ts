@@ -21,6 +21,7 @@ import { oddsRoutes } from './routes/odds.js';
 import { pitcherRoutes } from './routes/pitchers.js';
 import { predictionRoutes } from './routes/prediction.js';
 import { propsRoutes } from './routes/props.js';
+import { verdictRoutes } from './routes/verdict.js';
 import type { Services } from './services.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
 import { Streams } from './ws/server.js';
@@ -159,6 +160,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...propsRoutes(services),
       ...pitcherRoutes(services),
       ...predictionRoutes(services),
+      ...verdictRoutes(services),
       ...ingestRoutes(services),
       ...adminRoutes(services),
       ...metaRoutes(services, router),

@@ -1,0 +1,82 @@
+import t from 'tap';
+import { startTestApp } from './helpers/app.js';
+
+interface Verdict {
+  verdict: string;
+  fair_prob: number | null;
+  best: { book: string; price: number; ev_pct: number } | null;
+  yours: { book: string | null; price: number; ev_pct: number } | null;
+  kelly: { fraction: number; stake: number } | null;
+  books_compared: number;
+  reasons: string[];
+}
+
+t.test('verdict', async (t) => {
+  const app = await startTestApp(t);
+  const key = await app.key('business');
+  const now = Date.now();
+  const g = { id: 'vd_1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
+  const g2 = { id: 'vd_2', sport_key: 'basketball_nba', commence_time: now + 7_200_000, home_team: 'Boston Celtics', away_team: 'Chicago Bulls' };
+  const g3 = { id: 'vd_3', sport_key: 'basketball_nba', commence_time: now + 9_000_000, home_team: 'Utah Jazz', away_team: 'Orlando Magic' };
+  const h2h = (e: typeof g, book: string, a: number, b: number) => [
+    { book, event_id: e.id, market: 'h2h', outcome: e.home_team, price: a },
+    { book, event_id: e.id, market: 'h2h', outcome: e.away_team, price: b },
+  ];
+  await app.ingest({ events: [g, g2, g3], prices: [
+    ...h2h(g, 'pinnacle', 1.952, 1.952), ...h2h(g, 'draftkings', 2.10, 1.80), ...h2h(g, 'fanduel', 2.05, 1.83),
+    ...h2h(g2, 'pinnacle', 1.5, 2.7), ...h2h(g3, 'draftkings', 1.9, 1.9),
+  ] });
+  const v = async (q: string) => {
+    const res = await app.get(`/v1/verdict?apiKey=${key}&sport=basketball_nba${q}`);
+    return { res, body: (await res.json()) as Verdict };
+  };
+
+  t.test('the best price graded against the no-vig line', async (t) => {
+    const { res, body } = await v('&home=Boston Celtics&away=Miami Heat&side=home&bankroll=1000');
+    t.equal(res.status, 200, '200');
+    t.equal(res.headers.get('x-requests-last'), '5', 'costs 5');
+    // pinnacle 1.952 / 1.952: implied 0.51230 each, multiplicative fair 0.5
+    t.ok(Math.abs(body.fair_prob! - 0.5) < 1e-12, 'fair 0.5');
+    // best US price for the home side: draftkings 2.10; edge (0.5 * 2.10 - 1) * 100 = 5 %
+    t.equal(body.best?.book, 'draftkings', 'best book');
+    t.ok(Math.abs(body.best!.ev_pct - 5) < 1e-9, 'edge 5 %');
+    t.equal(body.verdict, 'BET', '>= 2 %: BET');
+    // half Kelly: (0.5 * 2.1 - 1) / (2.1 - 1) = 0.0454545..., times 0.5 = 0.0227272...; stake 22.73 of 1000
+    t.ok(Math.abs(body.kelly!.fraction - 0.05 / 1.1 / 2) < 1e-12, 'half Kelly fraction');
+    t.ok(Math.abs(body.kelly!.stake - 1000 * 0.05 / 1.1 / 2) < 1e-9, 'stake');
+    t.equal(body.books_compared, 2, 'draftkings and fanduel (pinnacle is not a US book)');
+  });
+
+  t.test('the caller\'s own price: American or decimal, every verdict band', async (t) => {
+    const cases: [string, string, number][] = [
+      ['-110', 'PASS', (0.5 * (1 + 100 / 110) - 1) * 100], // -4.545 %
+      ['+102', 'LEAN', 1], // 2.02: 1 %
+      ['2.00', 'FAIR', 0],
+      ['2.05', 'BET', 2.5],
+    ];
+    for (const [price, verdict, edge] of cases) {
+      const { body } = await v(`&event=Miami Heat @ Boston Celtics&side=Boston Celtics&price=${encodeURIComponent(price)}`);
+      t.equal(body.verdict, verdict, `${price}: ${verdict}`);
+      t.ok(Math.abs(body.yours!.ev_pct - edge) < 1e-9, `${price}: edge ${edge.toFixed(3)} %`);
+    }
+    const { body } = await v('&team=heat&side=away&book=fanduel');
+    t.equal(body.yours?.book, 'fanduel', 'book: its price graded');
+    t.ok(Math.abs(body.yours!.ev_pct - (0.5 * 1.83 - 1) * 100) < 1e-9, 'fanduel away 1.83: -8.5 %');
+  });
+
+  t.test('NO_DATA without a fresh sharp set; errors', async (t) => {
+    const nd = await v('&team=jazz&side=home');
+    t.equal(nd.body.verdict, 'NO_DATA', 'no pinnacle line: NO_DATA');
+    t.ok(nd.body.reasons.length > 0, 'with a reason');
+    const amb = await v('&team=celtics&side=home');
+    t.equal(amb.res.status, 422, 'a team in two games is ambiguous: 422');
+    t.match(JSON.stringify(await amb.body), /Miami Heat @ Boston Celtics/, 'listing the candidates');
+    for (const q of ['&team=heat', '&team=heat&side=nobody', '&team=heat&side=home&price=abc', '&team=heat&side=home&price=-50',
+      '&team=heat&side=home&kelly=2', '&side=home', '&team=heat&side=home&market=foo']) {
+      const { res } = await v(q);
+      t.equal(res.status, 422, `${q}: 422`);
+      t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');
+    }
+    t.equal((await v('&team=lakers&side=home')).res.status, 404, 'no such game: 404');
+  });
+});
