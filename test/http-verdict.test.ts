@@ -64,6 +64,24 @@ t.test('verdict', async (t) => {
     t.ok(Math.abs(body.yours!.ev_pct - (0.5 * 1.83 - 1) * 100) < 1e-9, 'fanduel away 1.83: -8.5 %');
   });
 
+  t.test('saved preferences scope the books when books and region are omitted', async (t) => {
+    const auth = { 'x-api-key': key };
+    t.same(await (await app.get('/v1/verdict/prefs', auth)).json(), { region: null, books: null }, 'nothing saved yet');
+    const saved = await app.post('/v1/verdict/prefs', { books: ['fanduel'] }, auth);
+    t.equal(saved.status, 200, 'saved');
+    t.equal(saved.headers.get('x-requests-last'), '0', 'free');
+    t.equal((await v('&team=heat&side=home')).body.best?.book, 'fanduel', 'the saved books decide the best price');
+    t.equal((await v('&team=heat&side=home&region=us')).body.best?.book, 'draftkings', 'an explicit region wins');
+    const rows = await app.app.services.db.sql<{ books: string[] }[]>`select books from verdict_prefs`;
+    t.same(rows.map((r) => r.books), [['fanduel']], 'stored in PostgreSQL');
+    for (const body of [{ region: 'mars' }, { books: [] }, { books: ['nosuchbook'] }, { books: ['pointsbetus'] }]) {
+      t.equal((await app.post('/v1/verdict/prefs', body, auth)).status, 422, `${JSON.stringify(body)}: 422`);
+    }
+    t.equal((await app.post('/v1/verdict/prefs', 'not json', auth)).status, 400, 'malformed: 400');
+    await app.post('/v1/verdict/prefs', { region: null, books: null }, auth);
+    t.equal((await v('&team=heat&side=home')).body.best?.book, 'draftkings', 'cleared: us again');
+  });
+
   t.test('NO_DATA without a fresh sharp set; errors', async (t) => {
     const nd = await v('&team=jazz&side=home');
     t.equal(nd.body.verdict, 'NO_DATA', 'no pinnacle line: NO_DATA');

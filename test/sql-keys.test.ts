@@ -1,4 +1,5 @@
 import t from 'tap';
+import { readdirSync } from 'node:fs';
 import type { Database } from '../sql/connection.js';
 import {
   createKey,
@@ -13,7 +14,7 @@ import {
   setSettingIfAbsent,
   TIER_CREDITS,
 } from '../sql/keys.js';
-import { migrate } from '../sql/migrate.js';
+import { migrate, migrationsDir } from '../sql/migrate.js';
 import { testDatabases } from './helpers/db.js';
 
 t.test('keys - generateKey, hashKey and isTier', async (t) => {
@@ -28,22 +29,25 @@ t.test('keys - generateKey, hashKey and isTier', async (t) => {
   t.equal(TIER_CREDITS.scale, 50_000_000, 'scale allowance');
 });
 
+/** every file in sql/migrations, in name order */
+const ALL = readdirSync(migrationsDir()).filter((f) => f.endsWith('.sql')).sort();
+
 for (const d of testDatabases()) {
   t.test(d.name, async (t) => {
     t.test('migrations - apply once, a second run applies nothing', async (t) => {
       const db = await d.open({ migrate: false });
       t.teardown(() => db.close());
-      t.same(await migrate(db), ['001_keys.sql'], 'first run applies 001');
+      t.same(await migrate(db), ALL, 'first run applies every migration in order');
       t.same(await migrate(db), [], 'second run applies nothing');
       const rows = await db.sql`select name from schema_migrations order by name`;
-      t.same(rows.map((r) => r.name), ['001_keys.sql'], 'recorded once');
+      t.same(rows.map((r) => r.name), ALL, 'each recorded once');
     });
 
     t.test('migrations - concurrent runs on one database apply each file once', async (t) => {
       const db = await d.open({ migrate: false });
       t.teardown(() => db.close());
       const runs = await Promise.all([migrate(db), migrate(db), migrate(db)]);
-      t.same(runs.flat(), ['001_keys.sql'], 'exactly one run applied 001');
+      t.same(runs.flat().sort(), ALL, 'each migration applied by exactly one run');
     });
 
     t.test('createKey - stores only the hash of the key', async (t) => {

@@ -12,6 +12,7 @@ import { STALE_MS } from '../../engine/sla.js';
 import type { Region } from '../../engine/types.js';
 import { invalid } from '../params.js';
 import type { Route } from '../router.js';
+import { getPrefs, setPrefs, type Prefs } from '../../sql/prefs.js';
 import type { Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { fold } from './props.js';
@@ -34,8 +35,17 @@ export function verdictOf(edgePct: number): 'BET' | 'LEAN' | 'FAIR' | 'PASS' {
   return edgePct >= 2 ? 'BET' : edgePct >= 0.5 ? 'LEAN' : edgePct > -0.5 ? 'FAIR' : 'PASS';
 }
 
+const REGIONS = ['us', 'eu', 'uk', 'au', 'ca'];
+
 export function verdictRoutes(s: Services): Route[] {
   const rm = s.hub.readModel;
+  /** saved preferences by key id, read once from PostgreSQL and kept current on write */
+  const prefs = new Map<number, Prefs>();
+  const prefsOf = async (keyId: number): Promise<Prefs> => {
+    let p = prefs.get(keyId);
+    if (p === undefined) prefs.set(keyId, (p = await getPrefs(s.db, keyId)));
+    return p;
+  };
   const findGame = (events: EventView[], p: Record<string, unknown>): EventView => {
     const match = (q: string, name: string) => fold(name) === fold(q);
     let home = p.home as string | undefined;
@@ -60,7 +70,56 @@ export function verdictRoutes(s: Services): Route[] {
     return invalid('home', 'identify the game with home and away, event ("Away @ Home") or team', null);
   };
 
-  return [{
+  const prefsJson = (p: Prefs) => JSON.stringify({ region: p.region, books: p.books });
+  const prefsRoutes: Route[] = [
+    {
+      method: 'GET',
+      path: '/v1/verdict/prefs',
+      auth: 'key',
+      tag: 'calculators',
+      summary: "The caller's saved verdict preferences: region and books",
+      cost: () => 0,
+      handle: async (ctx) => ({ status: 200, body: prefsJson(await prefsOf(ctx.key!.id)) }),
+    },
+    {
+      method: 'POST',
+      path: '/v1/verdict/prefs',
+      auth: 'key',
+      tag: 'calculators',
+      summary: 'Saves verdict preferences: {"region": "us", "books": ["draftkings", ...]} (null clears one)',
+      maxBody: 16 * 1024,
+      cost: () => 0,
+      handle: async (ctx) => {
+        let body: unknown;
+        try {
+          body = JSON.parse(ctx.body!.toString('utf8'));
+        } catch (e) {
+          throw new ApiError('MALFORMED_BODY', 'body is not valid JSON', undefined, { cause: e });
+        }
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('MALFORMED_BODY', 'body must be a JSON object');
+        const b = body as Record<string, unknown>;
+        const bad = (loc: string, msg: string, input: unknown): never => {
+          throw new ApiError('VALIDATION_ERROR', `invalid body: ${loc} ${msg}`, [{ loc: ['body', loc], msg, type: 'value_error', input }]);
+        };
+        const region = b.region === undefined || b.region === null ? null : b.region;
+        if (region !== null && (typeof region !== 'string' || !REGIONS.includes(region))) bad('region', `must be one of ${REGIONS.join(', ')}`, region);
+        let books: string[] | null = null;
+        if (b.books !== undefined && b.books !== null) {
+          if (!Array.isArray(b.books) || b.books.length === 0 || b.books.length > 200) bad('books', 'must be a list of 1 to 200 book keys', b.books);
+          const list = b.books as unknown[];
+          const unknown = list.filter((k) => typeof k !== 'string' || BOOKMAKERS[BOOK_INDEX.get(k) ?? -1]?.status !== 'active');
+          if (unknown.length > 0) bad('books', `unknown or inactive: ${unknown.join(', ')}`, b.books);
+          books = [...new Set(list as string[])];
+        }
+        const next: Prefs = { region: region as string | null, books };
+        await setPrefs(s.db, ctx.key!.id, next);
+        prefs.set(ctx.key!.id, next);
+        return { status: 200, body: prefsJson(next) };
+      },
+    },
+  ];
+
+  return [...prefsRoutes, {
     method: 'GET',
     path: '/v1/verdict',
     auth: 'key',
@@ -78,15 +137,16 @@ export function verdictRoutes(s: Services): Route[] {
       { name: 'line', type: 'number', min: -2000, max: 2000, description: "The side's line (spreads, totals, props); default the sharp book's current line" },
       { name: 'book', type: 'enum', values: BOOKMAKERS.map((b) => b.key), description: 'Book whose price is graded' },
       { name: 'price', type: 'string', description: 'American (-110, +150) or decimal (1.91); overrides book' },
-      { name: 'region', type: 'enum', values: ['us', 'eu', 'uk', 'au', 'ca'], default: 'us', description: 'Books considered for the best price' },
+      { name: 'region', type: 'enum', values: REGIONS, description: "Books considered for the best price; omitted: the saved preference, else us" },
       { name: 'books', type: 'csv', values: BOOKMAKERS.map((b) => b.key), maxItems: 200, description: 'Books considered; overrides region' },
       { name: 'bankroll', type: 'number', min: 0.01, max: 1e12, description: 'With a +EV bet, a suggested Kelly stake' },
       { name: 'kelly', type: 'number', default: 0.5, min: 0, max: 1, description: 'Kelly fraction' },
       { name: 'sharpBook', type: 'enum', values: BOOKMAKERS.map((b) => b.key), default: 'pinnacle', description: 'Sharp reference book' },
     ],
     cost: () => 5,
-    handle: (ctx) => {
+    handle: async (ctx) => {
       const p = ctx.params;
+      const saved = p.books === undefined && p.region === undefined ? await prefsOf(ctx.key!.id) : null;
       const keys = sportKeys(p.sport as string);
       const events = keys.flatMap((k) => [...rm.sportEvents(k)]).filter((e) => e.status !== 'final');
       const ev = findGame(events, p);
@@ -143,9 +203,12 @@ export function verdictRoutes(s: Services): Route[] {
         else if (!devig(implied, 'multiplicative', out)) reasons.push(`${p.sharpBook}'s set is underround: not de-vigged`);
         else fair = out[slot];
       }
-      const scope = p.books !== undefined
-        ? (p.books as string[]).map((k) => BOOK_INDEX.get(k)!)
-        : booksForRegions([p.region as Region]).map((b) => BOOK_INDEX.get(b.key)!);
+      // books, else region, else the saved preference (books, else region), else us
+      const scopeBooks = (p.books as string[] | undefined) ?? (p.region === undefined ? saved?.books ?? undefined : undefined);
+      const region = (p.region as string | undefined) ?? saved?.region ?? 'us';
+      const scope = scopeBooks !== undefined
+        ? scopeBooks.map((k) => BOOK_INDEX.get(k)!).filter((b) => b !== undefined)
+        : booksForRegions([region as Region]).map((b) => BOOK_INDEX.get(b.key)!);
       let best: { book: number; price: number; eff: number; lu: number } | null = null;
       let compared = 0;
       for (const b of scope) {
