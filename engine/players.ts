@@ -18,10 +18,15 @@ export function playerKey(name: string): string {
 export class PlayerNames {
   private readonly keys = new Interner();
   private readonly names: string[] = [];
+  /** spellings already seen: the hot path skips the normalisation (a Unicode decomposition and three regexes) */
+  private readonly seen = new Map<string, number>();
 
   id(name: string): number {
+    const hit = this.seen.get(name);
+    if (hit !== undefined) return hit;
     const id = this.keys.id(playerKey(name));
     if (id === this.names.length) this.names.push(name);
+    this.seen.set(name, id);
     return id;
   }
 
