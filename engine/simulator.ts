@@ -27,7 +27,7 @@
 import { Prng } from './prng.js';
 import type { BookKind, EventInput, EventStatus, IngestBatch, PriceInput } from './types.js';
 import {
-  FIRST_NAMES, FIRST_PROP, H2H, H2H_3WAY, LAST_NAMES, NAN, SIM_MARKETS, SPORT_SPECS, SPREADS, STRIKEOUTS, TOTALS, market,
+  FIRST_NAMES, FIRST_PROP, H2H, H2H_3WAY, LAST_NAMES, NAN, SIM_MARKETS, SPORT_SPECS, SPREADS, STRIKEOUTS, TOTALS,
   type RoleSpec, type SportSpec,
 } from './sim-data.js';
 export { SIM_MARKETS, SIM_SPORTS } from './sim-data.js';

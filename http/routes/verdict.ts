@@ -11,6 +11,7 @@ import type { EventView } from '../../engine/read-model.js';
 import { STALE_MS } from '../../engine/sla.js';
 import type { Region } from '../../engine/types.js';
 import { invalid } from '../params.js';
+import { invalidField, jsonObject } from '../body.js';
 import type { Route } from '../router.js';
 import { getPrefs, setPrefs, type Prefs } from '../../sql/prefs.js';
 import type { Services } from '../services.js';
@@ -90,17 +91,8 @@ export function verdictRoutes(s: Services): Route[] {
       maxBody: 16 * 1024,
       cost: () => 0,
       handle: async (ctx) => {
-        let body: unknown;
-        try {
-          body = JSON.parse(ctx.body!.toString('utf8'));
-        } catch (e) {
-          throw new ApiError('MALFORMED_BODY', 'body is not valid JSON', undefined, { cause: e });
-        }
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('MALFORMED_BODY', 'body must be a JSON object');
-        const b = body as Record<string, unknown>;
-        const bad = (loc: string, msg: string, input: unknown): never => {
-          throw new ApiError('VALIDATION_ERROR', `invalid body: ${loc} ${msg}`, [{ loc: ['body', loc], msg, type: 'value_error', input }]);
-        };
+        const b = jsonObject(ctx);
+        const bad = invalidField;
         const region = b.region === undefined || b.region === null ? null : b.region;
         if (region !== null && (typeof region !== 'string' || !REGIONS.includes(region))) bad('region', `must be one of ${REGIONS.join(', ')}`, region);
         let books: string[] | null = null;
