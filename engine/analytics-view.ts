@@ -40,7 +40,19 @@ class Pool {
   }
 }
 
+/** What one applied batch opened and closed, for the webhook evaluator (hub.onAnalytics). Records are copies in
+ *  the ARB / EVR layouts of engine/records.ts; a closed record is the last one the view held. */
+export interface AnalyticsChanges {
+  arbOpened: Float64Array[];
+  arbClosed: Float64Array[];
+  /** EV rows (one quote against one sharp) that entered the positive-EV set */
+  evOpened: Float64Array[];
+  evClosed: Float64Array[];
+}
+
 export class AnalyticsView {
+  /** set by the hub while it has analytics listeners; filled by each apply and reset by the hub */
+  changes: AnalyticsChanges | null = null;
   private readonly byEvent: (EventAnalytics | undefined)[] = [];
   private readonly cons = new Pool(CONS.STRIDE);
   private readonly ev = new Pool(EVR.STRIDE);
@@ -119,6 +131,7 @@ export class AnalyticsView {
       let r = this.ev.index.get(k1, k2);
       if (rec[off + EVR.KIND] === ROW.REMOVE) {
         if (r < 0) continue;
+        this.changes?.evClosed.push(this.ev.data.slice(r * EVR.STRIDE, (r + 1) * EVR.STRIDE));
         this.byEvent[rec[off + EVR.EVENT]]?.ev.delete(r);
         this.releaseEv(r);
         continue;
@@ -127,6 +140,7 @@ export class AnalyticsView {
         r = this.ev.alloc();
         this.ev.index.set(k1, k2, r);
         this.ensure(rec[off + EVR.EVENT]).ev.add(r);
+        this.changes?.evOpened.push(rec.slice(off, off + EVR.STRIDE));
       }
       this.ev.data.set(rec.subarray(off, off + EVR.STRIDE), r * EVR.STRIDE);
     }
@@ -137,8 +151,17 @@ export class AnalyticsView {
     for (let i = 0, off = 0; i < n; i++, off += ARB.STRIDE) {
       const event = rec[off + ARB.EVENT];
       const key = lineNum(rec[off + ARB.MARKET], rec[off + ARB.PLAYER], rec[off + ARB.POINT]);
-      if (rec[off + ARB.KIND] === ROW.REMOVE) this.byEvent[event]?.arbs.delete(key);
-      else this.ensure(event).arbs.set(key, rec.slice(off, off + ARB.STRIDE));
+      const arbs = this.byEvent[event]?.arbs;
+      if (rec[off + ARB.KIND] === ROW.REMOVE) {
+        const last = arbs?.get(key);
+        if (last === undefined) continue;
+        arbs!.delete(key);
+        this.changes?.arbClosed.push(last);
+        continue;
+      }
+      const copy = rec.slice(off, off + ARB.STRIDE);
+      if (arbs?.has(key) !== true) this.changes?.arbOpened.push(copy);
+      this.ensure(event).arbs.set(key, copy);
     }
     if (n > 0) this.version++;
   }

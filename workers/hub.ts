@@ -6,7 +6,7 @@ import { ApiError } from '../engine/errors.js';
 import { isRejection, parseEvent, parsePrice, type EventRecord, type Rejection } from '../engine/ingest.js';
 import { Interner } from '../engine/interner.js';
 import { PlayerNames } from '../engine/players.js';
-import { AnalyticsView } from '../engine/analytics-view.js';
+import { AnalyticsView, type AnalyticsChanges } from '../engine/analytics-view.js';
 import { ReadModel } from '../engine/read-model.js';
 import { OBS, RecordBuffer } from '../engine/records.js';
 import type { ChangesMsg } from './protocol.js';
@@ -51,6 +51,7 @@ export class Hub {
   private readonly records = new Map<string, EventRecord>();
   private readonly seqs = new Map<string, number>();
   private readonly listeners: ((batch: ChangeBatch) => void)[] = [];
+  private readonly analyticsListeners: ((changes: AnalyticsChanges) => void)[] = [];
   private readonly outs: RecordBuffer[] = [];
   readonly counters = { observations: 0, accepted: 0, rejected: 0, stale: 0, changeRecords: 0, shardRestarts: 0 };
 
@@ -76,6 +77,12 @@ export class Hub {
 
   onBatch(fn: (batch: ChangeBatch) => void): void {
     this.listeners.push(fn);
+  }
+
+  /** Called after each shard answer that opened or closed an arbitrage or a positive-EV row (webhooks). */
+  onAnalytics(fn: (changes: AnalyticsChanges) => void): void {
+    this.analyticsListeners.push(fn);
+    this.analytics.changes ??= { arbOpened: [], arbClosed: [], evOpened: [], evClosed: [] };
   }
 
   sportSeq(sport: string): number {
@@ -193,6 +200,11 @@ export class Hub {
     a.applyArb(msg.arb, msg.nArb);
     a.applyEv(msg.ev, msg.nEv);
     a.applyMid(msg.mid, msg.nMid);
+    const ch = a.changes;
+    if (ch !== null && ch.arbOpened.length + ch.arbClosed.length + ch.evOpened.length + ch.evClosed.length > 0) {
+      a.changes = { arbOpened: [], arbClosed: [], evOpened: [], evClosed: [] };
+      for (const fn of this.analyticsListeners) fn(ch);
+    }
     if (msg.n === 0) return;
     const touched = this.readModel.apply(msg.rec, msg.n);
     const seqs = new Map<string, number>();
