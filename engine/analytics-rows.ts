@@ -31,7 +31,7 @@ const COUNTS = Uint8Array.from(BOOKMAKERS, (b) => (b.kind === 'dfs' ? 0 : 1));
 export const OUTCOMES = Uint8Array.from(MARKETS, (m) => (m.shape === 'three_way' ? 3 : 2));
 /** 1 for markets whose lines can form middles (spreads, totals, props) */
 export const MIDDLE_MARKET = Uint8Array.from(MARKETS, (m) => (m.key === 'spreads' || m.key === 'totals' || m.kind === 'prop' ? 1 : 0));
-const SPREADS = MARKETS.findIndex((m) => m.key === 'spreads');
+export const SPREADS = MARKETS.findIndex((m) => m.key === 'spreads');
 const DEFAULT_STALE_MS = 300_000;
 
 export function staleMs(book: number): number {
@@ -52,50 +52,85 @@ export function counts(book: number): boolean {
 const SEEN = new Int32Array(1024);
 let seenStamp = 0;
 
-/** Consensus record of a line into d at off (UPSERT). Fresh quotes only; raw prices. */
-export function writeConsensus(store: PriceStore, line: number, flags: boolean, d: Float64Array, off: number, now = 0): void {
+/** Implied probabilities are summed in units of 1 / FIXED (rounded), so the incremental engine can add and
+ *  remove them exactly and its sums equal a from-scratch recomputation bit for bit. Any realistic sum stays far
+ *  below 2^53 units. */
+export const FIXED = 1e12;
+
+/** The identity fields of a consensus record. */
+export function writeConsensusHead(store: PriceStore, line: number, d: Float64Array, off: number): void {
   d[off + CONS.KIND] = ROW.UPSERT;
   d[off + CONS.EVENT] = store.lineEvent(line);
   d[off + CONS.MARKET] = store.lineMarket(line);
   d[off + CONS.POINT] = store.linePoint(line);
   d[off + CONS.PLAYER] = store.linePlayer(line);
+}
+
+/** Best and worst raw price (ties to the lower book id) of one outcome's fresh quotes into the outcome fields at
+ *  b, non-prediction and prediction books apart (`cnt` / `pcnt`: how many there are; 0 skips the search). The
+ *  ladder is ordered by effective price, and a raw price is at least its effective price and at most
+ *  1 + (eff - 1) / (1 - max commission), so each search stops as soon as nothing further can beat it: usually
+ *  after a quote or two from either end. */
+export function writeExtremes(store: PriceStore, line: number, o: number, cnt: number, pcnt: number, flags: boolean,
+  now: number, d: Float64Array, b: number): void {
+  const ladder = store.ladder(line, o);
+  const widen = 1 / (1 - store.maxCommission);
+  for (let p = 0; p < 2; p++) {
+    const want = p === 1 ? 1 : 0;
+    let best = 0, bestBook = -1, worst = 0, worstBook = -1;
+    if ((p === 0 ? cnt : pcnt) > 0) {
+      for (let k = 0; k < ladder.length; k += LD.STRIDE) {
+        if (bestBook >= 0 && 1 + (ladder[k + LD.PRICE] - 1) * widen < best) break;
+        const book = ladder[k + LD.BOOK];
+        if (PREDICTION[book] !== want || (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, ladder[k + LD.SLOT], now))) continue;
+        const price = ladder[k + LD.RAW];
+        if (bestBook < 0 || price > best || (price === best && book < bestBook)) { best = price; bestBook = book; }
+      }
+      for (let k = ladder.length - LD.STRIDE; k >= 0; k -= LD.STRIDE) {
+        if (worstBook >= 0 && ladder[k + LD.PRICE] > worst) break;
+        const book = ladder[k + LD.BOOK];
+        if (PREDICTION[book] !== want || (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, ladder[k + LD.SLOT], now))) continue;
+        const price = ladder[k + LD.RAW];
+        if (worstBook < 0 || price < worst || (price === worst && book < worstBook)) { worst = price; worstBook = book; }
+      }
+    }
+    if (p === 0) {
+      d[b + CONS.BEST] = best; d[b + CONS.BEST_BOOK] = bestBook; d[b + CONS.WORST] = worst; d[b + CONS.WORST_BOOK] = worstBook;
+    } else {
+      d[b + CONS.PBEST] = best; d[b + CONS.PBEST_BOOK] = bestBook; d[b + CONS.PWORST] = worst; d[b + CONS.PWORST_BOOK] = worstBook;
+    }
+  }
+}
+
+/** Consensus record of a line into d at off (UPSERT), recomputed from its ladders: fresh quotes at `now` only;
+ *  raw prices. The incremental engine keeps the same numbers as running sums (analytics.ts). */
+export function writeConsensus(store: PriceStore, line: number, d: Float64Array, off: number, now: number): void {
+  writeConsensusHead(store, line, d, off);
   const n = OUTCOMES[store.lineMarket(line)];
   const stamp = ++seenStamp;
   let books = 0;
   let pbooks = 0;
   for (let o = 0; o < 3; o++) {
     const b = off + CONS.O + o * CONS.OSIZE;
-    let sum = 0, cnt = 0, best = 0, bestBook = -1, worst = 0, worstBook = -1;
-    let psum = 0, pcnt = 0, pbest = 0, pbestBook = -1, pworst = 0, pworstBook = -1;
+    let sum = 0, cnt = 0, psum = 0, pcnt = 0;
     if (o < n) {
       const ladder = store.ladder(line, o);
       for (let k = 0; k < ladder.length; k += LD.STRIDE) {
-        const slot = ladder[k + LD.SLOT];
-        if (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, slot, now)) continue;
+        if (!isFresh(store, ladder[k + LD.SLOT], now)) continue;
         const book = ladder[k + LD.BOOK];
-        const price = ladder[k + LD.RAW];
+        const units = Math.round(FIXED / ladder[k + LD.RAW]);
         if (SEEN[book] !== stamp) {
           SEEN[book] = stamp;
           if (PREDICTION[book] === 1) pbooks++;
           else books++;
         }
-        if (PREDICTION[book] === 1) {
-          psum += 1 / price;
-          pcnt++;
-          if (pbestBook < 0 || price > pbest || (price === pbest && book < pbestBook)) { pbest = price; pbestBook = book; }
-          if (pworstBook < 0 || price < pworst || (price === pworst && book < pworstBook)) { pworst = price; pworstBook = book; }
-        } else {
-          sum += 1 / price;
-          cnt++;
-          if (bestBook < 0 || price > best || (price === best && book < bestBook)) { best = price; bestBook = book; }
-          if (worstBook < 0 || price < worst || (price === worst && book < worstBook)) { worst = price; worstBook = book; }
-        }
+        if (PREDICTION[book] === 1) { psum += units; pcnt++; }
+        else { sum += units; cnt++; }
       }
     }
-    d[b + CONS.SUM] = sum; d[b + CONS.CNT] = cnt; d[b + CONS.BEST] = best; d[b + CONS.BEST_BOOK] = bestBook;
-    d[b + CONS.WORST] = worst; d[b + CONS.WORST_BOOK] = worstBook;
-    d[b + CONS.PSUM] = psum; d[b + CONS.PCNT] = pcnt; d[b + CONS.PBEST] = pbest; d[b + CONS.PBEST_BOOK] = pbestBook;
-    d[b + CONS.PWORST] = pworst; d[b + CONS.PWORST_BOOK] = pworstBook;
+    d[b + CONS.SUM] = cnt === 0 ? 0 : sum / FIXED; d[b + CONS.CNT] = cnt;
+    d[b + CONS.PSUM] = pcnt === 0 ? 0 : psum / FIXED; d[b + CONS.PCNT] = pcnt;
+    writeExtremes(store, line, o, cnt, pcnt, false, now, d, b);
   }
   d[off + CONS.BOOKS] = books;
   d[off + CONS.PBOOKS] = pbooks;
@@ -162,46 +197,60 @@ function topTwo(store: PriceStore, line: number, o: number, flags: boolean, now:
  *  fresh "under" at hi from two different books (when one book is best on both sides, the better of its two
  *  second-best pairings). Spreads use the home margin: the home leg at home point h covers above -h, the away
  *  leg of the line with home point h' covers below -h'. Each middle is handed to `emit` in a scratch record
- *  that is reused: copy what you keep. */
-export function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number,
-  emit: (rec: Float64Array) => void): void {
+ *  that is reused: copy what you keep. `books` is the group's distinct books with a fresh quote, counted here
+ *  when -1 (the incremental engine keeps it as it goes). With `only`, just the pairs of which one line's index j
+ *  has only[j] = 1. Returns how many pairs of lines (lo < hi) it evaluated that gave no middle. */
+export function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number, books: number,
+  only: Uint8Array | null, emit: (rec: Float64Array) => void): number {
   const market = store.lineMarket(lines[0]);
   const spreads = market === SPREADS;
   const n = Math.min(lines.length, 64);
-  const stamp = ++seenStamp;
-  let books = 0;
-  for (let j = 0; j < n; j++) {
-    const l = lines[j];
-    for (let o = 0; o < 2; o++) {
-      const ladder = store.ladder(l, o);
-      for (let i = 0; i < ladder.length; i += LD.STRIDE) {
-        const book = ladder[i + LD.BOOK];
-        if (SEEN[book] === stamp || (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, ladder[i + LD.SLOT], now))) continue;
-        SEEN[book] = stamp;
-        books++;
+  if (books < 0) {
+    // every line of the group counts here, also past the first 64 that pair up
+    const stamp = ++seenStamp;
+    books = 0;
+    for (const l of lines) {
+      for (let o = 0; o < 2; o++) {
+        const ladder = store.ladder(l, o);
+        for (let i = 0; i < ladder.length; i += LD.STRIDE) {
+          const book = ladder[i + LD.BOOK];
+          if (SEEN[book] === stamp || (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, ladder[i + LD.SLOT], now))) continue;
+          SEEN[book] = stamp;
+          books++;
+        }
       }
     }
+  }
+  for (let j = 0; j < n; j++) {
+    const l = lines[j];
     topTwo(store, l, 0, flags, now, TOPS, j * 12);
     topTwo(store, l, 1, flags, now, TOPS, j * 12 + 6);
   }
   const rec = MID_REC;
+  let none = 0;
   for (let a = 0; a < n; a++) {
     const lo = lines[a];
     const xl = spreads ? -store.linePoint(lo) : store.linePoint(lo);
     const ov = a * 12;
-    if (TOPS[ov] < 0) continue;
     for (let b = 0; b < n; b++) {
       const hi = lines[b];
       const xh = spreads ? -store.linePoint(hi) : store.linePoint(hi);
       if (!(xl < xh)) continue;
+      if (only !== null && only[a] === 0 && only[b] === 0) continue;
       const un = b * 12 + 6;
-      if (TOPS[un] < 0) continue;
+      if (TOPS[ov] < 0 || TOPS[un] < 0) {
+        none++;
+        continue;
+      }
       let o = ov;
       let u = un;
       if (TOPS[ov] === TOPS[un]) {
         const alt1 = TOPS[ov + 3] < 0 ? -Infinity : TOPS[ov + 5] + TOPS[un + 2];
         const alt2 = TOPS[un + 3] < 0 ? -Infinity : TOPS[ov + 2] + TOPS[un + 5];
-        if (alt1 === -Infinity && alt2 === -Infinity) continue;
+        if (alt1 === -Infinity && alt2 === -Infinity) {
+          none++;
+          continue;
+        }
         if (alt1 >= alt2) o = ov + 3;
         else u = un + 3;
       }
@@ -221,6 +270,7 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
       emit(rec);
     }
   }
+  return none;
 }
 
 /** Everything the analytics would publish, recomputed from the store alone at `now` (tests and benchmarks). */

@@ -25,7 +25,7 @@ export function scratch(store: PriceStore, now: number): ScratchSets {
     if (!store.lineLive(line)) continue;
     const key = lineKeyOf(store.lineEvent(line), store.lineMarket(line), store.linePoint(line), store.linePlayer(line));
     const c = new Float64Array(CONS.STRIDE);
-    writeConsensus(store, line, false, c, 0, now);
+    writeConsensus(store, line, c, 0, now);
     sets.cons.set(key, c);
     const a = new Float64Array(ARB.STRIDE);
     if (writeArb(store, line, false, a, 0, now) < 1) sets.arb.set(key, a);
@@ -79,7 +79,7 @@ export function scratch(store: PriceStore, now: number): ScratchSets {
   for (const g of groups) {
     const lines = store.groupLines(g);
     if (lines.length < 2) continue;
-    middlesOfGroup(store, lines, false, now, (rec) => sets.mid.set(midKeyOf(rec, 0), rec.slice()));
+    middlesOfGroup(store, lines, false, now, -1, null, (rec) => sets.mid.set(midKeyOf(rec, 0), rec.slice()));
   }
   return sets;
 }

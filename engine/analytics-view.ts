@@ -1,11 +1,14 @@
 // The main thread's copy of the shards' analytics (issue 3): the current consensus of every line, the open
-// arbitrages, the positive-EV rows and the middles, per event, applied from CONS / ARB / EVR / MID records.
-// Requests filter and page these sets; nothing is recomputed per request.
+// arbitrages, the sharps' no-vig lines, the positive-EV quotes and the middles, per event, applied from CONS /
+// ARB / FAIR / EVQ / MID records. Requests filter and page these sets; nothing is recomputed per request (an EV
+// row's edge is its quote's price times the fair probability of the sharp's current no-vig line).
 
-import { lineKeyOf, evKeyOf, midKeyOf, type ScratchSets } from './analytics.js';
+import { SHARP_BOOK, SHARP_INDEX, N_METHODS, lineKeyOf, evKeyOf, midKeyOf } from './analytics-rows.js';
+import type { AnalyticsBatch } from './analytics.js';
+import type { ScratchSets } from './analytics-scratch.js';
 import { FlatIndex } from './flat-index.js';
 import { pointCode } from './price-store.js';
-import { ARB, CONS, EVR, MID, ROW } from './records.js';
+import { ARB, CONS, EVQ, EVR, FAIR, MID, ROW } from './records.js';
 
 function lineNum(market: number, player: number, point: number): number {
   return (market * 2097152 + (player + 1)) * 16384 + pointCode(point);
@@ -14,9 +17,13 @@ function lineNum(market: number, player: number, point: number): number {
 /** Per event: record slots of its consensus and EV rows, its arbitrages and middles. */
 export class EventAnalytics {
   readonly cons = new Set<number>();
+  /** record slots of the event's positive-EV quotes (EVQ layout) */
   readonly ev = new Set<number>();
+  /** record slots of the sharps' no-vig lines (FAIR layout) */
+  readonly fair = new Set<number>();
   readonly arbs = new Map<number, Float64Array>();
-  readonly mids = new Map<string, Float64Array>();
+  /** record slots of the event's middles (MID layout) */
+  readonly mids = new Set<number>();
 }
 
 class Pool {
@@ -55,7 +62,9 @@ export class AnalyticsView {
   changes: AnalyticsChanges | null = null;
   private readonly byEvent: (EventAnalytics | undefined)[] = [];
   private readonly cons = new Pool(CONS.STRIDE);
-  private readonly ev = new Pool(EVR.STRIDE);
+  private readonly ev = new Pool(EVQ.STRIDE);
+  private readonly fair = new Pool(FAIR.STRIDE);
+  private readonly mid = new Pool(MID.STRIDE);
   /** bumped by every applied record batch that changed something, per event */
   version = 0;
 
@@ -77,6 +86,8 @@ export class AnalyticsView {
     if (e === undefined) return;
     for (const r of e.cons) this.releaseCons(r);
     for (const r of e.ev) this.releaseEv(r);
+    for (const r of e.fair) this.releaseFair(r);
+    for (const r of e.mids) this.releaseMid(r);
     this.byEvent[idx] = undefined;
     this.version++;
   }
@@ -90,14 +101,49 @@ export class AnalyticsView {
 
   private releaseEv(r: number): void {
     const d = this.ev.data;
-    const o = r * EVR.STRIDE;
+    const o = r * EVQ.STRIDE;
     this.ev.index.delete(evK1(d, o), evK2(d, o));
     this.ev.free.push(r);
   }
 
+  private releaseMid(r: number): void {
+    const d = this.mid.data;
+    const o = r * MID.STRIDE;
+    this.mid.index.delete(midK1(d, o), midK2(d, o));
+    this.mid.free.push(r);
+  }
+
+  /** a middle's record (a view of the pool, valid until the next apply) */
+  midRecord(r: number): Float64Array {
+    return this.mid.data.subarray(r * MID.STRIDE, (r + 1) * MID.STRIDE);
+  }
+
+  private releaseFair(r: number): void {
+    const d = this.fair.data;
+    const o = r * FAIR.STRIDE;
+    this.fair.index.delete(d[o + FAIR.EVENT], fairK2(d, o));
+    this.fair.free.push(r);
+  }
+
   // Reads for serving
   consData(): Float64Array { return this.cons.data; }
+  /** positive-EV quotes, EVQ layout */
   evData(): Float64Array { return this.ev.data; }
+  /** the sharps' no-vig lines, FAIR layout */
+  fairData(): Float64Array { return this.fair.data; }
+  /** the FAIR record slot of a sharp (book id) on a line, or -1 */
+  fairOf(event: number, market: number, point: number, player: number, sharp: number): number {
+    return this.fair.index.get(event, lineNum(market, player, point) * 8 + SHARP_INDEX[sharp]);
+  }
+
+  /** Applies one shard batch of analytics in the order they depend on each other (no-vig lines before EV). */
+  apply(a: AnalyticsBatch): void {
+    this.applyCons(a.cons, a.nCons);
+    this.applyArb(a.arb, a.nArb);
+    this.applyFair(a.fair, a.nFair);
+    this.applyEv(a.ev, a.nEv);
+    this.applyMid(a.mid, a.nMid);
+  }
   /** the consensus record slot of a line, or -1 */
   consOf(event: number, market: number, point: number, player: number): number {
     return this.cons.index.get(event, lineNum(market, player, point));
@@ -119,32 +165,88 @@ export class AnalyticsView {
         this.cons.index.set(event, key, r);
         this.ensure(event).cons.add(r);
       }
-      this.cons.data.set(rec.subarray(off, off + CONS.STRIDE), r * CONS.STRIDE);
+      copy(rec, off, this.cons.data, r * CONS.STRIDE, CONS.STRIDE);
+    }
+    if (n > 0) this.version++;
+  }
+
+  applyFair(rec: Float64Array, n: number): void {
+    for (let i = 0, off = 0; i < n; i++, off += FAIR.STRIDE) {
+      const event = rec[off + FAIR.EVENT];
+      const k2 = fairK2(rec, off);
+      let r = this.fair.index.get(event, k2);
+      if (rec[off + FAIR.KIND] === ROW.REMOVE) {
+        if (r < 0) continue;
+        this.byEvent[event]?.fair.delete(r);
+        this.releaseFair(r);
+        continue;
+      }
+      if (r < 0) {
+        r = this.fair.alloc();
+        this.fair.index.set(event, k2, r);
+        this.ensure(event).fair.add(r);
+      }
+      copy(rec, off, this.fair.data, r * FAIR.STRIDE, FAIR.STRIDE);
     }
     if (n > 0) this.version++;
   }
 
   applyEv(rec: Float64Array, n: number): void {
-    for (let i = 0, off = 0; i < n; i++, off += EVR.STRIDE) {
+    const changes = this.changes;
+    for (let i = 0, off = 0; i < n; i++, off += EVQ.STRIDE) {
       const k1 = evK1(rec, off);
       const k2 = evK2(rec, off);
       let r = this.ev.index.get(k1, k2);
-      if (rec[off + EVR.KIND] === ROW.REMOVE) {
+      const old = r < 0 ? 0 : this.ev.data[r * EVQ.STRIDE + EVQ.MASK];
+      if (changes !== null) this.notify(changes, rec, off, old, rec[off + EVQ.MASK]);
+      if (rec[off + EVQ.KIND] === ROW.REMOVE) {
         if (r < 0) continue;
-        this.changes?.evClosed.push(this.ev.data.slice(r * EVR.STRIDE, (r + 1) * EVR.STRIDE));
-        this.byEvent[rec[off + EVR.EVENT]]?.ev.delete(r);
+        this.byEvent[rec[off + EVQ.EVENT]]?.ev.delete(r);
         this.releaseEv(r);
         continue;
       }
       if (r < 0) {
         r = this.ev.alloc();
         this.ev.index.set(k1, k2, r);
-        this.ensure(rec[off + EVR.EVENT]).ev.add(r);
-        this.changes?.evOpened.push(rec.slice(off, off + EVR.STRIDE));
+        this.ensure(rec[off + EVQ.EVENT]).ev.add(r);
       }
-      this.ev.data.set(rec.subarray(off, off + EVR.STRIDE), r * EVR.STRIDE);
+      copy(rec, off, this.ev.data, r * EVQ.STRIDE, EVQ.STRIDE);
     }
     if (n > 0) this.version++;
+  }
+
+  /** Opened and closed (quote, sharp) rows of one EVQ record whose mask goes from `old` to `now`. */
+  private notify(changes: AnalyticsChanges, rec: Float64Array, off: number, old: number, now: number): void {
+    for (let s = 0; s < SHARP_BOOK.length; s++) {
+      const was = (old >>> (s * N_METHODS)) & METHOD_BITS;
+      const is = (now >>> (s * N_METHODS)) & METHOD_BITS;
+      if ((was === 0) === (is === 0)) continue;
+      if (is !== 0) changes.evOpened.push(this.evRow(rec, off, s, is));
+      else changes.evClosed.push(this.evRow(rec, off, s, was));
+    }
+  }
+
+  /** One quote against sharp index s as an EVR row: methods of `bits` get the fair probability of the sharp's
+   *  current no-vig line (NaN when it has none), the others NaN. */
+  evRow(q: Float64Array, off: number, s: number, bits: number): Float64Array {
+    const row = new Float64Array(EVR.STRIDE);
+    row[EVR.KIND] = ROW.UPSERT;
+    row[EVR.EVENT] = q[off + EVQ.EVENT];
+    row[EVR.MARKET] = q[off + EVQ.MARKET];
+    row[EVR.POINT] = q[off + EVQ.POINT];
+    row[EVR.PLAYER] = q[off + EVQ.PLAYER];
+    row[EVR.OUTCOME] = q[off + EVQ.OUTCOME];
+    row[EVR.BOOK] = q[off + EVQ.BOOK];
+    row[EVR.SHARP] = SHARP_BOOK[s];
+    row[EVR.PRICE] = q[off + EVQ.PRICE];
+    row[EVR.EFF] = q[off + EVQ.EFF];
+    const f = this.fair.index.get(q[off + EVQ.EVENT], lineNum(q[off + EVQ.MARKET], q[off + EVQ.PLAYER], q[off + EVQ.POINT]) * 8 + s);
+    const fd = this.fair.data;
+    const o = q[off + EVQ.OUTCOME];
+    for (let m = 0; m < N_METHODS; m++) {
+      row[EVR.FAIR + m] = f >= 0 && (bits & (1 << m)) !== 0 ? fd[f * FAIR.STRIDE + FAIR.P + m * 3 + o] : Number.NaN;
+    }
+    return row;
   }
 
   applyArb(rec: Float64Array, n: number): void {
@@ -168,10 +270,22 @@ export class AnalyticsView {
 
   applyMid(rec: Float64Array, n: number): void {
     for (let i = 0, off = 0; i < n; i++, off += MID.STRIDE) {
-      const key = midKeyOf(rec, off);
+      const k1 = midK1(rec, off);
+      const k2 = midK2(rec, off);
       const event = rec[off + MID.EVENT];
-      if (rec[off + MID.KIND] === ROW.REMOVE) this.byEvent[event]?.mids.delete(key);
-      else this.ensure(event).mids.set(key, rec.slice(off, off + MID.STRIDE));
+      let r = this.mid.index.get(k1, k2);
+      if (rec[off + MID.KIND] === ROW.REMOVE) {
+        if (r < 0) continue;
+        this.byEvent[event]?.mids.delete(r);
+        this.releaseMid(r);
+        continue;
+      }
+      if (r < 0) {
+        r = this.mid.alloc();
+        this.mid.index.set(k1, k2, r);
+        this.ensure(event).mids.add(r);
+      }
+      copy(rec, off, this.mid.data, r * MID.STRIDE, MID.STRIDE);
     }
     if (n > 0) this.version++;
   }
@@ -187,20 +301,49 @@ export class AnalyticsView {
       }
       for (const a of e.arbs.values()) sets.arb.set(lineKeyOf(a[ARB.EVENT], a[ARB.MARKET], a[ARB.POINT], a[ARB.PLAYER]), a);
       for (const r of e.ev) {
-        const rec = this.ev.data.slice(r * EVR.STRIDE, (r + 1) * EVR.STRIDE);
-        sets.ev.set(evKeyOf(rec, 0), rec);
+        const off = r * EVQ.STRIDE;
+        const mask = this.ev.data[off + EVQ.MASK];
+        for (let s = 0; s < SHARP_BOOK.length; s++) {
+          const bits = (mask >>> (s * N_METHODS)) & METHOD_BITS;
+          if (bits === 0) continue;
+          const row = this.evRow(this.ev.data, off, s, bits);
+          sets.ev.set(evKeyOf(row, 0), row);
+        }
       }
-      for (const m of e.mids.values()) sets.mid.set(midKeyOf(m, 0), m);
+      for (const r of e.mids) {
+        const m = this.mid.data.slice(r * MID.STRIDE, (r + 1) * MID.STRIDE);
+        sets.mid.set(midKeyOf(m, 0), m);
+      }
     }
     return sets;
   }
 }
 
-/** EV row key: event, outcome and sharp in k1; line and book in k2 (both exact integers). */
+const METHOD_BITS = (1 << N_METHODS) - 1;
+
+function copy(from: Float64Array, off: number, to: Float64Array, at: number, n: number): void {
+  for (let i = 0; i < n; i++) to[at + i] = from[off + i];
+}
+
+/** EV quote key: event and outcome in k1; line and book in k2 (both exact integers). */
 function evK1(d: Float64Array, o: number): number {
-  return (d[o + EVR.EVENT] * 4 + d[o + EVR.OUTCOME]) * 1024 + d[o + EVR.SHARP];
+  return d[o + EVQ.EVENT] * 4 + d[o + EVQ.OUTCOME];
 }
 
 function evK2(d: Float64Array, o: number): number {
-  return lineNum(d[o + EVR.MARKET], d[o + EVR.PLAYER], d[o + EVR.POINT]) * 1024 + d[o + EVR.BOOK];
+  return lineNum(d[o + EVQ.MARKET], d[o + EVQ.PLAYER], d[o + EVQ.POINT]) * 1024 + d[o + EVQ.BOOK];
+}
+
+/** middle key: event and market in k1; player and the (lo, hi) pair in k2 (lines are quarter points) */
+function midK1(d: Float64Array, o: number): number {
+  return d[o + MID.EVENT] * 128 + d[o + MID.MARKET];
+}
+
+function midK2(d: Float64Array, o: number): number {
+  return ((d[o + MID.PLAYER] + 1) * 16384 + Math.round(d[o + MID.LO] * 4 + 8192)) * 16384 + Math.round(d[o + MID.HI] * 4 + 8192);
+}
+
+/** no-vig line key within its event: line and sharp index */
+function fairK2(d: Float64Array, o: number): number {
+  return lineNum(d[o + FAIR.MARKET], d[o + FAIR.PLAYER], d[o + FAIR.POINT]) * 8 + SHARP_INDEX[d[o + FAIR.SHARP]];
 }

@@ -2,34 +2,45 @@
 // arbitrage, +EV against each sharp book's no-vig line for every de-vig method, and middles.
 //
 // The store tells the analytics of every quote change as it happens (StoreListener). What it does then:
-// - EV is updated per quote: a soft book's move recomputes only its own edges against the sharps that quote the
-//   line (one edge per sharp and method); a sharp's move recomputes its no-vig line and every soft quote's edge
-//   against it.
+// - EV is kept as one bit mask per quote, bit (sharp, method) set while its edge is positive. A soft book's
+//   move recomputes its own mask against the sharps that quote the line; a sharp's move recomputes its no-vig
+//   line (sent once as a FAIR record) and the masks of the line's other quotes. A quote is sent (EVQ) only when
+//   its mask changes or it moves while its mask is not 0: a sharp's move no longer re-sends every +EV quote of
+//   the line, and the main thread reads fair probabilities from the FAIR records.
+// - Consensus is kept as running sums per line and outcome (implied probabilities in fixed point, so adding and
+//   removing is exact and the sums equal a from-scratch recomputation bit for bit), counts, and distinct books
+//   per line; best and worst prices come from the ends of the ladders.
 // - Lines whose prices or freshness changed are marked dirty; at the end of the batch each dirty line emits its
-//   consensus (a scan of its ladders), re-evaluates its arbitrage (the fresh top of each ladder), and each dirty
-//   group re-evaluates its middles. A verification that changes no price and no freshness marks nothing.
+//   consensus, re-evaluates its arbitrage (the fresh top of each ladder), and each dirty group re-evaluates its
+//   middles. A verification that changes no price and no freshness marks nothing.
 // - Freshness changes with time alone: a quote older than its book's stale threshold (engine/sla.ts) stops
 //   counting. A timing wheel holds at most one entry per quote slot and wakes the line when it goes stale.
 //
-// Records leave as CONS / ARB / EVR / MID (engine/records.ts). `scratch()` recomputes every set from the store
+// Records leave as CONS / ARB / FAIR / EVQ / MID (engine/records.ts). `scratch()` recomputes every set from the store
 // alone; the property test holds the two equal.
 
-import { DEVIG_METHODS, devig } from './devig.js';
-import { ARB, CHANGE, CONS, EVR, MID, ROW, RecordBuffer } from './records.js';
+import { devigAll } from './devig.js';
+import { FlatIndex } from './flat-index.js';
+import { ARB, CHANGE, CONS, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
-  MAX_SHARPS, MIDDLE_MARKET, N_METHODS, OUTCOMES, SHARP_BOOK, SHARP_INDEX, counts, middlesOfGroup, staleMs, writeArb,
-  writeConsensus,
+  FIXED, MAX_SHARPS, MIDDLE_MARKET, SPREADS, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, counts, middlesOfGroup,
+  staleMs, writeArb, writeConsensusHead, writeExtremes,
 } from './analytics-rows.js';
 
 export { SHARP_BOOK_IDS, isFresh, lineKeyOf, evKeyOf, midKeyOf } from './analytics-rows.js';
 export { scratch, type ScratchSets } from './analytics-scratch.js';
 
-class FairLine {
-  /** fair probability per method and outcome: [method * 3 + outcome] */
-  readonly p = new Float64Array(N_METHODS * 3);
-  /** bit m set when method m gave a valid set */
-  valid = 0;
+/** a no-vig line in the fair pool: VALID then P + m * 3 + o, as in the FAIR record */
+const FL = { VALID: 0, P: 1, STRIDE: 1 + N_METHODS * 3 } as const;
+const ALL_METHODS = (1 << N_METHODS) - 1;
+
+export interface AnalyticsBatch {
+  cons: Float64Array; nCons: number;
+  arb: Float64Array; nArb: number;
+  fair: Float64Array; nFair: number;
+  ev: Float64Array; nEv: number;
+  mid: Float64Array; nMid: number;
 }
 
 export class Analytics implements StoreListener {
@@ -37,7 +48,8 @@ export class Analytics implements StoreListener {
   private readonly out = {
     cons: new RecordBuffer(CONS.STRIDE, 256),
     arb: new RecordBuffer(ARB.STRIDE, 16),
-    ev: new RecordBuffer(EVR.STRIDE, 64),
+    fair: new RecordBuffer(FAIR.STRIDE, 16),
+    ev: new RecordBuffer(EVQ.STRIDE, 64),
     mid: new RecordBuffer(MID.STRIDE, 16),
   };
   // per line
@@ -52,10 +64,39 @@ export class Analytics implements StoreListener {
   private readonly arbLast = new Map<number, Float64Array>();
   /** sharps with a valid no-vig line on the line: bit per sharp index */
   private sharpMask = new Uint8Array(1024);
-  private readonly fair = new Map<number, FairLine>();
+  /** per (line, sharp index): 1 + the no-vig line's index in the fair pool, 0 for none */
+  private fairAt = new Int32Array(1024 * MAX_SHARPS);
+  private fairPool = new Float64Array(256 * FL.STRIDE);
+  private fairNext = 0;
+  private readonly fairFree: number[] = [];
+  /** consensus running sums per (line, outcome): implied probabilities in units of 1 / FIXED, counts, for
+   *  non-prediction and prediction books apart */
+  private sum = new Float64Array(1024 * 3);
+  private cnt = new Int32Array(1024 * 3);
+  private psum = new Float64Array(1024 * 3);
+  private pcnt = new Int32Array(1024 * 3);
+  /** per middles group: distinct books with a counted quote on any of its lines, and per (group, book) how many
+   *  of the group's book-lines have one */
+  private groupBooks = new Int32Array(1024);
+  /** groupBooks when the group's middles were last evaluated */
+  private groupBooksSeen = new Int32Array(1024);
+  /** the batch in which a group lost a line (its middles are then evaluated whole) */
+  private groupFull = new Int32Array(1024);
+  /** the batch in which a line's top two changed on either side (middles pairs with it are re-evaluated) */
+  private midLineStamp = new Int32Array(1024);
+  private readonly only = new Uint8Array(64);
+  private readonly dirtyX: number[] = [];
+  private readonly groupBookLines = new FlatIndex(1024);
+  /** distinct books with a counted quote per line, non-prediction and prediction */
+  private books = new Int32Array(1024);
+  private pbooks = new Int32Array(1024);
   // per quote slot
   private fresh = new Uint8Array(4096);
-  /** bit (sharp * N_METHODS + method) set while an EV row for this quote is published */
+  /** the raw price a slot adds to its line's consensus sums (0: none) */
+  private counted = new Float64Array(4096);
+  /** per book-line (slot / MAX_OUTCOMES): its quotes that count in the consensus */
+  private countedOutcomes = new Uint8Array(4096 / MAX_OUTCOMES + 1);
+  /** bit (sharp * N_METHODS + method) set while the quote's edge against that sharp and method is positive */
   private evMask = new Int32Array(4096);
   /** the wheel second a slot's live entry sits in (0: none); entries in other seconds are left-overs, skipped */
   private scheduled = new Float64Array(4096);
@@ -67,7 +108,10 @@ export class Analytics implements StoreListener {
   private readonly middles = new Map<number, Map<number, Float64Array>>();
   private midStamp = 0;
   private readonly implied = new Float64Array(3);
-  private readonly fairOut = new Float64Array(3);
+  /** the first two of `implied`, for two-way lines */
+  private readonly implied2 = this.implied.subarray(0, 2);
+  private readonly fairAll = new Float64Array(N_METHODS * 3);
+  private readonly newMask = new Int32Array(1);
 
   constructor(private readonly store: PriceStore) {
     store.listener = this;
@@ -89,9 +133,20 @@ export class Analytics implements StoreListener {
     this.groupStamp = grow32(this.groupStamp);
     this.arbOpen = grow8(this.arbOpen);
     this.sharpMask = grow8(this.sharpMask);
-    const since = new Float64Array(n);
-    since.set(this.arbSince);
-    this.arbSince = since;
+    this.books = grow32(this.books);
+    this.groupBooks = grow32(this.groupBooks);
+    this.groupBooksSeen = grow32(this.groupBooksSeen);
+    this.groupFull = grow32(this.groupFull);
+    this.midLineStamp = grow32(this.midLineStamp);
+    this.pbooks = grow32(this.pbooks);
+    const growF = (a: Float64Array, m: number) => { const b = new Float64Array(n * m); b.set(a); return b; };
+    const grow32m = (a: Int32Array, m: number) => { const b = new Int32Array(n * m); b.set(a); return b; };
+    this.arbSince = growF(this.arbSince, 1);
+    this.fairAt = grow32m(this.fairAt, MAX_SHARPS);
+    this.sum = growF(this.sum, 3);
+    this.psum = growF(this.psum, 3);
+    this.cnt = grow32m(this.cnt, 3);
+    this.pcnt = grow32m(this.pcnt, 3);
   }
 
   private ensureSlot(slot: number): void {
@@ -101,6 +156,52 @@ export class Analytics implements StoreListener {
     const e = new Int32Array(n); e.set(this.evMask); this.evMask = e;
     const s = new Float64Array(n); s.set(this.scheduled); this.scheduled = s;
     const x = new Float64Array(n); x.set(this.expiry); this.expiry = x;
+    const c = new Float64Array(n); c.set(this.counted); this.counted = c;
+    const co = new Uint8Array(Math.ceil(n / MAX_OUTCOMES) + 1); co.set(this.countedOutcomes); this.countedOutcomes = co;
+  }
+
+  /** Keeps the consensus sums in step with what a slot adds: `price` its raw price while it counts, else 0. */
+  private count(line: number, outcome: number, slot: number, book: number, price: number): void {
+    const old = this.counted[slot];
+    if (old === price) return;
+    this.counted[slot] = price;
+    const i = line * 3 + outcome;
+    const bl = (slot / MAX_OUTCOMES) | 0;
+    const prediction = PREDICTION[book] === 1;
+    if (old !== 0) {
+      if (prediction) { this.psum[i] -= Math.round(FIXED / old); this.pcnt[i]--; }
+      else { this.sum[i] -= Math.round(FIXED / old); this.cnt[i]--; }
+      if (--this.countedOutcomes[bl] === 0) {
+        if (prediction) this.pbooks[line]--;
+        else this.books[line]--;
+        this.groupBook(line, book, -1);
+      }
+    }
+    if (price !== 0) {
+      if (prediction) { this.psum[i] += Math.round(FIXED / price); this.pcnt[i]++; }
+      else { this.sum[i] += Math.round(FIXED / price); this.cnt[i]++; }
+      if (this.countedOutcomes[bl]++ === 0) {
+        if (prediction) this.pbooks[line]++;
+        else this.books[line]++;
+        this.groupBook(line, book, 1);
+      }
+    }
+  }
+
+  /** A book-line of a middles market started (+1) or stopped (-1) counting: its group's distinct books. */
+  private groupBook(line: number, book: number, step: number): void {
+    if (MIDDLE_MARKET[this.store.lineMarket(line)] !== 1) return;
+    const g = this.store.lineGroup(line);
+    if (g >= this.groupBooks.length) this.ensureLine(g);
+    const n = this.groupBookLines.get(g, book);
+    const next = (n < 0 ? 0 : n) + step;
+    if (next === 0) {
+      this.groupBookLines.delete(g, book);
+      this.groupBooks[g]--;
+    } else {
+      if (n < 0) this.groupBooks[g]++;
+      this.groupBookLines.set(g, book, next);
+    }
   }
 
   /** Marks a line's consensus dirty, its arbitrage when the change reached the top ARB.ALTS of a ladder (`rank`),
@@ -114,6 +215,7 @@ export class Analytics implements StoreListener {
     if (rank >= 2) return;
     const group = this.store.lineGroup(line);
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
+      this.midLineStamp[line] = this.batch;
       if (group >= this.groupStamp.length) this.ensureLine(group);
       if (this.groupStamp[group] !== this.batch) {
         this.groupStamp[group] = this.batch;
@@ -133,6 +235,7 @@ export class Analytics implements StoreListener {
     if (kind === CHANGE.REMOVED) {
       this.fresh[slot] = 0;
       this.scheduled[slot] = 0;
+      this.count(line, outcome, slot, book, 0);
       if (was) this.leave(line, outcome, slot, book);
       else this.markLine(line); // the line's book count may change
       return;
@@ -146,6 +249,7 @@ export class Analytics implements StoreListener {
     const ladder = store.ladder(line, outcome);
     const at = tuple >= 0 ? tuple : store.tupleOf(line, outcome, slot);
     ladder[at + LD.FLAG] = fresh ? 1 : 0;
+    this.count(line, outcome, slot, book, fresh ? ladder[at + LD.RAW] : 0);
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
     if (fresh && (this.scheduled[slot] === 0 || this.scheduled[slot] > wheelSecondOf(this.expiry[slot]))) {
       this.schedule(slot, this.expiry[slot]);
@@ -168,7 +272,7 @@ export class Analytics implements StoreListener {
     this.markLine(line, rank);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.sharpChanged(line, s, book);
-    this.softEdges(line, outcome, slot, book, ladder[at + LD.PRICE]);
+    this.softEdges(line, outcome, slot, book, ladder[at + LD.RAW], ladder[at + LD.PRICE]);
   }
 
   lineFreed(line: number): void {
@@ -184,11 +288,21 @@ export class Analytics implements StoreListener {
     d[off + CONS.POINT] = this.store.linePoint(line);
     d[off + CONS.PLAYER] = this.store.linePlayer(line);
     this.sharpMask[line] = 0;
-    for (let s = 0; s < MAX_SHARPS; s++) this.fair.delete(line * 8 + s);
+    for (let s = 0; s < MAX_SHARPS; s++) this.releaseFair(line, s);
+    this.books[line] = 0;
+    this.pbooks[line] = 0;
+    for (let o = 0; o < 3; o++) {
+      this.sum[line * 3 + o] = 0; this.cnt[line * 3 + o] = 0; this.psum[line * 3 + o] = 0; this.pcnt[line * 3 + o] = 0;
+    }
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
       const g = this.store.lineGroup(line);
       if (this.store.groupLines(g).length === 1) this.groupFreed(g);
-      else this.markLine(line);
+      else {
+        // its pairs go: evaluate the whole group
+        if (g >= this.groupFull.length) this.ensureLine(g);
+        this.groupFull[g] = this.batch;
+        this.markLine(line);
+      }
     }
   }
 
@@ -232,7 +346,9 @@ export class Analytics implements StoreListener {
         const outcome = slot % MAX_OUTCOMES;
         this.store.ladder(line, outcome)[this.store.tupleOf(line, outcome, slot) + LD.FLAG] = 0;
         this.ensureLine(line);
-        this.leave(line, outcome, slot, this.store.bookOf(slot));
+        const book = this.store.bookOf(slot);
+        this.count(line, outcome, slot, book, 0);
+        this.leave(line, outcome, slot, book);
       }
     }
     this.wheelSecond = -1;
@@ -241,12 +357,38 @@ export class Analytics implements StoreListener {
 
   // EV
 
-  /** Recomputes sharp `s`'s no-vig line on `line` and every soft quote's edges against it. */
+  private releaseFair(line: number, s: number): void {
+    const i = line * MAX_SHARPS + s;
+    const at = this.fairAt[i];
+    if (at === 0) return;
+    this.fairFree.push(at - 1);
+    this.fairAt[i] = 0;
+  }
+
+  /** offset in the fair pool of (line, sharp)'s no-vig line, allocated when missing */
+  private fairSlot(line: number, s: number): number {
+    const i = line * MAX_SHARPS + s;
+    let at = this.fairAt[i] - 1;
+    if (at < 0) {
+      const free = this.fairFree.pop();
+      if (free !== undefined) at = free;
+      else {
+        at = this.fairNext++;
+        if ((at + 1) * FL.STRIDE > this.fairPool.length) {
+          const grown = new Float64Array(this.fairPool.length * 2);
+          grown.set(this.fairPool);
+          this.fairPool = grown;
+        }
+      }
+      this.fairAt[i] = at + 1;
+    }
+    return at * FL.STRIDE;
+  }
+
+  /** Recomputes sharp `s`'s no-vig line on `line`, sends it, and updates the other books' masks against it. */
   private sharpChanged(line: number, s: number, book: number): void {
     const store = this.store;
-    const key = line * 8 + s;
     const n = OUTCOMES[store.lineMarket(line)];
-    let fl = this.fair.get(key);
     const had = (this.sharpMask[line] & (1 << s)) !== 0;
     let ok = true;
     const base = store.slotOfBook(line, book);
@@ -258,87 +400,114 @@ export class Analytics implements StoreListener {
       }
       this.implied[o] = 1 / store.priceOf(slot);
     }
+    let f = -1;
+    let valid = 0;
     if (ok) {
-      if (fl === undefined) this.fair.set(key, (fl = new FairLine()));
-      fl.valid = 0;
-      const implied = n === 3 ? this.implied : this.implied.subarray(0, 2);
-      for (let m = 0; m < N_METHODS; m++) {
-        if (devig(implied, DEVIG_METHODS[m], this.fairOut)) {
-          fl.valid |= 1 << m;
-          for (let o = 0; o < n; o++) fl.p[m * 3 + o] = this.fairOut[o];
-        }
-      }
-      if (fl.valid === 0) ok = false;
+      f = this.fairSlot(line, s);
+      const pool = this.fairPool;
+      valid = devigAll(n === 3 ? this.implied : this.implied2, this.fairAll);
+      for (let i = 0; i < N_METHODS * 3; i++) pool[f + FL.P + i] = this.fairAll[i];
+      pool[f + FL.VALID] = valid;
+      if (valid === 0) ok = false;
     }
-    if (ok) this.sharpMask[line] |= 1 << s;
-    else {
+    if (!ok) {
       this.sharpMask[line] &= ~(1 << s);
-      this.fair.delete(key);
+      this.releaseFair(line, s);
       if (!had) return;
-    }
-    // every fresh quote of other books on this line, against this sharp
-    const fair = this.fair.get(key);
+      f = -1;
+    } else this.sharpMask[line] |= 1 << s;
+    this.sendFair(line, s, f);
+    // every quote of the other books on this line, against this sharp
+    const shift = s * N_METHODS;
+    const clear = ~(ALL_METHODS << shift);
+    const pool = this.fairPool;
     for (let o = 0; o < n; o++) {
       const ladder = store.ladder(line, o);
       for (let k = 0; k < ladder.length; k += LD.STRIDE) {
-        if (ladder[k + LD.BOOK] === book) continue;
-        const fresh = ladder[k + LD.FLAG] === 1;
-        this.edgesFor(line, o, ladder[k + LD.SLOT], ladder[k + LD.BOOK], ladder[k + LD.PRICE], s, fresh ? fair : undefined);
+        const b = ladder[k + LD.BOOK];
+        if (b === book) continue;
+        const slot = ladder[k + LD.SLOT];
+        const old = this.evMask[slot];
+        let bits = 0;
+        if (f >= 0 && ladder[k + LD.FLAG] === 1) {
+          const eff = ladder[k + LD.PRICE];
+          for (let m = 0; m < N_METHODS; m++) {
+            if ((valid & (1 << m)) !== 0 && pool[f + FL.P + m * 3 + o] * eff - 1 > 0) bits |= 1 << m;
+          }
+        }
+        const mask = (old & clear) | (bits << shift);
+        if (mask === old) continue;
+        this.evMask[slot] = mask;
+        this.sendQuote(line, o, b, ladder[k + LD.RAW], ladder[k + LD.PRICE], mask);
       }
     }
   }
 
-  /** A soft quote moved: its edges against every sharp quoting the line. */
-  private softEdges(line: number, outcome: number, slot: number, book: number, eff: number): void {
-    let mask = this.sharpMask[line];
-    for (let s = 0; mask !== 0; s++, mask >>= 1) {
-      if ((mask & 1) === 0 || SHARP_BOOK[s] === book) continue;
-      this.edgesFor(line, outcome, slot, book, eff, s, this.fair.get(line * 8 + s));
-    }
-  }
-
-  /** Publishes, updates or withdraws the EV row of one quote against one sharp (all methods in one record);
-   *  `fl` is the sharp's no-vig line, undefined when the quote does not count or the sharp has no line. */
-  private edgesFor(line: number, outcome: number, slot: number, book: number, eff: number, s: number, fl: FairLine | undefined): void {
-    const bits = ((1 << N_METHODS) - 1) << (s * N_METHODS);
-    const had = (this.evMask[slot] & bits) !== 0;
-    let now = 0;
-    if (fl !== undefined) {
+  /** A quote moved (or arrived fresh): its mask against every sharp quoting the line; sent when not 0 before or
+   *  after (its price is in the record). */
+  private softEdges(line: number, outcome: number, slot: number, book: number, raw: number, eff: number): void {
+    let sharps = this.sharpMask[line];
+    let mask = 0;
+    const pool = this.fairPool;
+    for (let s = 0; sharps !== 0; s++, sharps >>= 1) {
+      if ((sharps & 1) === 0 || SHARP_BOOK[s] === book) continue;
+      const f = (this.fairAt[line * MAX_SHARPS + s] - 1) * FL.STRIDE;
+      const valid = pool[f + FL.VALID];
       for (let m = 0; m < N_METHODS; m++) {
-        if ((fl.valid & (1 << m)) !== 0 && fl.p[m * 3 + outcome] * eff - 1 > 0) now |= 1 << m;
+        if ((valid & (1 << m)) !== 0 && pool[f + FL.P + m * 3 + outcome] * eff - 1 > 0) mask |= 1 << (s * N_METHODS + m);
       }
     }
-    if (now === 0 && !had) return;
-    this.evMask[slot] = (this.evMask[slot] & ~bits) | (now << (s * N_METHODS));
+    const old = this.evMask[slot];
+    if (mask === 0 && old === 0) return;
+    this.evMask[slot] = mask;
+    this.sendQuote(line, outcome, book, raw, eff, mask);
+  }
+
+  /** Withdraws a quote from the EV set. */
+  private dropEdges(line: number, outcome: number, slot: number, book: number): void {
+    if (this.evMask[slot] === 0) return;
+    this.evMask[slot] = 0;
+    this.sendQuote(line, outcome, book, 0, 0, 0);
+  }
+
+  private sendQuote(line: number, outcome: number, book: number, raw: number, eff: number, mask: number): void {
     const store = this.store;
     const off = this.out.ev.push();
     const d = this.out.ev.data;
-    d[off + EVR.KIND] = now === 0 ? ROW.REMOVE : ROW.UPSERT;
-    d[off + EVR.EVENT] = store.lineEvent(line);
-    d[off + EVR.MARKET] = store.lineMarket(line);
-    d[off + EVR.POINT] = store.linePoint(line);
-    d[off + EVR.PLAYER] = store.linePlayer(line);
-    d[off + EVR.OUTCOME] = outcome;
-    d[off + EVR.BOOK] = book;
-    d[off + EVR.SHARP] = SHARP_BOOK[s];
-    d[off + EVR.PRICE] = now === 0 ? 0 : store.priceOf(slot);
-    d[off + EVR.EFF] = eff;
-    for (let m = 0; m < N_METHODS; m++) d[off + EVR.FAIR + m] = (now & (1 << m)) !== 0 ? fl!.p[m * 3 + outcome] : Number.NaN;
+    d[off + EVQ.KIND] = mask === 0 ? ROW.REMOVE : ROW.UPSERT;
+    d[off + EVQ.EVENT] = store.lineEvent(line);
+    d[off + EVQ.MARKET] = store.lineMarket(line);
+    d[off + EVQ.POINT] = store.linePoint(line);
+    d[off + EVQ.PLAYER] = store.linePlayer(line);
+    d[off + EVQ.OUTCOME] = outcome;
+    d[off + EVQ.BOOK] = book;
+    d[off + EVQ.PRICE] = raw;
+    d[off + EVQ.EFF] = eff;
+    d[off + EVQ.MASK] = mask;
   }
 
-  /** Withdraws every EV row of a quote. */
-  private dropEdges(line: number, outcome: number, slot: number, book: number): void {
-    let mask = this.evMask[slot];
-    for (let s = 0; mask !== 0; s++, mask >>>= N_METHODS) {
-      if ((mask & ((1 << N_METHODS) - 1)) !== 0) this.edgesFor(line, outcome, slot, book, Number.NaN, s, undefined);
+  /** Sends sharp s's no-vig line on `line` (from the fair pool at `f`), or its removal when f < 0. */
+  private sendFair(line: number, s: number, f: number): void {
+    const store = this.store;
+    const off = this.out.fair.push();
+    const d = this.out.fair.data;
+    d[off + FAIR.KIND] = f < 0 ? ROW.REMOVE : ROW.UPSERT;
+    d[off + FAIR.EVENT] = store.lineEvent(line);
+    d[off + FAIR.MARKET] = store.lineMarket(line);
+    d[off + FAIR.POINT] = store.linePoint(line);
+    d[off + FAIR.PLAYER] = store.linePlayer(line);
+    d[off + FAIR.SHARP] = SHARP_BOOK[s];
+    if (f < 0) {
+      d.fill(0, off + FAIR.VALID, off + FAIR.STRIDE);
+      return;
     }
-    this.evMask[slot] = 0;
+    for (let i = 0; i < FL.STRIDE; i++) d[off + FAIR.VALID + i] = this.fairPool[f + i];
   }
 
   // End of batch
 
   /** Emits what the batch changed and hands the records over (buffers are reset). */
-  flush(): { cons: Float64Array; nCons: number; arb: Float64Array; nArb: number; ev: Float64Array; nEv: number; mid: Float64Array; nMid: number } {
+  flush(): AnalyticsBatch {
     const store = this.store;
     for (const line of this.dirtyLines) {
       if (!store.lineLive(line) || this.dirtyStamp[line] !== this.batch) continue;
@@ -351,14 +520,31 @@ export class Analytics implements StoreListener {
     const o = this.out;
     const nCons = o.cons.length;
     const nArb = o.arb.length;
+    const nFair = o.fair.length;
     const nEv = o.ev.length;
     const nMid = o.mid.length;
-    return { cons: o.cons.take(), nCons, arb: o.arb.take(), nArb, ev: o.ev.take(), nEv, mid: o.mid.take(), nMid };
+    return { cons: o.cons.take(), nCons, arb: o.arb.take(), nArb, fair: o.fair.take(), nFair, ev: o.ev.take(), nEv, mid: o.mid.take(), nMid };
   }
 
   private emitConsensus(line: number): void {
     const off = this.out.cons.push();
-    writeConsensus(this.store, line, true, this.out.cons.data, off);
+    const d = this.out.cons.data;
+    const store = this.store;
+    writeConsensusHead(store, line, d, off);
+    const n = OUTCOMES[store.lineMarket(line)];
+    for (let o = 0; o < 3; o++) {
+      const b = off + CONS.O + o * CONS.OSIZE;
+      const i = line * 3 + o;
+      const cnt = o < n ? this.cnt[i] : 0;
+      const pcnt = o < n ? this.pcnt[i] : 0;
+      d[b + CONS.SUM] = cnt === 0 ? 0 : this.sum[i] / FIXED;
+      d[b + CONS.CNT] = cnt;
+      d[b + CONS.PSUM] = pcnt === 0 ? 0 : this.psum[i] / FIXED;
+      d[b + CONS.PCNT] = pcnt;
+      writeExtremes(store, line, o, cnt, pcnt, true, 0, d, b);
+    }
+    d[off + CONS.BOOKS] = this.books[line];
+    d[off + CONS.PBOOKS] = this.pbooks[line];
   }
 
   private evaluateArb(line: number): void {
@@ -404,14 +590,31 @@ export class Analytics implements StoreListener {
     this.middles.delete(g);
   }
 
-  /** Re-evaluates a group's middles and publishes what changed; unchanged records are kept, not rebuilt. */
+  /** Re-evaluates a group's middles and publishes what changed; unchanged records are kept, not rebuilt. Only the
+   *  pairs with a line whose top two changed are evaluated, unless the group lost a line or its book count
+   *  changed (every record carries it): then all of them. */
   private evaluateMiddles(g: number): void {
     const store = this.store;
     const lines = store.groupLines(g);
     let prev = this.middles.get(g);
     const stamp = ++this.midStamp;
+    const full = this.groupFull[g] === this.batch || this.groupBooks[g] !== this.groupBooksSeen[g] || prev === undefined;
+    this.groupBooksSeen[g] = this.groupBooks[g];
+    const dirtyX = this.dirtyX;
+    dirtyX.length = 0;
+    let only: Uint8Array | null = null;
+    if (!full && lines !== undefined) {
+      only = this.only;
+      const spreads = store.lineMarket(lines[0]) === SPREADS;
+      for (let j = 0; j < lines.length && j < 64; j++) {
+        const dirty = this.midLineStamp[lines[j]] === this.batch;
+        only[j] = dirty ? 1 : 0;
+        if (dirty) dirtyX.push(spreads ? -store.linePoint(lines[j]) : store.linePoint(lines[j]));
+      }
+    }
+    let none = 0;
     if (lines !== undefined && lines.length > 1 && store.lineLive(lines[0])) {
-      middlesOfGroup(store, lines, true, 0, (rec) => {
+      none = middlesOfGroup(store, lines, true, 0, this.groupBooks[g], only, (rec) => {
         const key = midPairKey(rec[MID.LO], rec[MID.HI]);
         if (prev === undefined) this.middles.set(g, (prev = new Map()));
         const old = prev.get(key);
@@ -426,9 +629,13 @@ export class Analytics implements StoreListener {
       });
     }
     if (prev === undefined) return;
-    // records not met in this evaluation are gone (KIND holds the stamp of the evaluation that last met them)
+    // records not met in this evaluation are gone (KIND holds the stamp of the evaluation that last met them);
+    // a partial evaluation only speaks for the pairs it evaluated, and when each of those gave a middle, every
+    // record it could have withdrawn was met
+    if (only !== null && none === 0) return;
     for (const [key, rec] of prev) {
       if (rec[MID.KIND] === stamp) continue;
+      if (only !== null && !dirtyX.includes(rec[MID.LO]) && !dirtyX.includes(rec[MID.HI])) continue;
       prev.delete(key);
       this.pushMiddle(ROW.REMOVE, rec);
     }

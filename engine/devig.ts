@@ -134,12 +134,15 @@ export function solvePowerK(implied: ArrayLike<number>): number {
   return brent(POWER, implied, n, S, 1, (2 * Math.log(n)) / -Math.log(m));
 }
 
-/** Odds-ratio constant c > 1 with sum pi_i / (c + pi_i - c pi_i) = 1 (S > 1), or NaN. Bracket: at c = 1 the
+/** Odds-ratio constant c > 1 with sum pi_i / (c + pi_i - c pi_i) = 1 (S > 1), or NaN. Two outcomes in closed
+ * form; more by bracketing: at c = 1 the
  * residual is S - 1 > 0; at c = sum pi_i/(1 - pi_i) each p_i < pi_i / (c(1 - pi_i)), so the sum is < 1. */
 export function solveOddsRatioC(implied: ArrayLike<number>): number {
   const S = bookSum(implied);
   if (!(S > 1)) return S === 1 ? 1 : Number.NaN;
   const n = implied.length;
+  // two outcomes: odds(p_1) odds(p_2) = 1 gives c^2 = odds(pi_1) odds(pi_2)
+  if (n === 2) return Math.sqrt((implied[0]! / (1 - implied[0]!)) * (implied[1]! / (1 - implied[1]!)));
   let hi = 0;
   for (let i = 0; i < n; i++) hi += implied[i]! / (1 - implied[i]!);
   return brent(ODDS_RATIO, implied, n, S, 1, hi);
@@ -238,4 +241,55 @@ export function devig(implied: ArrayLike<number>, method: DevigMethod, out: Floa
     default:
       return fail(out, n);
   }
+}
+
+/**
+ * Every method of DEVIG_METHODS at once into out[m * 3 + i] (method m in DEVIG_METHODS order), solving each root
+ * once: worst_case reuses the power and Shin solutions instead of solving them again. The numbers are exactly
+ * those of devig() method by method (the same expressions in the same order).
+ * @returns bit m set when method m gave a valid set; the other methods' entries are left as they were.
+ */
+export function devigAll(implied: ArrayLike<number>, out: Float64Array): number {
+  const n = implied.length;
+  const S = bookSum(implied);
+  if (!(S >= 1)) return 0;
+  if (S === 1) {
+    for (let m = 0; m < DEVIG_METHODS.length; m++) for (let i = 0; i < n; i++) out[m * 3 + i] = implied[i]!;
+    return (1 << DEVIG_METHODS.length) - 1;
+  }
+  let valid = 1;
+  for (let i = 0; i < n; i++) out[i] = implied[i]! / S;
+  const additive = additiveValid(implied);
+  if (additive) {
+    const m = (S - 1) / n;
+    for (let i = 0; i < n; i++) out[3 + i] = implied[i]! - m;
+    valid |= 1 << 1;
+  }
+  const power = solvedAt(POWER, implied, n, S, solvePowerK(implied), out, 6);
+  if (power) valid |= 1 << 2;
+  const z = shinZ(implied, n);
+  const shin = solvedAt(SHIN, implied, n, S, z, out, 9);
+  if (shin) valid |= 1 << 3;
+  if (solvedAt(ODDS_RATIO, implied, n, S, solveOddsRatioC(implied), out, 12)) valid |= 1 << 4;
+  // worst_case: devig() accepts it exactly when power and Shin are both accepted
+  if (power && shin) {
+    const m = (S - 1) / n;
+    for (let i = 0; i < n; i++) {
+      let p = Math.min(out[6 + i]!, out[9 + i]!, out[i]!);
+      if (additive) p = Math.min(p, implied[i]! - m);
+      out[15 + i] = p;
+    }
+    valid |= 1 << 5;
+  }
+  return valid;
+}
+
+/** writeSolved into out[at..at + n), leaving it as it was when the set is not accepted */
+function solvedAt(kind: Solver, implied: ArrayLike<number>, n: number, S: number, x: number, out: Float64Array, at: number): boolean {
+  if (Number.isNaN(x)) return false;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += fairOf(kind, implied[i]!, S, x);
+  if (!(Math.abs(sum - 1) <= SUM_TOLERANCE)) return false;
+  for (let i = 0; i < n; i++) out[at + i] = fairOf(kind, implied[i]!, S, x);
+  return true;
 }

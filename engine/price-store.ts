@@ -163,6 +163,8 @@ export class PriceStore {
   staleIgnored = 0;
 
   private readonly commission: ArrayLike<number>;
+  /** the highest commission of any book: a raw price is at most 1 + (effective - 1) / (1 - maxCommission) */
+  readonly maxCommission: number;
   private readonly grIndex = new FlatIndex(256);
   private readonly grLines: number[][] = [];
   private readonly grFree: number[] = [];
@@ -172,6 +174,9 @@ export class PriceStore {
   /** `capacity` in quotes; it grows as needed. `commission` per book id (default: the catalogue's exchanges). */
   constructor(capacity = 1024, opts: { commission?: ArrayLike<number> } = {}) {
     this.commission = opts.commission ?? DEFAULT_COMMISSION;
+    let max = 0;
+    for (let i = 0; i < this.commission.length; i++) max = Math.max(max, this.commission[i]);
+    this.maxCommission = max;
     const lines = Math.max(4, Math.ceil(capacity / 2));
     this.bl = new Float64Array(lines * BL.STRIDE);
     this.blIndex = new FlatIndex(lines);

@@ -116,9 +116,27 @@ export const ARB = {
   STRIDE: 44,
 } as const;
 
-/** A positive-EV quote: a soft book's fresh price against a sharp book's fresh no-vig line, one record for
- *  every de-vig method at once. FAIR + m is method m's fair probability of the outcome when its edge is
- *  positive, NaN otherwise; the record is removed when no method leaves a positive edge. */
+/** A sharp book's no-vig line on one line: bit m of VALID is set when de-vig method m (engine/devig.ts
+ *  DEVIG_METHODS) gave a valid set, and P + m * 3 + o is then its fair probability of outcome o. Sent whenever
+ *  the sharp's fresh quotes on the line change; REMOVE when it no longer has a complete fresh set. */
+export const FAIR = {
+  KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, SHARP: 5, VALID: 6, P: 7,
+  STRIDE: 25,
+} as const;
+
+/** A quote with a positive edge against some sharp's no-vig line: one record per quote for every sharp and
+ *  de-vig method at once. MASK bit (s * N_METHODS + m) is set while the quote's edge against sharp index s
+ *  (engine/analytics-rows.ts SHARP_BOOK) under method m is positive; the fair probabilities themselves travel
+ *  in FAIR records, so a sharp's move sends only the quotes whose mask it changed. Sent when the mask changes
+ *  or a quote with a non-zero mask moves; REMOVE when the mask becomes 0. */
+export const EVQ = {
+  KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, OUTCOME: 5, BOOK: 6, PRICE: 7, EFF: 8, MASK: 9,
+  STRIDE: 10,
+} as const;
+
+/** One positive-EV row as served and compared: one quote against one sharp, every method at once. FAIR + m is
+ *  method m's fair probability of the outcome when its edge is positive, NaN otherwise. Built on the main
+ *  thread from EVQ and FAIR (and by the from-scratch recomputation); not sent between threads. */
 export const EVR = {
   KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, OUTCOME: 5, BOOK: 6, SHARP: 7,
   PRICE: 8, EFF: 9, FAIR: 10,

@@ -68,11 +68,7 @@ function run(t: Asserts, seed: number, steps: number): void {
   let bad = 0;
   const seen = { arb: 0, ev: 0, mid: 0, stale: 0 };
   const flush = () => {
-    const a = analytics.flush();
-    view.applyCons(a.cons, a.nCons);
-    view.applyArb(a.arb, a.nArb);
-    view.applyEv(a.ev, a.nEv);
-    view.applyMid(a.mid, a.nMid);
+    view.apply(analytics.flush());
     out.length = 0;
   };
   for (let step = 0; step < steps && bad === 0; step++) {

@@ -196,10 +196,7 @@ export class Hub {
     this.counters.stale += msg.stale;
     this.counters.changeRecords += msg.n;
     const a = this.analytics;
-    a.applyCons(msg.cons, msg.nCons);
-    a.applyArb(msg.arb, msg.nArb);
-    a.applyEv(msg.ev, msg.nEv);
-    a.applyMid(msg.mid, msg.nMid);
+    a.apply(msg);
     const ch = a.changes;
     if (ch !== null && ch.arbOpened.length + ch.arbClosed.length + ch.evOpened.length + ch.evClosed.length > 0) {
       a.changes = { arbOpened: [], arbClosed: [], evOpened: [], evClosed: [] };

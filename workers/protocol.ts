@@ -2,6 +2,7 @@
 // buffer (typed arrays included, via msgpackr's `moreTypes`) that is transferred, not cloned.
 
 import { Packr } from 'msgpackr';
+import type { AnalyticsBatch } from '../engine/analytics.js';
 
 export const MSG = {
   /** shard -> main: started and empty */
@@ -24,7 +25,7 @@ export interface ApplyMsg { t: typeof MSG.APPLY; seq: number; n: number; obs: Fl
 export interface RestoreMsg { t: typeof MSG.RESTORE; n: number; rec: Float64Array; now: number }
 export interface RemoveMsg { t: typeof MSG.REMOVE; seq: number; events: number[]; now: number }
 export interface TickMsg { t: typeof MSG.TICK; now: number }
-export interface ChangesMsg {
+export interface ChangesMsg extends AnalyticsBatch {
   t: typeof MSG.CHANGES;
   /** seq of the APPLY or REMOVE this answers */
   seq: number;
@@ -36,15 +37,7 @@ export interface ChangesMsg {
   stale: number;
   /** quotes held by the shard after this batch */
   quotes: number;
-  /** analytics records (engine/records.ts CONS, ARB, EVR, MID) and their counts */
-  cons: Float64Array;
-  nCons: number;
-  arb: Float64Array;
-  nArb: number;
-  ev: Float64Array;
-  nEv: number;
-  mid: Float64Array;
-  nMid: number;
+  // and the analytics records (engine/records.ts CONS, ARB, FAIR, EVQ, MID) with their counts
 }
 export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg | TickMsg;
 export type FromShard = ReadyMsg | ChangesMsg;

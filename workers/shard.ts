@@ -14,14 +14,14 @@ const store = new PriceStore(1 << 16);
 /** `analytics: false` (benchmarks only) keeps the store alone, to measure what the analytics cost */
 const analytics = (workerData as { analytics?: boolean } | null)?.analytics === false ? null : new Analytics(store);
 const NONE = new Float64Array(0);
-const nothing = { cons: NONE, nCons: 0, arb: NONE, nArb: 0, ev: NONE, nEv: 0, mid: NONE, nMid: 0 };
+const nothing = { cons: NONE, nCons: 0, arb: NONE, nArb: 0, fair: NONE, nFair: 0, ev: NONE, nEv: 0, mid: NONE, nMid: 0 };
 const out = new RecordBuffer(CHG.STRIDE, 4096);
 
 /** Answers a batch (seq -1: an unsolicited batch of analytics after a tick or a restore). */
 function reply(seq: number, applied: number, stale: number): void {
   const n = out.length;
   const a = analytics === null ? nothing : analytics.flush();
-  if (seq < 0 && n === 0 && a.nCons + a.nArb + a.nEv + a.nMid === 0) return;
+  if (seq < 0 && n === 0 && a.nCons + a.nArb + a.nFair + a.nEv + a.nMid === 0) return;
   const msg: ChangesMsg = { t: MSG.CHANGES, seq, n, rec: out.take(), applied, stale, quotes: store.quoteCount, ...a };
   const buf = encode(msg);
   port!.postMessage(buf, [buf.buffer as ArrayBuffer]);

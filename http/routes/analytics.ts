@@ -11,7 +11,7 @@ import { DEVIG_METHODS } from '../../engine/devig.js';
 import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
 import type { EventView } from '../../engine/read-model.js';
-import { ARB, CONS, EVR, MID } from '../../engine/records.js';
+import { ARB, CONS, EVQ, FAIR, MID } from '../../engine/records.js';
 import { STALE_MS } from '../../engine/sla.js';
 import { invalid, type ParamSpec, type Params } from '../params.js';
 import type { Reply, RequestCtx, Route } from '../router.js';
@@ -318,29 +318,32 @@ export function analyticsRoutes(s: Services): Route[] {
       const markets = marketFilter(p);
       const d = view.evData();
       const cons = view.consData();
+      const bit = 1 << (SHARP_BOOK_IDS.indexOf(sharp) * DEVIG_METHODS.length + method);
       const rows = [];
       for (const e of events(ctx, p.include_live === true)) {
         const a = view.event(e.idx);
         if (a === undefined) continue;
         for (const r of a.ev) {
-          const off = r * EVR.STRIDE;
-          if (d[off + EVR.SHARP] !== sharp) continue;
-          const fair = d[off + EVR.FAIR + method];
-          if (fair !== fair) continue; // no positive edge under this method
-          const market = d[off + EVR.MARKET];
+          const off = r * EVQ.STRIDE;
+          if ((d[off + EVQ.MASK] & bit) === 0) continue; // no positive edge against this sharp under this method
+          const market = d[off + EVQ.MARKET];
           if (markets !== null && !markets.has(market)) continue;
-          const eff = d[off + EVR.EFF];
+          const point = d[off + EVQ.POINT];
+          const player = d[off + EVQ.PLAYER];
+          const o = d[off + EVQ.OUTCOME];
+          // the sharp's current no-vig line (a quote's mask and its line arrive in the same batch)
+          const f = view.fairOf(e.idx, market, point, player, sharp);
+          if (f < 0) continue;
+          const fair = view.fairData()[f * FAIR.STRIDE + FAIR.P + method * 3 + o];
+          const eff = d[off + EVQ.EFF];
           const edge = (fair * eff - 1) * 100;
           if (edge < minEdge) continue;
-          const point = d[off + EVR.POINT];
-          const player = d[off + EVR.PLAYER];
           const c = view.consOf(e.idx, market, point, player);
           // books compared: every book whose fresh quote counts on the line, prediction markets included
           const books = c < 0 ? 0 : cons[c * CONS.STRIDE + CONS.BOOKS] + cons[c * CONS.STRIDE + CONS.PBOOKS];
           if (books < minBooks) continue;
-          const o = d[off + EVR.OUTCOME];
-          const book = d[off + EVR.BOOK];
-          const price = d[off + EVR.PRICE];
+          const book = d[off + EVQ.BOOK];
+          const price = d[off + EVQ.PRICE];
           let oldest = lastUpdate(e, market, player, point, book, o) || ctx.now;
           for (let so = 0; so < (MARKETS[market].shape === 'three_way' ? 3 : 2); so++) {
             oldest = Math.min(oldest, lastUpdate(e, market, player, point, sharp, so) || ctx.now);
@@ -500,7 +503,8 @@ export function analyticsRoutes(s: Services): Route[] {
       for (const e of events(ctx, true)) {
         const a = view.event(e.idx);
         if (a === undefined) continue;
-        for (const rec of a.mids.values()) {
+        for (const r of a.mids) {
+          const rec = view.midRecord(r);
           const market = rec[MID.MARKET];
           if (markets !== null && !markets.has(market)) continue;
           if (p.include_props === false && MARKETS[market].kind === 'prop') continue;
