@@ -102,3 +102,30 @@ t.test('shard crash - the analytics of a restarted shard pick up where they were
   await hub.ingest({ prices: [{ book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.2, ts: t0 + 2 }] }, t0 + 2);
   t.equal(hub.analytics.event(idx)?.arbs.size, 1, 'and a new one opens');
 });
+
+t.test('shard crash - rows a restarted shard no longer has leave the view (its quotes went stale meanwhile)', async (t) => {
+  let clock = Date.now();
+  const hub = new Hub(1, () => clock);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const ev = events[1];
+  const t0 = clock;
+  await hub.ingest({ events: [ev], prices: [
+    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 2.1, ts: t0 },
+    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 1.7, ts: t0 },
+    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.7, ts: t0 },
+    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.1, ts: t0 },
+  ] }, t0);
+  const idx = hub.eventIds.peek(ev.id);
+  t.equal(hub.analytics.event(idx)?.arbs.size, 1, 'arbitrage open before the crash');
+  // the shard comes back an hour later: every quote of the arbitrage is stale by then, so the rebuilt shard
+  // never publishes it, and nothing would ever withdraw the old row
+  clock = t0 + 3_600_000;
+  await hub.pool.kill(0);
+  // a batch for the same shard waits for the restart, and is answered after the restore
+  const other = events[2];
+  await hub.ingest({ events: [other], prices: [{ book: 'draftkings', event_id: other.id, market: 'h2h', outcome: other.home_team, price: 1.9, ts: clock }] }, clock);
+  t.equal(hub.pool.restarts()[0], 1, 'restarted');
+  t.equal(hub.analytics.event(idx)?.arbs.size ?? 0, 0, 'the stale arbitrage is gone from the view');
+  t.equal(hub.analytics.event(idx)?.cons.size ?? 0, 1, 'and the line\'s consensus is there again (republished by the restored shard)');
+});

@@ -61,7 +61,11 @@ export class Hub {
       now,
       analytics: opts.analytics,
       onChanges: (shard, msg) => this.onChanges(shard, msg),
-      restoreFor: (shard) => this.readModel.restoreRecords(shard),
+      restoreFor: (shard) => {
+        // the restarted shard republishes every analytics row it still has: what it no longer has must go too
+        for (const ev of this.readModel.events()) if (ev.shard === shard) this.analytics.dropEvent(ev.idx);
+        return this.readModel.restoreRecords(shard);
+      },
       onRestart: () => this.counters.shardRestarts++,
     });
     for (let i = 0; i < shards; i++) this.outs.push(new RecordBuffer(OBS.STRIDE, 1024));
