@@ -70,7 +70,11 @@ export function writeConsensusHead(store: PriceStore, line: number, d: Float64Ar
  *  b, non-prediction and prediction books apart (`cnt` / `pcnt`: how many there are; 0 skips the search). The
  *  ladder is ordered by effective price, and a raw price is at least its effective price and at most
  *  1 + (eff - 1) / (1 - max commission), so each search stops as soon as nothing further can beat it: usually
- *  after a quote or two from either end. */
+ *  after a quote or two from either end. The bounds carry a relative slack of 1e-9: an effective price is
+ *  computed in floating point and may sit an ulp off, and a raw price equal to the best (or worst) must still be
+ *  met for the book-id tie-break. */
+const SLACK = 1 + 1e-9;
+
 export function writeExtremes(store: PriceStore, line: number, o: number, cnt: number, pcnt: number, flags: boolean,
   now: number, d: Float64Array, b: number): void {
   const ladder = store.ladder(line, o);
@@ -80,14 +84,14 @@ export function writeExtremes(store: PriceStore, line: number, o: number, cnt: n
     let best = 0, bestBook = -1, worst = 0, worstBook = -1;
     if ((p === 0 ? cnt : pcnt) > 0) {
       for (let k = 0; k < ladder.length; k += LD.STRIDE) {
-        if (bestBook >= 0 && 1 + (ladder[k + LD.PRICE] - 1) * widen < best) break;
+        if (bestBook >= 0 && (1 + (ladder[k + LD.PRICE] - 1) * widen) * SLACK < best) break;
         const book = ladder[k + LD.BOOK];
         if (PREDICTION[book] !== want || (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, ladder[k + LD.SLOT], now))) continue;
         const price = ladder[k + LD.RAW];
         if (bestBook < 0 || price > best || (price === best && book < bestBook)) { best = price; bestBook = book; }
       }
       for (let k = ladder.length - LD.STRIDE; k >= 0; k -= LD.STRIDE) {
-        if (worstBook >= 0 && ladder[k + LD.PRICE] > worst) break;
+        if (worstBook >= 0 && ladder[k + LD.PRICE] > worst * SLACK) break;
         const book = ladder[k + LD.BOOK];
         if (PREDICTION[book] !== want || (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, ladder[k + LD.SLOT], now))) continue;
         const price = ladder[k + LD.RAW];

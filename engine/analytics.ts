@@ -87,6 +87,10 @@ export class Analytics implements StoreListener {
   private readonly only = new Uint8Array(64);
   private readonly dirtyX: number[] = [];
   private readonly groupBookLines = new FlatIndex(1024);
+  /** best and worst counted raw price per (line, outcome) with their books, non-prediction then prediction books:
+   *  [best, book, worst, book] x 2; extOk bit 0 (non-prediction) or 1 (prediction) set while they are known */
+  private ext = new Float64Array(1024 * 3 * 8);
+  private extOk = new Uint8Array(1024 * 3);
   /** distinct books with a counted quote per line, non-prediction and prediction */
   private books = new Int32Array(1024);
   private pbooks = new Int32Array(1024);
@@ -146,6 +150,8 @@ export class Analytics implements StoreListener {
     this.sum = growF(this.sum, 3);
     this.psum = growF(this.psum, 3);
     this.cnt = grow32m(this.cnt, 3);
+    this.ext = growF(this.ext, 3 * 8);
+    const ok = new Uint8Array(n * 3); ok.set(this.extOk); this.extOk = ok;
     this.pcnt = grow32m(this.pcnt, 3);
   }
 
@@ -168,6 +174,15 @@ export class Analytics implements StoreListener {
     const i = line * 3 + outcome;
     const bl = (slot / MAX_OUTCOMES) | 0;
     const prediction = PREDICTION[book] === 1;
+    // the extremes stay known unless the quote that held one leaves or moves (then the ladder is searched again)
+    const bit = prediction ? 2 : 1;
+    const e = i * 8 + (prediction ? 4 : 0);
+    const ext = this.ext;
+    if (old !== 0 && (this.extOk[i] & bit) !== 0 && (ext[e + 1] === book || ext[e + 3] === book)) this.extOk[i] &= ~bit;
+    if (price !== 0 && (this.extOk[i] & bit) !== 0) {
+      if (ext[e + 1] < 0 || price > ext[e] || (price === ext[e] && book < ext[e + 1])) { ext[e] = price; ext[e + 1] = book; }
+      if (ext[e + 3] < 0 || price < ext[e + 2] || (price === ext[e + 2] && book < ext[e + 3])) { ext[e + 2] = price; ext[e + 3] = book; }
+    }
     if (old !== 0) {
       if (prediction) { this.psum[i] -= Math.round(FIXED / old); this.pcnt[i]--; }
       else { this.sum[i] -= Math.round(FIXED / old); this.cnt[i]--; }
@@ -293,6 +308,7 @@ export class Analytics implements StoreListener {
     this.pbooks[line] = 0;
     for (let o = 0; o < 3; o++) {
       this.sum[line * 3 + o] = 0; this.cnt[line * 3 + o] = 0; this.psum[line * 3 + o] = 0; this.pcnt[line * 3 + o] = 0;
+      this.extOk[line * 3 + o] = 0;
     }
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
       const g = this.store.lineGroup(line);
@@ -541,7 +557,26 @@ export class Analytics implements StoreListener {
       d[b + CONS.CNT] = cnt;
       d[b + CONS.PSUM] = pcnt === 0 ? 0 : this.psum[i] / FIXED;
       d[b + CONS.PCNT] = pcnt;
-      writeExtremes(store, line, o, cnt, pcnt, true, 0, d, b);
+      const ok = o < n ? this.extOk[i] : 3;
+      if (ok !== 3) writeExtremes(store, line, o, (ok & 1) !== 0 ? 0 : cnt, (ok & 2) !== 0 ? 0 : pcnt, true, 0, d, b);
+      if (o >= n) {
+        d[b + CONS.BEST] = 0; d[b + CONS.BEST_BOOK] = -1; d[b + CONS.WORST] = 0; d[b + CONS.WORST_BOOK] = -1;
+        d[b + CONS.PBEST] = 0; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST] = 0; d[b + CONS.PWORST_BOOK] = -1;
+        continue;
+      }
+      const ext = this.ext;
+      const e = i * 8;
+      if ((ok & 1) !== 0) {
+        d[b + CONS.BEST] = ext[e]; d[b + CONS.BEST_BOOK] = ext[e + 1]; d[b + CONS.WORST] = ext[e + 2]; d[b + CONS.WORST_BOOK] = ext[e + 3];
+      } else {
+        ext[e] = d[b + CONS.BEST]; ext[e + 1] = d[b + CONS.BEST_BOOK]; ext[e + 2] = d[b + CONS.WORST]; ext[e + 3] = d[b + CONS.WORST_BOOK];
+      }
+      if ((ok & 2) !== 0) {
+        d[b + CONS.PBEST] = ext[e + 4]; d[b + CONS.PBEST_BOOK] = ext[e + 5]; d[b + CONS.PWORST] = ext[e + 6]; d[b + CONS.PWORST_BOOK] = ext[e + 7];
+      } else {
+        ext[e + 4] = d[b + CONS.PBEST]; ext[e + 5] = d[b + CONS.PBEST_BOOK]; ext[e + 6] = d[b + CONS.PWORST]; ext[e + 7] = d[b + CONS.PWORST_BOOK];
+      }
+      this.extOk[i] = 3;
     }
     d[off + CONS.BOOKS] = this.books[line];
     d[off + CONS.PBOOKS] = this.pbooks[line];

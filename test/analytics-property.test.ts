@@ -3,7 +3,7 @@ import { Analytics, isFresh, scratch, type ScratchSets } from '../engine/analyti
 import { AnalyticsView } from '../engine/analytics-view.js';
 import { BOOKMAKERS, MARKETS } from '../engine/catalogue.js';
 import { PriceStore } from '../engine/price-store.js';
-import { ARB, CHG, OBS, RecordBuffer } from '../engine/records.js';
+import { ARB, CHG, CONS, OBS, RecordBuffer } from '../engine/records.js';
 import { uniform as mulberry32 } from '../engine/prng.js';
 
 
@@ -115,4 +115,35 @@ function run(t: Asserts, seed: number, steps: number): void {
 
 t.test('analytics - incremental sets equal a from-scratch recomputation after random updates, removals and staleness', async (t) => {
   for (const seed of [1, 2, 3, 4, 5, 6]) run(t, seed, 1500);
+});
+
+t.test('analytics - consensus best price ties an exchange with a bookmaker at the same raw price', async (t) => {
+  // betfair_ex_uk at 2.10 has an effective price of 1 + 1.1 x 0.95 = 2.045; the search for the best raw price
+  // may stop early only when no raw price behind can still reach the best: 1 + 1.045 / 0.95 is 2.1 in exact
+  // arithmetic but can round an ulp below it, and the tie must still be met (the lower book id wins)
+  const store = new PriceStore(8);
+  const analytics = new Analytics(store);
+  const view = new AnalyticsView();
+  const out = new RecordBuffer(CHG.STRIDE, 8);
+  const obs = new RecordBuffer(OBS.STRIDE, 8);
+  const now = 1_800_000_000_000;
+  const quotes: [string, number, number][] = [['pinnacle', 2.1, 1.8], ['betfair_ex_uk', 2.1, 1.75], ['draftkings', 1.9, 1.9]];
+  for (const [key, home, away] of quotes) {
+    for (const [o, price] of [[0, home], [1, away]]) {
+      const off = obs.push();
+      const d = obs.data;
+      d[off + OBS.EVENT] = 0; d[off + OBS.MARKET] = market('h2h'); d[off + OBS.POINT] = Number.NaN; d[off + OBS.PLAYER] = -1;
+      d[off + OBS.OUTCOME] = o; d[off + OBS.BOOK] = book(key); d[off + OBS.PRICE] = price; d[off + OBS.TS] = now;
+    }
+  }
+  analytics.begin(now);
+  store.apply(obs.data, obs.length, out);
+  view.apply(analytics.flush());
+  const lower = Math.min(book('pinnacle'), book('betfair_ex_uk'));
+  for (const [label, sets] of [['incremental', view.canonical()], ['from scratch', scratch(store, now)]] as const) {
+    const rec = [...sets.cons.values()][0];
+    t.equal(rec[CONS.O + CONS.BEST], 2.1, `${label}: best raw price 2.10`);
+    t.equal(rec[CONS.O + CONS.BEST_BOOK], lower, `${label}: the tie goes to the lower book id`);
+    t.equal(rec[CONS.O + CONS.OSIZE + CONS.WORST_BOOK], book('betfair_ex_uk'), `${label}: worst away price 1.75 at the exchange`);
+  }
 });
