@@ -88,6 +88,7 @@ export function openapiDocument(routes: readonly Route[]): object {
         ...pathParams,
         ...(r.params ?? []).map((p) => ({ name: p.name, in: 'query', required: p.required === true, description: p.description, schema: paramSchema(p) })),
       ],
+      ...(r.requestBody === undefined ? {} : { requestBody: { required: true, content: { 'application/json': { schema: r.requestBody } } } }),
       responses,
     };
   }

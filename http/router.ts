@@ -50,6 +50,8 @@ export interface Route {
   maxBody?: number;
   /** JSON schema of the 2xx body, for /openapi.json */
   response?: object;
+  /** JSON schema of the request body, for /openapi.json */
+  requestBody?: object;
   /** status of success, for /openapi.json (default 200) */
   okStatus?: number;
   handle(ctx: RequestCtx): Reply | Promise<Reply>;

@@ -82,6 +82,22 @@ t.test('verdict', async (t) => {
     t.equal((await v('&team=heat&side=home')).body.best?.book, 'draftkings', 'cleared: us again');
   });
 
+  t.test('DFS pick\'em is never the graded price; the scope is reported', async (t) => {
+    const g4 = { id: 'vd_4', sport_key: 'basketball_nba', commence_time: now + 10_000_000, home_team: 'Denver Nuggets', away_team: 'Phoenix Suns' };
+    const pts = (book: string, over: number, under: number) => [
+      { book, event_id: g4.id, market: 'player_points', player: 'Nikola Jokić', point: 26.5, outcome: 'Over', price: over },
+      { book, event_id: g4.id, market: 'player_points', player: 'Nikola Jokic', point: 26.5, outcome: 'Under', price: under },
+    ];
+    await app.ingest({ events: [g4], prices: [...pts('pinnacle', 1.952, 1.952), ...pts('draftkings', 1.95, 1.87), ...pts('prizepicks', 3.0, 3.0)] });
+    const { body } = await v('&team=nuggets&market=player_points&player=jokic&side=over');
+    // prizepicks' 3.0 is a per-entry payout, not a single bet: draftkings 1.95 is graded, (0.5 * 1.95 - 1) * 100 = -2.5 %
+    t.equal(body.best?.book, 'draftkings', 'prizepicks is not a book to bet at');
+    t.ok(Math.abs(body.best!.ev_pct - -2.5) < 1e-9, 'edge -2.5 %');
+    t.equal(body.verdict, 'PASS', 'PASS');
+    t.equal(body.books_compared, 1, 'only draftkings compared');
+    t.same((body as unknown as { scope: { source: string; region: string } }).scope.source, 'default', 'scope: us by default');
+  });
+
   t.test('NO_DATA without a fresh sharp set; errors', async (t) => {
     const nd = await v('&team=jazz&side=home');
     t.equal(nd.body.verdict, 'NO_DATA', 'no pinnacle line: NO_DATA');

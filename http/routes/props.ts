@@ -4,6 +4,7 @@
 
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { decimalToAmerican } from '../../engine/odds.js';
+import { canonicalInEvent, fold } from '../../engine/players.js';
 import type { EventView } from '../../engine/read-model.js';
 import type { ParamSpec } from '../params.js';
 import type { Route } from '../router.js';
@@ -51,10 +52,6 @@ export const PROPS_PARAMS: readonly ParamSpec[] = [
   { name: 'maxAgeSec', type: 'integer', min: 1, max: 3600, description: 'Drop rows older than this' },
 ];
 
-/** lower case without accents, for partial matching */
-export function fold(s: string): string {
-  return s.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
-}
 
 interface Row {
   ev: EventView;
@@ -92,6 +89,8 @@ export function propsRoutes(s: Services): Route[] {
       for (const key of keys) {
         for (const ev of rm.sportEvents(key)) {
           if (ev.status === 'final' || (p.eventId !== undefined && ev.id !== p.eventId)) continue;
+          // initials join the event's one matching full name: "J. Tatum" is Jayson Tatum unless another J. Tatum plays
+          const canon = canonicalInEvent(ev.records.map((r) => rm.player(r)), s.hub.players);
           for (const r of ev.records) {
             const market = rm.market(r);
             const def = MARKETS[market];
@@ -104,7 +103,7 @@ export function propsRoutes(s: Services): Route[] {
             const lu = Math.max(over === 0 ? 0 : Math.max(rm.changedAt(r, 0), rm.verifiedAt(r, 0)),
               under === 0 ? 0 : Math.max(rm.changedAt(r, 1), rm.verifiedAt(r, 1)));
             if (lu < oldest) continue;
-            const player = s.hub.players.name(rm.player(r));
+            const player = s.hub.players.name(canon.get(rm.player(r))!);
             if (who !== null && !fold(player).includes(who)) continue;
             rows.push({ ev, book, player, market, line: rm.point(r), over, under, lu });
           }

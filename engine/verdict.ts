@@ -1,0 +1,254 @@
+// Verdicts (issue 5, calculators): a bet graded against the sharp book's fresh no-vig line. Shared by the single
+// bet verdict, the parlay verdict and best bets. Pure and synchronous: reads the read model, takes the clock.
+//
+// Rule: NO_DATA when the sharp book has no fresh complete outcome set on the bet's line; otherwise by the graded
+// price's edge (p * d - 1) * 100, p the multiplicative no-vig probability and d the effective decimal price:
+// BET at 2 % or more, LEAN 0.5 to 2 %, FAIR above -0.5 to 0.5 %, PASS below.
+
+import { BOOKMAKERS, MARKETS } from './catalogue.js';
+import { devig } from './devig.js';
+import { ApiError } from './errors.js';
+import { MARKET_INDEX, SLOT } from './ingest.js';
+import { americanToDecimal } from './odds.js';
+import { canonicalInEvent, fold, type PlayerNames } from './players.js';
+import type { EventView, ReadModel } from './read-model.js';
+import { STALE_MS } from './sla.js';
+import type { SportDef } from './types.js';
+
+export type Verdict = 'BET' | 'LEAN' | 'FAIR' | 'PASS' | 'NO_DATA';
+
+const COMMISSION = Float64Array.from(BOOKMAKERS, (b) => (b.kind === 'exchange' ? b.commission : 0));
+const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
+
+/** what a bettor gets: exchanges keep their commission on net winnings */
+export function effectivePrice(d: number, book: number): number {
+  return 1 + (d - 1) * (1 - COMMISSION[book]);
+}
+
+/** American with a sign (-110, +150) or decimal above 1 (1.91); NaN otherwise */
+export function parsePrice(raw: string): number {
+  const s = raw.trim();
+  if (/^[+-]\d+(\.\d+)?$/.test(s)) return americanToDecimal(Number(s));
+  if (/^\d+(\.\d+)?$/.test(s)) {
+    const d = Number(s);
+    return d > 1 && d < 1000 ? d : Number.NaN;
+  }
+  return Number.NaN;
+}
+
+export function verdictOf(edgePct: number): Exclude<Verdict, 'NO_DATA'> {
+  return edgePct >= 2 ? 'BET' : edgePct >= 0.5 ? 'LEAN' : edgePct > -0.5 ? 'FAIR' : 'PASS';
+}
+
+/** percent edge of decimal price d on an outcome of probability p */
+export function edgePct(p: number, d: number): number {
+  return (p * d - 1) * 100;
+}
+
+/** full-Kelly fraction of the bankroll, 0 when the bet is not +EV */
+export function kellyFraction(p: number, d: number): number {
+  return Math.max(0, (p * d - 1) / (d - 1));
+}
+
+/** Book keys to catalogue ids a verdict may grade: active books, not DFS pick'em (per-entry payouts, not bets). */
+export function bookScope(keys: readonly string[]): number[] {
+  const out: number[] = [];
+  for (const k of keys) {
+    const b = BOOK_INDEX.get(k);
+    if (b !== undefined && BOOKMAKERS[b].status === 'active' && BOOKMAKERS[b].kind !== 'dfs') out.push(b);
+  }
+  return out;
+}
+
+/** The bet as a caller names it (query parameters of /v1/verdict, one leg of a parlay). */
+export interface BetQuery {
+  market: string;
+  side: string;
+  home?: string;
+  away?: string;
+  event?: string;
+  team?: string;
+  player?: string;
+  line?: number;
+}
+
+/** How the caller reports a bad field (a 422 naming the query parameter or the leg's body field). */
+export interface Complaints {
+  invalid(field: string, msg: string, input: unknown): never;
+  notFound(msg: string): never;
+}
+
+export interface Bet {
+  ev: EventView;
+  market: number;
+  /** the person's ids in this event (a book may spell them with an initial); [-1] for game markets */
+  players: number[];
+  /** the id served as the person, -1 for game markets */
+  player: number;
+  slot: number;
+  /** the stored point: the home side's for spreads, NaN for moneylines */
+  point: number;
+}
+
+/** the line as the side sees it (spreads: the away side's is the negated home point); null for moneylines */
+export function sideLine(bet: Bet): number | null {
+  if (bet.point !== bet.point) return null;
+  return MARKETS[bet.market].key === 'spreads' && bet.slot === SLOT.AWAY ? -bet.point || 0 : bet.point;
+}
+
+export function findGame(events: readonly EventView[], q: BetQuery, c: Complaints): EventView {
+  const same = (a: string, b: string) => fold(a) === fold(b);
+  let home = q.home;
+  let away = q.away;
+  if (q.event !== undefined) {
+    const parts = q.event.split('@');
+    if (parts.length !== 2) c.invalid('event', 'must be "Away @ Home"', q.event);
+    [away, home] = [parts[0].trim(), parts[1].trim()];
+  }
+  if (home !== undefined && away !== undefined) {
+    const ev = events.find((e) => same(home!, e.home) && same(away!, e.away));
+    if (ev === undefined) c.notFound(`no upcoming or live game ${away} @ ${home}`);
+    return ev;
+  }
+  if (q.team !== undefined) {
+    const t = fold(q.team);
+    const hits = events.filter((e) => fold(e.home).includes(t) || fold(e.away).includes(t));
+    if (hits.length === 0) c.notFound(`no upcoming or live game of ${q.team}`);
+    if (hits.length > 1) c.invalid('team', `matches several games: ${hits.map((e) => `${e.away} @ ${e.home}`).join('; ')}`, q.team);
+    return hits[0];
+  }
+  return c.invalid('home', 'identify the game with home and away, event ("Away @ Home") or team', null);
+}
+
+/** Resolves market, side, player and line of a bet on a found game; the line defaults to the sharp book's. */
+export function resolveBet(rm: ReadModel, names: PlayerNames, ev: EventView, sport: SportDef, q: BetQuery,
+  sharp: number, c: Complaints): Bet {
+  let market = MARKET_INDEX.get(q.market);
+  if (market === undefined) return c.invalid('market', 'must be h2h, h2h_3_way, spreads, totals or a player prop key', q.market);
+  if (q.market === 'h2h' && sport.three_way) market = MARKET_INDEX.get('h2h_3_way')!;
+  const mdef = MARKETS[market];
+  if (mdef.key === 'h2h_3_way' && !sport.three_way) c.invalid('market', `${sport.key} has a two-way moneyline`, q.market);
+  if (mdef.kind === 'prop' && !mdef.families.includes(sport.family)) c.invalid('market', `${mdef.key} does not apply to ${sport.key}`, q.market);
+  const side = fold(q.side.trim());
+  let slot: number;
+  if (mdef.shape === 'over_under') slot = side === 'over' ? SLOT.OVER : side === 'under' ? SLOT.UNDER : -1;
+  else if (side === 'home' || (side !== '' && fold(ev.home).includes(side))) slot = SLOT.HOME;
+  else if (side === 'away' || (side !== '' && fold(ev.away).includes(side))) slot = SLOT.AWAY;
+  else slot = mdef.shape === 'three_way' && side === 'draw' ? SLOT.DRAW : -1;
+  if (slot < 0) {
+    c.invalid('side', mdef.shape === 'over_under' ? 'must be over or under' : `must be ${ev.home}, ${ev.away}, home or away${mdef.shape === 'three_way' ? ' or draw' : ''}`, q.side);
+  }
+  let players = [-1];
+  let player = -1;
+  if (mdef.kind === 'prop') {
+    if (q.player === undefined) c.invalid('player', `is required for ${mdef.key}`, null);
+    const want = fold(q.player);
+    const canon = canonicalInEvent(ev.records.map((r) => rm.player(r)), names);
+    const people = new Set<number>();
+    for (const r of ev.records) {
+      const pid = rm.player(r);
+      if (rm.market(r) === market && pid >= 0 && fold(names.name(pid)).includes(want)) people.add(canon.get(pid)!);
+    }
+    if (people.size === 0) c.notFound(`no ${mdef.key} line for ${q.player} in ${ev.away} @ ${ev.home}`);
+    if (people.size > 1) c.invalid('player', `matches several players: ${[...people].map((i) => names.name(i)).join(', ')}`, q.player);
+    player = [...people][0];
+    players = [...canon].filter(([, to]) => to === player).map(([from]) => from);
+  }
+  let point = Number.NaN;
+  if (mdef.key !== 'h2h' && mdef.key !== 'h2h_3_way') {
+    if (q.line !== undefined) point = mdef.key === 'spreads' && slot === SLOT.AWAY ? -q.line || 0 : q.line;
+    else {
+      const r = findRecord(rm, ev.idx, market, players, sharp);
+      if (r < 0) c.invalid('line', `is required: ${BOOKMAKERS[sharp].key} has no ${mdef.key} line here`, null);
+      point = rm.point(r);
+    }
+  }
+  return { ev, market, players, player, slot, point };
+}
+
+function findRecord(rm: ReadModel, ev: number, market: number, players: readonly number[], book: number): number {
+  for (const pid of players) {
+    const r = rm.find(ev, market, pid, book);
+    if (r >= 0) return r;
+  }
+  return -1;
+}
+
+function samePoint(a: number, b: number): boolean {
+  return a === b || (a !== a && b !== b);
+}
+
+/** the newest write of an outcome's quote (last change or no-change verification) */
+export function lastWrite(rm: ReadModel, r: number, o: number): number {
+  return Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
+}
+
+export interface Quote {
+  book: number;
+  /** decimal price as quoted */
+  price: number;
+  /** what a bettor gets (exchange commission off) */
+  eff: number;
+  /** newest write, ms */
+  lu: number;
+}
+
+/** the book's fresh price on the bet's side and line, or null */
+export function quoteOf(rm: ReadModel, bet: Bet, book: number, now: number): Quote | null {
+  const r = findRecord(rm, bet.ev.idx, bet.market, bet.players, book);
+  if (r < 0 || !samePoint(rm.point(r), bet.point)) return null;
+  const price = rm.price(r, bet.slot);
+  const lu = lastWrite(rm, r, bet.slot);
+  if (!(price > 0) || now - lu > STALE_MS[book]) return null;
+  return { book, price, eff: effectivePrice(price, book), lu };
+}
+
+/** the best fresh effective price among the books, and how many of them quote the side on this line */
+export function bestQuote(rm: ReadModel, bet: Bet, scope: readonly number[], now: number): { best: Quote | null; compared: number } {
+  let best: Quote | null = null;
+  let compared = 0;
+  for (const b of scope) {
+    const q = quoteOf(rm, bet, b, now);
+    if (q === null) continue;
+    compared++;
+    if (best === null || q.eff > best.eff) best = q;
+  }
+  return { best, compared };
+}
+
+export interface Fair {
+  /** no-vig probability of the bet's side, NaN when there is none */
+  prob: number;
+  /** oldest write among the sharp set's quotes (ms), NaN when none */
+  lu: number;
+  /** why there is no fair probability, '' when there is */
+  reason: string;
+}
+
+const implied3 = new Float64Array(3);
+const fair3 = new Float64Array(3);
+
+/** The sharp book's fresh complete outcome set on the bet's line, de-vigged multiplicatively. */
+export function sharpFair(rm: ReadModel, bet: Bet, sharp: number, now: number): Fair {
+  const key = BOOKMAKERS[sharp].key;
+  const r = findRecord(rm, bet.ev.idx, bet.market, bet.players, sharp);
+  if (r < 0 || !samePoint(rm.point(r), bet.point)) return { prob: Number.NaN, lu: Number.NaN, reason: `${key} has no quote on this line` };
+  const n = MARKETS[bet.market].shape === 'three_way' ? 3 : 2;
+  let oldest = now;
+  for (let o = 0; o < n; o++) {
+    const price = rm.price(r, o);
+    const lu = lastWrite(rm, r, o);
+    if (!(price > 0) || now - lu > STALE_MS[sharp]) return { prob: Number.NaN, lu: Number.NaN, reason: `${key} has no fresh ${n}-way set on this line` };
+    implied3[o] = 1 / price;
+    oldest = Math.min(oldest, lu);
+  }
+  const implied = implied3.subarray(0, n);
+  const out = fair3.subarray(0, n);
+  if (!devig(implied, 'multiplicative', out)) return { prob: Number.NaN, lu: Number.NaN, reason: `${key}'s set is underround: not de-vigged` };
+  return { prob: out[bet.slot], lu: oldest, reason: '' };
+}
+
+/** Thrown-error helpers for query parameters. */
+export function notFound(msg: string): never {
+  throw new ApiError('EVENT_NOT_FOUND', msg);
+}

@@ -1,0 +1,59 @@
+// What the verdict calculators share (GET /v1/verdict, POST /v1/parlay/verdict, best bets): the caller's saved
+// preferences and the book scope rule: books, else region, else the saved books, else the saved region, else us.
+
+import { BOOKMAKERS, booksForRegions } from '../../engine/catalogue.js';
+import type { EventView } from '../../engine/read-model.js';
+import type { Region } from '../../engine/types.js';
+import { bookScope, notFound, type Complaints } from '../../engine/verdict.js';
+import { getPrefs, setPrefs, type Prefs } from '../../sql/prefs.js';
+import { invalid } from '../params.js';
+import type { Services } from '../services.js';
+import { sportKeys } from './discovery.js';
+
+export const VERDICT_REGIONS = ['us', 'eu', 'uk', 'au', 'ca'];
+
+/** Saved preferences by key id, read once from PostgreSQL and kept current on write. */
+export class PrefsStore {
+  private readonly cache = new Map<number, Prefs>();
+  constructor(private readonly s: Services) {}
+
+  async get(keyId: number): Promise<Prefs> {
+    let p = this.cache.get(keyId);
+    if (p === undefined) this.cache.set(keyId, (p = await getPrefs(this.s.db, keyId)));
+    return p;
+  }
+
+  async set(keyId: number, p: Prefs): Promise<void> {
+    await setPrefs(this.s.db, keyId, p);
+    this.cache.set(keyId, p);
+  }
+}
+
+export interface Scope {
+  books: number[];
+  /** what decided it: books, region, saved_books, saved_region or default (us) */
+  source: 'books' | 'region' | 'saved_books' | 'saved_region' | 'default';
+  region: string | null;
+}
+
+/** books, else region, else the saved preference (books, else region), else us; DFS pick'em never counts */
+export function scopeOf(books: readonly string[] | undefined, region: string | undefined, saved: Prefs | null): Scope {
+  const fromRegion = (r: string) => bookScope(booksForRegions([r as Region]).map((b) => b.key));
+  if (books !== undefined) return { books: bookScope(books), source: 'books', region: null };
+  if (region !== undefined) return { books: fromRegion(region), source: 'region', region };
+  if (saved?.books != null) return { books: bookScope(saved.books), source: 'saved_books', region: null };
+  if (saved?.region != null) return { books: fromRegion(saved.region), source: 'saved_region', region: saved.region };
+  return { books: fromRegion('us'), source: 'default', region: 'us' };
+}
+
+export function scopeJson(sc: Scope): { source: string; region: string | null; books: string[] } {
+  return { source: sc.source, region: sc.region, books: sc.books.map((b) => BOOKMAKERS[b].key) };
+}
+
+/** 422s naming query parameters */
+export const QUERY_COMPLAINTS: Complaints = { invalid, notFound };
+
+/** the non-final events of a sport key (umbrellas resolved) */
+export function openEvents(s: Services, sport: string): EventView[] {
+  return sportKeys(sport).flatMap((k) => [...s.hub.readModel.sportEvents(k)]).filter((e) => e.status !== 'final');
+}
