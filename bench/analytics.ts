@@ -120,19 +120,26 @@ async function throughput(analytics: boolean): Promise<number> {
   return UPDATES / secs;
 }
 
-/** The simulator's market (about 20 books an event, realistic margins, props) through hub.ingest. */
-async function simulated(analytics: boolean, batches: IngestBatch[], snapshot: IngestBatch, t0: number): Promise<number> {
+/** The simulator's market (about 20 books an event, realistic margins, props) through hub.ingest, with `inFlight`
+ *  batches outstanding: 1 is one feed waiting for each answer (every step of the pipeline in series), more is
+ *  several feeds at once (the main thread parses the next batch while the shard applies this one). */
+async function simulated(analytics: boolean, batches: IngestBatch[], snapshot: IngestBatch, t0: number, inFlight: number): Promise<number> {
   let clock = t0;
   const hub = new Hub(1, () => clock, { analytics });
   await hub.start();
   await hub.ingest(snapshot, clock);
   let n = 0;
+  let next = 0;
   const start = process.hrtime.bigint();
-  for (const b of batches) {
-    clock += 100;
-    await hub.ingest(b, clock);
-    n += b.prices.length;
-  }
+  const lane = async () => {
+    while (next < batches.length) {
+      const b = batches[next++];
+      clock += 100;
+      await hub.ingest(b, clock);
+      n += b.prices.length;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
   const secs = Number(process.hrtime.bigint() - start) / 1e9;
   await hub.close();
   return n / secs;
@@ -185,8 +192,13 @@ async function ingestToRest(): Promise<void> {
 }
 
 incrementalVersusScratch();
-const off = await throughput(false);
-const on = await throughput(true);
+// off and on alternate twice and each keeps its better run (noise on this shared machine only slows a run)
+let off = 0;
+let on = 0;
+for (let r = 0; r < 2; r++) {
+  off = Math.max(off, await throughput(false));
+  on = Math.max(on, await throughput(true));
+}
 console.log(`\n2. ingest to read model, SHARDS=1: ${UPDATES.toLocaleString('en-US')} random updates over ${(EVENTS * 6 * BOOKS.length).toLocaleString('en-US')} quotes, batch ${BATCH}, 8 in flight`);
 console.log(machine());
 console.table([
@@ -199,13 +211,22 @@ console.table([
   const snapshot = sim.snapshot(t0);
   const batches: IngestBatch[] = [];
   for (let i = 1; i <= 200; i++) batches.push(sim.step(t0 + i * 100, 2000));
-  const simOff = await simulated(false, batches, snapshot, t0);
-  const simOn = await simulated(true, batches, snapshot, t0);
-  console.log(`\n2b. the simulator's market through POST-equivalent hub.ingest (validation included), SHARDS=1: 400,000 observations over ${snapshot.prices.length.toLocaleString('en-US')} quotes`);
+  const rows = [];
+  for (const inFlight of [1, 4]) {
+    // alternate off and on twice and keep each one's better run: this shared machine's noise only ever slows a run
+    let simOff = 0;
+    let simOn = 0;
+    for (let r = 0; r < 2; r++) {
+      simOff = Math.max(simOff, await simulated(false, batches, snapshot, t0, inFlight));
+      simOn = Math.max(simOn, await simulated(true, batches, snapshot, t0, inFlight));
+    }
+    rows.push(
+      { 'in flight': inFlight, analytics: 'baseline: off', 'updates/s': Math.round(simOff).toLocaleString('en-US'), 'vs baseline': '100 %' },
+      { 'in flight': inFlight, analytics: 'on', 'updates/s': Math.round(simOn).toLocaleString('en-US'), 'vs baseline': `${Math.round((simOn / simOff) * 100)} %` },
+    );
+  }
+  console.log(`\n2b. the simulator's market through POST-equivalent hub.ingest (validation included), SHARDS=1: 400,000 observations over ${snapshot.prices.length.toLocaleString('en-US')} quotes; 1 batch in flight (one feed, in series) and 4 (feeds at once)`);
   console.log(machine());
-  console.table([
-    { analytics: 'baseline: off', 'updates/s': Math.round(simOff).toLocaleString('en-US'), 'vs baseline': '100 %' },
-    { analytics: 'on', 'updates/s': Math.round(simOn).toLocaleString('en-US'), 'vs baseline': `${Math.round((simOn / simOff) * 100)} %` },
-  ]);
+  console.table(rows);
 }
 await ingestToRest();

@@ -522,8 +522,9 @@ export class Analytics implements StoreListener {
 
   // End of batch
 
-  /** Emits what the batch changed and hands the records over (buffers are reset). */
-  flush(): AnalyticsBatch {
+  /** Emits what the batch changed and hands the records over (buffers are reset). With `copy` false the arrays are
+   *  views of the buffers, valid until the next begin() (the shard encodes them at once, saving a copy). */
+  flush(copy = true): AnalyticsBatch {
     const store = this.store;
     for (const line of this.dirtyLines) {
       if (!store.lineLive(line) || this.dirtyStamp[line] !== this.batch) continue;
@@ -539,7 +540,8 @@ export class Analytics implements StoreListener {
     const nFair = o.fair.length;
     const nEv = o.ev.length;
     const nMid = o.mid.length;
-    return { cons: o.cons.take(), nCons, arb: o.arb.take(), nArb, fair: o.fair.take(), nFair, ev: o.ev.take(), nEv, mid: o.mid.take(), nMid };
+    const get = (b: RecordBuffer) => (copy ? b.take() : b.drain());
+    return { cons: get(o.cons), nCons, arb: get(o.arb), nArb, fair: get(o.fair), nFair, ev: get(o.ev), nEv, mid: get(o.mid), nMid };
   }
 
   private emitConsensus(line: number): void {

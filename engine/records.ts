@@ -82,6 +82,13 @@ export class RecordBuffer {
     return off;
   }
 
+  /** the records so far as a view of the buffer, and reset: valid until the next push (to encode at once) */
+  drain(): Float64Array {
+    const out = this.data.subarray(0, this.length * this.stride);
+    this.length = 0;
+    return out;
+  }
+
   /** the records so far as an exact-size copy (to transfer), and reset */
   take(): Float64Array {
     const out = this.data.slice(0, this.length * this.stride);

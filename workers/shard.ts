@@ -20,9 +20,9 @@ const out = new RecordBuffer(CHG.STRIDE, 4096);
 /** Answers a batch (seq -1: an unsolicited batch of analytics after a tick or a restore). */
 function reply(seq: number, applied: number, stale: number): void {
   const n = out.length;
-  const a = analytics === null ? nothing : analytics.flush();
+  const a = analytics === null ? nothing : analytics.flush(false);
   if (seq < 0 && n === 0 && a.nCons + a.nArb + a.nFair + a.nEv + a.nMid === 0) return;
-  const msg: ChangesMsg = { t: MSG.CHANGES, seq, n, rec: out.take(), applied, stale, quotes: store.quoteCount, ...a };
+  const msg: ChangesMsg = { t: MSG.CHANGES, seq, n, rec: out.drain(), applied, stale, quotes: store.quoteCount, ...a };
   const buf = encode(msg);
   port!.postMessage(buf, [buf.buffer as ArrayBuffer]);
 }
