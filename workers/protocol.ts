@@ -27,11 +27,12 @@ export interface RemoveMsg { t: typeof MSG.REMOVE; seq: number; events: number[]
 export interface TickMsg { t: typeof MSG.TICK; now: number }
 export interface ChangesMsg extends AnalyticsBatch {
   t: typeof MSG.CHANGES;
-  /** seq of the APPLY or REMOVE this answers */
-  seq: number;
+  /** seqs of the APPLY or REMOVE messages this answers (several when a busy shard merged its backlog; none for
+   *  the analytics of a tick or a restore) */
+  seqs: number[];
   n: number;
   rec: Float64Array;
-  /** observations that changed or verified a quote */
+  /** observations that changed or verified a quote, over every batch answered */
   applied: number;
   /** observations ignored as older than the quote */
   stale: number;

@@ -113,11 +113,16 @@ export class ShardPool {
           resolve();
           return;
         }
-        const p = msg.seq < 0 ? undefined : shard.pending.get(msg.seq);
-        if (p !== undefined) shard.pending.delete(msg.seq);
+        const answered = [];
+        for (const seq of msg.seqs) {
+          const p = shard.pending.get(seq);
+          if (p === undefined) continue;
+          shard.pending.delete(seq);
+          answered.push(p);
+        }
         shard.quotes = msg.quotes;
         this.opts.onChanges(shard.index, msg);
-        p?.done(null);
+        for (const p of answered) p.done(null);
       });
       let failure: Error | null = null;
       worker.on('error', (e) => {
