@@ -26,12 +26,16 @@ export class EventAnalytics {
   readonly mids = new Set<number>();
 }
 
+type Key = (d: Float64Array, o: number) => number;
+
+/** Fixed-stride records of one kind found through one FlatIndex probe by two integer keys. Every record kind
+ *  here (CONS, FAIR, EVQ, MID) has KIND at 0 and EVENT at 1. */
 class Pool {
   data: Float64Array;
   next = 0;
   readonly free: number[] = [];
   readonly index = new FlatIndex(1024);
-  constructor(readonly stride: number) {
+  constructor(readonly stride: number, readonly k1: Key, readonly k2: Key, readonly members: (e: EventAnalytics) => Set<number>) {
     this.data = new Float64Array(stride * 1024);
   }
 
@@ -45,7 +49,16 @@ class Pool {
     }
     return this.next++;
   }
+
+  release(r: number): void {
+    const o = r * this.stride;
+    this.index.delete(this.k1(this.data, o), this.k2(this.data, o));
+    this.free.push(r);
+  }
 }
+
+const KIND = 0;
+const EVENT = 1;
 
 /** What one applied batch opened and closed, for the webhook evaluator (hub.onAnalytics). Records are copies in
  *  the ARB / EVR layouts of engine/records.ts; a closed record is the last one the view held. */
@@ -61,10 +74,10 @@ export class AnalyticsView {
   /** set by the hub while it has analytics listeners; filled by each apply and reset by the hub */
   changes: AnalyticsChanges | null = null;
   private readonly byEvent: (EventAnalytics | undefined)[] = [];
-  private readonly cons = new Pool(CONS.STRIDE);
-  private readonly ev = new Pool(EVQ.STRIDE);
-  private readonly fair = new Pool(FAIR.STRIDE);
-  private readonly mid = new Pool(MID.STRIDE);
+  private readonly cons = new Pool(CONS.STRIDE, eventKey, consK2, (e) => e.cons);
+  private readonly ev = new Pool(EVQ.STRIDE, evK1, evK2, (e) => e.ev);
+  private readonly fair = new Pool(FAIR.STRIDE, eventKey, fairK2, (e) => e.fair);
+  private readonly mid = new Pool(MID.STRIDE, midK1, midK2, (e) => e.mids);
   /** bumped by every applied record batch that changed something, per event */
   version = 0;
 
@@ -84,46 +97,19 @@ export class AnalyticsView {
   dropEvent(idx: number): void {
     const e = this.byEvent[idx];
     if (e === undefined) return;
-    for (const r of e.cons) this.releaseCons(r);
-    for (const r of e.ev) this.releaseEv(r);
-    for (const r of e.fair) this.releaseFair(r);
-    for (const r of e.mids) this.releaseMid(r);
+    for (const pool of [this.cons, this.ev, this.fair, this.mid]) for (const r of pool.members(e)) pool.release(r);
     this.byEvent[idx] = undefined;
     this.version++;
   }
 
-  private releaseCons(r: number): void {
-    const d = this.cons.data;
-    const o = r * CONS.STRIDE;
-    this.cons.index.delete(d[o + CONS.EVENT], lineNum(d[o + CONS.MARKET], d[o + CONS.PLAYER], d[o + CONS.POINT]));
-    this.cons.free.push(r);
-  }
 
-  private releaseEv(r: number): void {
-    const d = this.ev.data;
-    const o = r * EVQ.STRIDE;
-    this.ev.index.delete(evK1(d, o), evK2(d, o));
-    this.ev.free.push(r);
-  }
 
-  private releaseMid(r: number): void {
-    const d = this.mid.data;
-    const o = r * MID.STRIDE;
-    this.mid.index.delete(midK1(d, o), midK2(d, o));
-    this.mid.free.push(r);
-  }
 
   /** a middle's record (a view of the pool, valid until the next apply) */
   midRecord(r: number): Float64Array {
     return this.mid.data.subarray(r * MID.STRIDE, (r + 1) * MID.STRIDE);
   }
 
-  private releaseFair(r: number): void {
-    const d = this.fair.data;
-    const o = r * FAIR.STRIDE;
-    this.fair.index.delete(d[o + FAIR.EVENT], fairK2(d, o));
-    this.fair.free.push(r);
-  }
 
   // Reads for serving
   consData(): Float64Array { return this.cons.data; }
@@ -149,70 +135,48 @@ export class AnalyticsView {
     return this.cons.index.get(event, lineNum(market, player, point));
   }
 
-  applyCons(rec: Float64Array, n: number): void {
-    for (let i = 0, off = 0; i < n; i++, off += CONS.STRIDE) {
-      const event = rec[off + CONS.EVENT];
-      const key = lineNum(rec[off + CONS.MARKET], rec[off + CONS.PLAYER], rec[off + CONS.POINT]);
-      let r = this.cons.index.get(event, key);
-      if (rec[off + CONS.KIND] === ROW.REMOVE) {
+  /** Applies n records of a pool's kind: REMOVE releases a held record, anything else stores a copy. `before`
+   *  sees each record with the slot it replaces (-1 when new). */
+  private applyTo(pool: Pool, rec: Float64Array, n: number, before?: (rec: Float64Array, off: number, r: number) => void): void {
+    const s = pool.stride;
+    for (let off = 0, end = n * s; off < end; off += s) {
+      const k1 = pool.k1(rec, off);
+      const k2 = pool.k2(rec, off);
+      let r = pool.index.get(k1, k2);
+      before?.(rec, off, r);
+      const event = rec[off + EVENT];
+      if (rec[off + KIND] === ROW.REMOVE) {
         if (r < 0) continue;
-        this.byEvent[event]?.cons.delete(r);
-        this.releaseCons(r);
+        const e = this.byEvent[event];
+        if (e !== undefined) pool.members(e).delete(r);
+        pool.release(r);
         continue;
       }
       if (r < 0) {
-        r = this.cons.alloc();
-        this.cons.index.set(event, key, r);
-        this.ensure(event).cons.add(r);
+        r = pool.alloc();
+        pool.index.set(k1, k2, r);
+        pool.members(this.ensure(event)).add(r);
       }
-      copy(rec, off, this.cons.data, r * CONS.STRIDE, CONS.STRIDE);
+      copy(rec, off, pool.data, r * s, s);
     }
     if (n > 0) this.version++;
   }
 
+  applyCons(rec: Float64Array, n: number): void {
+    this.applyTo(this.cons, rec, n);
+  }
+
   applyFair(rec: Float64Array, n: number): void {
-    for (let i = 0, off = 0; i < n; i++, off += FAIR.STRIDE) {
-      const event = rec[off + FAIR.EVENT];
-      const k2 = fairK2(rec, off);
-      let r = this.fair.index.get(event, k2);
-      if (rec[off + FAIR.KIND] === ROW.REMOVE) {
-        if (r < 0) continue;
-        this.byEvent[event]?.fair.delete(r);
-        this.releaseFair(r);
-        continue;
-      }
-      if (r < 0) {
-        r = this.fair.alloc();
-        this.fair.index.set(event, k2, r);
-        this.ensure(event).fair.add(r);
-      }
-      copy(rec, off, this.fair.data, r * FAIR.STRIDE, FAIR.STRIDE);
-    }
-    if (n > 0) this.version++;
+    this.applyTo(this.fair, rec, n);
   }
 
   applyEv(rec: Float64Array, n: number): void {
     const changes = this.changes;
-    for (let i = 0, off = 0; i < n; i++, off += EVQ.STRIDE) {
-      const k1 = evK1(rec, off);
-      const k2 = evK2(rec, off);
-      let r = this.ev.index.get(k1, k2);
-      const old = r < 0 ? 0 : this.ev.data[r * EVQ.STRIDE + EVQ.MASK];
-      if (changes !== null) this.notify(changes, rec, off, old, rec[off + EVQ.MASK]);
-      if (rec[off + EVQ.KIND] === ROW.REMOVE) {
-        if (r < 0) continue;
-        this.byEvent[rec[off + EVQ.EVENT]]?.ev.delete(r);
-        this.releaseEv(r);
-        continue;
-      }
-      if (r < 0) {
-        r = this.ev.alloc();
-        this.ev.index.set(k1, k2, r);
-        this.ensure(rec[off + EVQ.EVENT]).ev.add(r);
-      }
-      copy(rec, off, this.ev.data, r * EVQ.STRIDE, EVQ.STRIDE);
+    if (changes === null) this.applyTo(this.ev, rec, n);
+    else {
+      this.applyTo(this.ev, rec, n, (q, off, r) =>
+        this.notify(changes, q, off, r < 0 ? 0 : this.ev.data[r * EVQ.STRIDE + EVQ.MASK], q[off + EVQ.MASK]));
     }
-    if (n > 0) this.version++;
   }
 
   /** Opened and closed (quote, sharp) rows of one EVQ record whose mask goes from `old` to `now`. */
@@ -269,25 +233,7 @@ export class AnalyticsView {
   }
 
   applyMid(rec: Float64Array, n: number): void {
-    for (let i = 0, off = 0; i < n; i++, off += MID.STRIDE) {
-      const k1 = midK1(rec, off);
-      const k2 = midK2(rec, off);
-      const event = rec[off + MID.EVENT];
-      let r = this.mid.index.get(k1, k2);
-      if (rec[off + MID.KIND] === ROW.REMOVE) {
-        if (r < 0) continue;
-        this.byEvent[event]?.mids.delete(r);
-        this.releaseMid(r);
-        continue;
-      }
-      if (r < 0) {
-        r = this.mid.alloc();
-        this.mid.index.set(k1, k2, r);
-        this.ensure(event).mids.add(r);
-      }
-      copy(rec, off, this.mid.data, r * MID.STRIDE, MID.STRIDE);
-    }
-    if (n > 0) this.version++;
+    this.applyTo(this.mid, rec, n);
   }
 
   /** Every set in the shape scratch() returns, for the property test. */
@@ -323,6 +269,15 @@ const METHOD_BITS = (1 << N_METHODS) - 1;
 
 function copy(from: Float64Array, off: number, to: Float64Array, at: number, n: number): void {
   for (let i = 0; i < n; i++) to[at + i] = from[off + i];
+}
+
+function eventKey(d: Float64Array, o: number): number {
+  return d[o + EVENT];
+}
+
+/** consensus key within its event: the line */
+function consK2(d: Float64Array, o: number): number {
+  return lineNum(d[o + CONS.MARKET], d[o + CONS.PLAYER], d[o + CONS.POINT]);
 }
 
 /** EV quote key: event and outcome in k1; line and book in k2 (both exact integers). */
