@@ -360,6 +360,23 @@ function props(families: readonly string[], rows: readonly PropRow[]): MarketDef
   return rows.map(([key, label]) => Object.freeze({ key, label, kind: 'prop' as const, shape: 'over_under' as const, families: fams }));
 }
 
+/** The Odds API v4's outright key: who wins a season, a tournament, an award or a race. */
+export const OUTRIGHTS = 'outrights';
+
+/**
+ * An outright market maps onto the store as one line per selection (a team, a player, a horse), the selection in
+ * the line's player slot, with no point and two outcomes: slot 0 the selection wins ("Yes": the price a
+ * sportsbook posts on the selection, The Odds API's outcome named after it), slot 1 it does not ("No": a
+ * prediction market's or an exchange's opposite contract). Yes and No of one selection are complementary, so
+ * their arbitrage, EV and consensus are those of any two-way line; with no point, a selection has one line per
+ * event and forms no middle. It is held only on events without teams (futures and event markets, engine/ingest.ts)
+ * and applies to every sport family. It is a `prop` by shape: a per-selection line with two sides.
+ */
+function outright(key: string, label: string): MarketDef {
+  const fams = frozen([...new Set(SPORTS.map((s) => s.family))]);
+  return Object.freeze({ key, label, kind: 'prop' as const, shape: 'over_under' as const, families: fams });
+}
+
 export const MARKETS: readonly MarketDef[] = Object.freeze([
   game('h2h', 'Moneyline', 'two_way'),
   game('h2h_3_way', 'Moneyline 3-Way', 'three_way'),
@@ -474,7 +491,14 @@ export const MARKETS: readonly MarketDef[] = Object.freeze([
     ['player_fours', 'Fours'],
   ]),
   ...props(['volleyball'], [['player_digs', 'Digs']]),
+  // last, so the ids of the markets above stay what they were
+  outright(OUTRIGHTS, 'Outright Winner'),
 ]);
+
+/** The selection market of futures and event markets (The Odds API v4 key). */
+export function isOutright(market: MarketDef): boolean {
+  return market.key === OUTRIGHTS;
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Lookups, built once at load

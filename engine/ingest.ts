@@ -1,7 +1,7 @@
 // Validation and normalisation of ingest items (DESIGN.md section 5). Pure: the caller passes the clock and the
 // known events. Each bad item is rejected on its own with a catalogue code and a reason.
 
-import { BOOKMAKERS, MARKETS, sportByKey } from './catalogue.js';
+import { BOOKMAKERS, MARKETS, OUTRIGHTS, sportByKey } from './catalogue.js';
 import { ERRORS, type ErrorCode } from './errors.js';
 import { MAX_POINT } from './price-store.js';
 import type { EventStatus, MarketDef, PitcherRef, ProbablePitchers, SportDef } from './types.js';
@@ -10,9 +10,20 @@ export const BOOK_INDEX: ReadonlyMap<string, number> = new Map(BOOKMAKERS.map((b
 export const MARKET_INDEX: ReadonlyMap<string, number> = new Map(MARKETS.map((m, i) => [m.key, i]));
 const H2H_3_WAY = MARKET_INDEX.get('h2h_3_way')!;
 const SPREADS = MARKET_INDEX.get('spreads')!;
+export const OUTRIGHT_MARKET = MARKET_INDEX.get(OUTRIGHTS)!;
 
-/** Outcome slots per shape (see records.ts). */
-export const SLOT = { HOME: 0, AWAY: 1, DRAW: 2, OVER: 0, UNDER: 1 } as const;
+/** Outcome slots per shape (see records.ts); an outright selection's Yes and No take the over/under slots. */
+export const SLOT = { HOME: 0, AWAY: 1, DRAW: 2, OVER: 0, UNDER: 1, YES: 0, NO: 1 } as const;
+
+/**
+ * What an event is. `game`: a match between a home and an away team (the default). `futures`: a season-long
+ * market without teams (a championship, an award, a season total), open until the season ends. `event_market`:
+ * one contest or question without a single home and away team (a tournament or race winner, a prediction-market
+ * question). Futures and event markets carry a `title` instead of teams, and hold outrights and player props,
+ * never game lines; `/props` serves them only when asked (`include_futures`, `include_event_markets`).
+ */
+export type EventKind = 'game' | 'futures' | 'event_market';
+const KINDS: ReadonlySet<string> = new Set(['game', 'futures', 'event_market']);
 
 /** How far in the future a `ts` may be (clock skew between a feed and this server). */
 export const MAX_FUTURE_SKEW_MS = 60_000;
@@ -28,8 +39,13 @@ export interface EventRecord {
   id: string;
   sport: SportDef;
   commence: number;
+  /** parseEvent always sets it; absent means a game (records built by hand, as in bench/) */
+  kind?: EventKind;
+  /** '' on futures and event markets */
   home: string;
   away: string;
+  /** the name of a futures or event-market event ("NBA Championship 2026-27"); null or absent on games */
+  title?: string | null;
   status: EventStatus;
   pitchers: ProbablePitchers | null;
 }
@@ -110,34 +126,68 @@ export function parseEvent(raw: unknown, now: number, known?: EventRecord): Even
   if (Number.isNaN(commence)) {
     return reject('INVALID_EVENT', 'commence_time must be ISO 8601 with a zone, or epoch milliseconds');
   }
-  const home = text(e.home_team);
-  const away = text(e.away_team);
-  if (home === null || away === null) return reject('INVALID_EVENT', `home_team and away_team must be 1 to ${MAX_NAME} characters`);
-  if (home.toLowerCase() === away.toLowerCase()) return reject('INVALID_EVENT', 'home_team and away_team must differ');
+  // omitted: the known event's kind (an update need not repeat it), else a game
+  let kind: EventKind = known?.kind ?? 'game';
+  if (e.kind !== undefined && e.kind !== null) {
+    if (typeof e.kind !== 'string' || !KINDS.has(e.kind)) return reject('INVALID_EVENT', 'kind must be game, futures or event_market');
+    kind = e.kind as EventKind;
+  }
+  if (known !== undefined && (known.kind ?? 'game') !== kind) {
+    return reject('INVALID_EVENT', `event ${e.id} is a ${known.kind ?? 'game'} event; kind cannot change`);
+  }
+  let home = '';
+  let away = '';
+  let title: string | null = null;
+  if (kind === 'game') {
+    const h = text(e.home_team);
+    const a = text(e.away_team);
+    if (h === null || a === null) return reject('INVALID_EVENT', `home_team and away_team must be 1 to ${MAX_NAME} characters`);
+    if (h.toLowerCase() === a.toLowerCase()) return reject('INVALID_EVENT', 'home_team and away_team must differ');
+    if (e.title !== undefined && e.title !== null) {
+      return reject('INVALID_EVENT', 'title is for futures and event_market events; a game is named by its teams');
+    }
+    home = h;
+    away = a;
+  } else {
+    if (e.home_team != null || e.away_team != null) {
+      return reject('INVALID_EVENT', `a ${kind} event has no home_team or away_team; name it with title`);
+    }
+    title = text(e.title);
+    if (title === null) return reject('INVALID_EVENT', `a ${kind} event needs a title of 1 to ${MAX_NAME} characters`);
+  }
   let status: EventStatus;
   if (e.status === undefined || e.status === null) status = commence <= now ? 'live' : 'upcoming';
   else if (typeof e.status === 'string' && STATUSES.has(e.status)) status = e.status as EventStatus;
   else return reject('INVALID_EVENT', 'status must be upcoming, live or final');
   let pitchers = known?.pitchers ?? null;
   if (e.probable_pitchers !== undefined && e.probable_pitchers !== null) {
-    if (sport.family !== 'baseball') return reject('INVALID_EVENT', 'probable_pitchers is for baseball events only');
+    if (sport.family !== 'baseball' || kind !== 'game') return reject('INVALID_EVENT', 'probable_pitchers is for baseball games only');
     const parsed = parsePitchers(e.probable_pitchers);
     if (parsed === undefined) {
       return reject('INVALID_EVENT', 'probable_pitchers must be {home, away: {name, person_id} or null, venue, game_status}');
     }
     pitchers = parsed;
   }
-  return { id: e.id, sport, commence, home, away, status, pitchers };
+  return { id: e.id, sport, commence, kind, home, away, title, status, pitchers };
 }
 
 function isQuarter(p: number): boolean {
   return Number.isFinite(p) && Math.abs(p) <= MAX_POINT && Number.isInteger(p * 4);
 }
 
-/** Resolves the market, honouring that a three-way sport's moneyline is `h2h_3_way`. */
-function resolveMarket(key: string, sport: SportDef): number | Rejection {
+/** Resolves the market, honouring that a three-way sport's moneyline is `h2h_3_way`, that game lines need teams
+ *  and that outrights belong to events without them. */
+function resolveMarket(key: string, ev: EventRecord): number | Rejection {
+  const sport = ev.sport;
   let idx = MARKET_INDEX.get(key);
   if (idx === undefined) return reject('UNKNOWN_MARKET', `unknown market ${JSON.stringify(key)}`);
+  const kind = ev.kind ?? 'game';
+  if (MARKETS[idx].kind === 'game' && kind !== 'game') {
+    return reject('MARKET_NOT_OFFERED', `${key} needs a home and an away team; ${ev.id} is a ${kind} event (use ${OUTRIGHTS})`);
+  }
+  if (idx === OUTRIGHT_MARKET && kind === 'game') {
+    return reject('MARKET_NOT_OFFERED', `${OUTRIGHTS} are held on futures and event_market events; ${ev.id} is a game`);
+  }
   if (key === 'h2h' && sport.three_way) idx = H2H_3_WAY;
   const m = MARKETS[idx];
   if (m.key === 'h2h_3_way' && !sport.three_way) {
@@ -147,6 +197,14 @@ function resolveMarket(key: string, sport: SportDef): number | Rejection {
     return reject('MARKET_NOT_OFFERED', `${m.key} does not apply to ${sport.key}`);
   }
   return idx;
+}
+
+/** The wire name of outcome slot `o` of a market on an event: a team or Draw, Over or Under, and Yes or No on
+ *  outrights (whose selection is the line's player). */
+export function outcomeLabel(ev: { home: string; away: string }, market: number, o: number): string {
+  if (market === OUTRIGHT_MARKET) return o === SLOT.YES ? 'Yes' : 'No';
+  if (MARKETS[market].shape === 'over_under') return o === SLOT.OVER ? 'Over' : 'Under';
+  return o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
 }
 
 function outcomeSlot(m: MarketDef, name: string, ev: EventRecord): number {
@@ -173,10 +231,11 @@ export function parsePrice(raw: unknown, events: (id: string) => EventRecord | u
   if (ev === undefined) return reject('EVENT_NOT_FOUND', `unknown event_id ${JSON.stringify(p.event_id)}: send it in events first`);
   if (ev.status === 'final') return reject('INVALID_EVENT', `event ${ev.id} is final`);
   if (typeof p.market !== 'string') return reject('UNKNOWN_MARKET', 'market is required');
-  const market = resolveMarket(p.market, ev.sport);
+  const market = resolveMarket(p.market, ev);
   if (isRejection(market)) return market;
   const m = MARKETS[market];
   if (typeof p.outcome !== 'string') return reject('INVALID_OUTCOME', 'outcome is required');
+  if (market === OUTRIGHT_MARKET) return parseOutright(p, market, book, now);
   // the same folding as team names got in parseEvent, so an outcome sent exactly as the event's team matches
   const outcome = outcomeSlot(m, p.outcome.trim().replace(/\s+/g, ' '), ev);
   if (outcome < 0) {
@@ -202,15 +261,57 @@ export function parsePrice(raw: unknown, events: (id: string) => EventRecord | u
   } else if (hasPlayer) {
     return reject('INVALID_PLAYER', `${m.key} takes no player`);
   }
-  const price = p.price;
+  const price = parsePriceValue(p.price);
+  if (isRejection(price)) return price;
+  const ts = parseTs(p.ts, now);
+  if (isRejection(ts)) return ts;
+  return { book, market, point, player, outcome, price, ts };
+}
+
+function parsePriceValue(price: unknown): number | Rejection {
   if (typeof price !== 'number' || !(price > 1) || !(price <= 100_000)) {
     return reject('INVALID_PRICE', 'price must be decimal odds above 1 (and at most 100000)');
   }
-  let ts = now;
-  if (p.ts !== undefined && p.ts !== null) {
-    if (typeof p.ts !== 'number' || !Number.isInteger(p.ts) || p.ts <= 0) return reject('INVALID_TIMESTAMP');
-    if (p.ts > now + MAX_FUTURE_SKEW_MS) return reject('INVALID_TIMESTAMP', `ts is more than ${MAX_FUTURE_SKEW_MS / 1000} s in the future`);
-    ts = p.ts;
+  return price;
+}
+
+function parseTs(ts: unknown, now: number): number | Rejection {
+  if (ts === undefined || ts === null) return now;
+  if (typeof ts !== 'number' || !Number.isInteger(ts) || ts <= 0) return reject('INVALID_TIMESTAMP');
+  if (ts > now + MAX_FUTURE_SKEW_MS) return reject('INVALID_TIMESTAMP', `ts is more than ${MAX_FUTURE_SKEW_MS / 1000} s in the future`);
+  return ts;
+}
+
+/**
+ * An outright price, in either form: The Odds API's, the selection as `outcome` (its price is the Yes side:
+ * the selection wins), or the contract form, the selection as `player` with `outcome` "Yes" or "No" (a
+ * prediction market's two contracts on it). No point. The selection is interned like a player name, so two
+ * books' spellings of one selection meet on one line.
+ */
+function parseOutright(p: Record<string, unknown>, market: number, book: number, now: number): PriceRecord | Rejection {
+  if (p.point !== undefined && p.point !== null) return reject('INVALID_POINT', `${OUTRIGHTS} take no point`);
+  const name = text(p.outcome);
+  if (name === null) return reject('INVALID_OUTCOME', `outcome must be 1 to ${MAX_NAME} characters`);
+  const side = name.toLowerCase();
+  let player: string | null;
+  let outcome: number;
+  if (p.player !== undefined && p.player !== null) {
+    player = text(p.player);
+    if (player === null) return reject('INVALID_PLAYER', `player (the selection) must be 1 to ${MAX_NAME} characters`);
+    if (side !== 'yes' && side !== 'no') {
+      return reject('INVALID_OUTCOME', `with player (the selection) given, outcome must be Yes or No, not ${JSON.stringify(p.outcome)}`);
+    }
+    outcome = side === 'yes' ? SLOT.YES : SLOT.NO;
+  } else {
+    if (side === 'yes' || side === 'no') {
+      return reject('INVALID_OUTCOME', `outcome ${JSON.stringify(p.outcome)} names no selection: send the selection as outcome, or as player with outcome Yes or No`);
+    }
+    player = name;
+    outcome = SLOT.YES;
   }
-  return { book, market, point, player, outcome, price, ts };
+  const price = parsePriceValue(p.price);
+  if (isRejection(price)) return price;
+  const ts = parseTs(p.ts, now);
+  if (isRejection(ts)) return ts;
+  return { book, market, point: Number.NaN, player, outcome, price, ts };
 }

@@ -7,6 +7,7 @@
 
 import { FlatIndex } from './flat-index.js';
 import { CHANGE, CHG, RESTORE, RecordBuffer } from './records.js';
+import type { EventKind } from './ingest.js';
 import type { EventStatus, ProbablePitchers } from './types.js';
 
 const R = {
@@ -33,6 +34,10 @@ export class EventView {
   /** number of live quotes */
   quotes = 0;
   pitchers: ProbablePitchers | null = null;
+  /** game, futures or event_market (engine/ingest.ts EventKind): only games are served as game lines */
+  kind: EventKind = 'game';
+  /** the name of a futures or event-market event; null on games (whose home and away are then '') */
+  title: string | null = null;
   constructor(
     readonly idx: number,
     readonly id: string,

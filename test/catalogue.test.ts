@@ -8,6 +8,7 @@ import {
   UMBRELLAS,
   bookByKey,
   booksForRegions,
+  isOutright,
   isRegion,
   marketByKey,
   marketsForFamily,
@@ -196,11 +197,18 @@ t.test('catalogue - markets', async (t) => {
     t.equal(m?.kind, 'prop', `${key} is a prop`);
     t.ok(m && m.label.trim().length > 0, `${key} has a label`);
   }
+  // outrights are a selection market: a per-selection line of two sides like a prop, but the selection is a team,
+  // a player or a horse, so its key is The Odds API's, not player_ prefixed
   for (const m of MARKETS.filter((x) => x.kind === 'prop')) {
+    if (isOutright(m)) continue;
     t.match(m.key, /^player_[a-z0-9_]+$/, `${m.key} is player_ prefixed`);
     t.equal(m.shape, 'over_under', `${m.key} is over/under`);
     t.ok(m.families.length > 0 && m.families.every((f) => FAMILIES.includes(f)), `${m.key} families known`);
   }
+  const outrights = MARKETS.filter(isOutright);
+  t.same(outrights.map((m) => m.key), ['outrights'], 'one outright market, under its v4 key');
+  t.same([outrights[0].kind, outrights[0].shape], ['prop', 'over_under'], 'a selection line with Yes and No sides');
+  t.same([...outrights[0].families].sort(), [...FAMILIES].sort(), 'outrights apply to every family');
   t.same(dupes(MARKETS.map((m) => m.label.toLowerCase())), [], 'one label per market, none shared');
   t.equal(marketByKey('batter_hits'), undefined, 'no batter_ keys');
 });

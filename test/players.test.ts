@@ -1,5 +1,8 @@
 import t from 'tap';
-import { canonicalInEvent, initialOf, isInitialKey, PlayerNames, playerKey } from '../engine/players.js';
+import { MARKET_INDEX } from '../engine/ingest.js';
+import { canonicalInEvent, EventPlayers, initialOf, isInitialKey, PlayerNames, playerKey } from '../engine/players.js';
+import { ARB, MID } from '../engine/records.js';
+import { Hub } from '../workers/hub.js';
 import { startTestApp } from './helpers/app.js';
 
 t.test('players - one key per person across accents, case, punctuation and suffixes', async (t) => {
@@ -83,4 +86,77 @@ t.test('players - initials across books in /props, per event; ambiguous initials
   const v = await app.get(`/v1/verdict?apiKey=${key}&sport=basketball_nba&team=celtics&market=player_points&player=tatum&side=over&line=27.5&books=draftkings,fanduel`);
   const vb = (await v.json()) as { player: string; books_compared: number };
   t.same([v.status, vb.player, vb.books_compared], [200, 'Jayson Tatum', 2], 'the verdict finds one player quoted by both books');
+});
+
+t.test('players - initials settled at ingest: per event, per book-line, in arrival order', async (t) => {
+  const names = new PlayerNames();
+  const ep = new EventPlayers(names);
+  const [PTS, REB] = [MARKET_INDEX.get('player_points')!, MARKET_INDEX.get('player_rebounds')!];
+  const [DK, FD, MGM] = [0, 1, 2];
+  const jayson = names.id('Jayson Tatum');
+  const jt = names.id('J. Tatum');
+  t.equal(names.isInitial(jt), true, 'J. Tatum is an initial spelling');
+  t.same([names.isInitial(jayson), names.initialKey(jayson), names.initialKey(jt)], [false, 'j tatum', ''], 'per-id flags');
+  // event 1: the full name first
+  t.equal(ep.resolve(1, PTS, DK, jayson), jayson, 'a full name is itself');
+  t.equal(ep.resolve(1, PTS, FD, jt), jayson, 'an initial after the one matching full name joins it');
+  t.equal(ep.resolve(1, REB, MGM, names.id('J Tatum')), jayson, 'any spelling of the initial, any market, any book');
+  // event 2: the initial first
+  t.equal(ep.resolve(2, PTS, FD, jt), jt, 'an initial with no full name yet stays itself');
+  t.equal(ep.resolve(2, PTS, DK, jayson), jayson, 'the full name arrives');
+  t.equal(ep.resolve(2, PTS, FD, jt), jt, 'the book-line opened before keeps its identity: one book never splits over two lines');
+  t.equal(ep.resolve(2, REB, FD, jt), jayson, 'a new book-line of the same book joins the full name');
+  t.equal(ep.resolve(2, PTS, MGM, jt), jayson, 'so does another book on the same market');
+  // event 3: two full names share the initial
+  const jalen = names.id('Jalen Williams');
+  const jaylin = names.id('Jaylin Williams');
+  const jw = names.id('J. Williams');
+  ep.resolve(3, PTS, DK, jalen);
+  t.equal(ep.resolve(3, PTS, FD, jw), jalen, 'with only Jalen seen, J. Williams is Jalen');
+  ep.resolve(3, REB, DK, jaylin);
+  t.equal(ep.resolve(3, REB, FD, jw), jw, 'once Jaylin is seen too, new lines of J. Williams are ambiguous: its own');
+  t.equal(ep.resolve(3, PTS, FD, jw), jalen, 'the line settled before keeps Jalen');
+  t.equal(ep.resolve(3, PTS, MGM, jalen), jalen, 'seeing a full name again changes nothing');
+  t.equal(ep.resolve(4, PTS, FD, jw), jw, 'another event knows none of it');
+  t.equal(ep.resolve(1, PTS, DK, names.id('K. Tatum')), names.id('K. Tatum'), 'another initial does not match');
+  t.equal(ep.size, 4, 'four events');
+  ep.drop(1);
+  t.equal(ep.size, 3, 'a final event is forgotten');
+  t.equal(ep.resolve(1, PTS, FD, jt), jt, 'and starts afresh if it comes back');
+});
+
+t.test('players - an arbitrage and a middle between "J. Tatum" and "Jayson Tatum" are found through the hub', async (t) => {
+  const hub = new Hub(2);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const now = Date.now();
+  const ev = (id: string) => ({ id, sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' });
+  const q = (id: string, book: string, player: string, point: number, outcome: string, price: number) =>
+    ({ book, event_id: id, market: 'player_points', player, point, outcome, price });
+  const r = await hub.ingest({ events: [ev('hi_1'), ev('hi_2'), ev('hi_3')], prices: [
+    // hi_1: the full name first, then a book writing initials; the two books cross (1/2.1 + 1/2.1 < 1)
+    q('hi_1', 'draftkings', 'Jayson Tatum', 27.5, 'Over', 2.1), q('hi_1', 'draftkings', 'Jayson Tatum', 27.5, 'Under', 1.7),
+    q('hi_1', 'fanduel', 'J. Tatum', 27.5, 'Over', 1.7), q('hi_1', 'fanduel', 'J. Tatum', 27.5, 'Under', 2.1),
+    // hi_2: a middle: Over 25.5 with initials at one book, Under 29.5 under the full name at another
+    q('hi_2', 'draftkings', 'Jayson Tatum', 29.5, 'Over', 2.2), q('hi_2', 'draftkings', 'Jayson Tatum', 29.5, 'Under', 1.9),
+    q('hi_2', 'fanduel', 'J. Tatum', 25.5, 'Over', 1.9), q('hi_2', 'fanduel', 'J. Tatum', 25.5, 'Under', 2.2),
+    // hi_3: the initial first: its line stays apart in the shards, so the same crossing prices form no arbitrage
+    q('hi_3', 'fanduel', 'J. Tatum', 27.5, 'Over', 1.7), q('hi_3', 'fanduel', 'J. Tatum', 27.5, 'Under', 2.1),
+    q('hi_3', 'draftkings', 'Jayson Tatum', 27.5, 'Over', 2.1), q('hi_3', 'draftkings', 'Jayson Tatum', 27.5, 'Under', 1.7),
+  ] }, now);
+  t.equal(r.accepted, 12, 'fixture accepted');
+  const jayson = hub.players.id('Jayson Tatum');
+  const a1 = hub.analytics.event(hub.eventIds.peek('hi_1'));
+  const arbs = [...(a1?.arbs.values() ?? [])];
+  t.equal(arbs.length, 1, 'hi_1: one arbitrage');
+  t.equal(arbs[0]?.[ARB.PLAYER], jayson, 'on Jayson Tatum');
+  t.ok(Math.abs(arbs[0]?.[ARB.SUM] - 2 / 2.1) < 1e-12, 'over both books: 1/2.1 + 1/2.1');
+  const a2 = hub.analytics.event(hub.eventIds.peek('hi_2'))!;
+  const mids = [...a2.mids].map((m) => hub.analytics.midRecord(m));
+  t.same(mids.map((m) => [m[MID.PLAYER], m[MID.LO], m[MID.HI]]), [[jayson, 25.5, 29.5]], 'hi_2: the 25.5-29.5 middle across the spellings');
+  const a3 = hub.analytics.event(hub.eventIds.peek('hi_3'));
+  t.equal(a3?.arbs.size ?? 0, 0, 'hi_3: the initial came first, so no arbitrage (documented)');
+  const idx = hub.eventIds.peek('hi_3');
+  const players = new Set(hub.readModel.event(idx)!.records.map((rec) => hub.readModel.player(rec)));
+  t.same([...players].sort(), [jayson, hub.players.id('J. Tatum')].sort(), 'hi_3 holds both spellings, to be merged at serve time');
 });

@@ -5,7 +5,7 @@
 import { ApiError } from '../engine/errors.js';
 import { isRejection, parseEvent, parsePrice, type EventRecord, type Rejection } from '../engine/ingest.js';
 import { Interner } from '../engine/interner.js';
-import { PlayerNames } from '../engine/players.js';
+import { EventPlayers, PlayerNames } from '../engine/players.js';
 import { AnalyticsView, type AnalyticsChanges } from '../engine/analytics-view.js';
 import { ReadModel } from '../engine/read-model.js';
 import { OBS, RecordBuffer } from '../engine/records.js';
@@ -47,6 +47,8 @@ export class Hub {
   readonly eventIds = new Interner();
   /** players by canonical key (engine/players.ts): one id and one spelling per person across books */
   readonly players = new PlayerNames();
+  /** initial spellings settled per event at ingest (engine/players.ts EventPlayers) */
+  readonly eventPlayers = new EventPlayers(this.players);
   readonly pool: ShardPool;
   private readonly records = new Map<string, EventRecord>();
   private readonly seqs = new Map<string, number>();
@@ -143,7 +145,7 @@ export class Hub {
       d[off + OBS.EVENT] = idx;
       d[off + OBS.MARKET] = p.market;
       d[off + OBS.POINT] = p.point;
-      d[off + OBS.PLAYER] = p.player === null ? -1 : this.players.id(p.player);
+      d[off + OBS.PLAYER] = p.player === null ? -1 : this.eventPlayers.resolve(idx, p.market, p.book, this.players.id(p.player));
       d[off + OBS.OUTCOME] = p.outcome;
       d[off + OBS.BOOK] = p.book;
       d[off + OBS.PRICE] = p.price;
@@ -175,6 +177,8 @@ export class Hub {
     const view = this.readModel.upsertEvent(idx, ev.id, ev.sport.key, ev.commence, ev.home, ev.away, ev.status,
       shardOf(ev.id, this.pool.size));
     view.pitchers = ev.pitchers;
+    view.kind = ev.kind ?? 'game';
+    view.title = ev.title ?? null;
   }
 
   /** Final events leave the store, the read model and the registry. */
@@ -192,6 +196,7 @@ export class Hub {
       const idx = this.eventIds.id(ev.id);
       this.readModel.removeEvent(idx);
       this.analytics.dropEvent(idx);
+      this.eventPlayers.drop(idx);
       this.records.delete(ev.id);
     }
   }

@@ -124,7 +124,8 @@ export function discoveryRoutes(s: Services): Route[] {
         for (const key of keys) {
           const title = sportByKey(key)!.title;
           for (const ev of s.hub.readModel.sportEvents(key)) {
-            if (ev.status === 'final' || (ids !== null && !ids.has(ev.id)) || ev.commence < from || ev.commence > to) continue;
+            // games only: futures and event markets have no home and away team (they are listed by /props)
+            if (ev.status === 'final' || ev.kind !== 'game' || (ids !== null && !ids.has(ev.id)) || ev.commence < from || ev.commence > to) continue;
             list.push({
               id: ev.id,
               sport_key: key,

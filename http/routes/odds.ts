@@ -198,7 +198,8 @@ export class OddsView {
     const events: EventView[] = [];
     for (const key of keys) {
       for (const ev of this.s.hub.readModel.sportEvents(key)) {
-        if (ev.status === 'final') continue;
+        // futures and event markets have no teams and no game lines: /props serves them (include_futures)
+        if (ev.status === 'final' || ev.kind !== 'game') continue;
         if (q.ids !== null && !q.ids.has(ev.id)) continue;
         if (ev.commence < q.from || ev.commence > q.to) continue;
         const started = ev.commence <= now;

@@ -1,6 +1,9 @@
-// GET /v1/sports/{sport_key}/props (issue 5, first part): player-prop rows from the read model, one per book and
+// GET /v1/sports/{sport_key}/props (issue 5): player-prop rows from the read model, one per book and
 // (event, market, player): its current line with the Over and Under prices (a missing side is null, never
-// synthesised), flat or grouped per (event, player, market, line), paged by rows.
+// synthesised), flat or grouped per (event, player, market, line), paged by rows. Futures and event markets
+// (events without teams, engine/ingest.ts EventKind) are served only when asked: their rows carry `event_title`
+// instead of `home_team` and `away_team`, and an outright selection's row has `line` null, the selection in
+// `player`, the Yes price (it wins) in `over_price` and the No price in `under_price`.
 
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { decimalToAmerican } from '../../engine/odds.js';
@@ -17,21 +20,31 @@ import { activeBooks } from './odds.js';
 export const PROPS_WINDOW_MS = 60 * 60 * 1000;
 const PROP_KEYS = MARKETS.filter((m) => m.kind === 'prop').map((m) => m.key);
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
+const PREDICTION_BOOKS = new Set(BOOKMAKERS.flatMap((b, i) => (b.kind === 'prediction' ? [i] : [])));
 
 const str = { type: 'string' } as const;
 const nullableNum = { type: ['number', 'null'] } as const;
+const teams = {
+  home_team: { type: 'string', description: 'absent on futures and event markets' },
+  away_team: { type: 'string', description: 'absent on futures and event markets' },
+  event_title: { type: 'string', description: 'the name of a futures or event-market event ("NBA Championship 2026-27"); absent on games' },
+} as const;
+const line = { type: ['number', 'null'], description: 'null on outrights (a selection has no line)' } as const;
+const sides = {
+  over_price: { type: ['number', 'null'], description: 'Over; on outrights the Yes price (the selection wins)' },
+  under_price: { type: ['number', 'null'], description: 'Under; on outrights the No price (it does not), from prediction markets and exchanges' },
+} as const;
 const rowProps = {
-  event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, bookmaker: str, player: str,
-  market_key: str, market_label: str, line: { type: 'number' }, over_price: nullableNum, under_price: nullableNum,
-  age_seconds: { type: 'number' },
+  event_id: str, sport_key: str, commence_time: str, ...teams, bookmaker: str,
+  player: { type: 'string', description: 'the player; on outrights the selection (a team, a player, a horse)' },
+  market_key: str, market_label: str, line, ...sides, age_seconds: { type: 'number' },
 } as const;
 export const PropRowSchema = { type: 'object', properties: rowProps } as const;
 export const PropGroupSchema = {
   type: 'object',
   properties: {
-    event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, player: str, market_key: str,
-    market_label: str, line: { type: 'number' },
-    books: { type: 'array', items: { type: 'object', properties: { bookmaker: str, over_price: nullableNum, under_price: nullableNum, age_seconds: { type: 'number' } } } },
+    event_id: str, sport_key: str, commence_time: str, ...teams, player: str, market_key: str, market_label: str, line,
+    books: { type: 'array', items: { type: 'object', properties: { bookmaker: str, ...sides, age_seconds: { type: 'number' } } } },
   },
 } as const;
 const rowsJson = compile({ type: 'array', items: PropRowSchema });
@@ -47,8 +60,8 @@ export const PROPS_PARAMS: readonly ParamSpec[] = [
   { name: 'limit', type: 'integer', default: 5000, min: 1, max: 10_000, description: 'Rows per page (counts rows, also when grouped)' },
   { name: 'offset', type: 'integer', default: 0, min: 0, max: 10_000, description: 'Rows to skip' },
   { name: 'grouped', type: 'boolean', default: false, description: 'One entry per (event, player, market, line) with books[]' },
-  { name: 'include_event_markets', type: 'boolean', default: false, description: 'Include futures and prediction-market rows lacking a single home/away team (none are held yet)' },
-  { name: 'include_futures', type: 'boolean', default: false, description: 'Include season-long futures (none are held yet)' },
+  { name: 'include_event_markets', type: 'boolean', description: 'Include futures and event markets: rows of events without a single home and away team (outrights, tournament winners, prediction-market questions). Default false; when omitted, true if bookmakers names a prediction-market book' },
+  { name: 'include_futures', type: 'boolean', default: false, description: 'Include season-long futures (events of kind futures)' },
   { name: 'maxAgeSec', type: 'integer', min: 1, max: 3600, description: 'Drop rows older than this' },
 ];
 
@@ -71,7 +84,7 @@ export function propsRoutes(s: Services): Route[] {
     path: '/v1/sports/{sport_key}/props',
     auth: 'key',
     tag: 'props',
-    summary: 'Player props: one row per book with its current line, Over and Under prices',
+    summary: 'Player props: one row per book with its current line, Over and Under prices; futures and event-market outrights on request',
     params: PROPS_PARAMS,
     cost: () => 3,
     response: { type: 'array', items: PropRowSchema },
@@ -80,6 +93,11 @@ export function propsRoutes(s: Services): Route[] {
       const keys = sportKeys(ctx.args[0]);
       if (p.bookmakers !== undefined) activeBooks(p.bookmakers as string[]);
       const books = p.bookmakers === undefined ? null : new Set((p.bookmakers as string[]).map((k) => BOOK_INDEX.get(k)!));
+      // SPEC: auto-enabled when bookmakers includes a prediction-market book; an explicit false still wins
+      const eventMarkets = p.include_event_markets === undefined
+        ? books !== null && [...books].some((b) => PREDICTION_BOOKS.has(b))
+        : p.include_event_markets === true;
+      const futures = eventMarkets || p.include_futures === true;
       const markets = p.markets === undefined ? null : new Set(p.markets as string[]);
       const who = p.player === undefined ? null : fold(p.player as string);
       const american = p.oddsFormat === 'american';
@@ -89,6 +107,7 @@ export function propsRoutes(s: Services): Route[] {
       for (const key of keys) {
         for (const ev of rm.sportEvents(key)) {
           if (ev.status === 'final' || (p.eventId !== undefined && ev.id !== p.eventId)) continue;
+          if (ev.kind === 'futures' ? !futures : ev.kind === 'event_market' && !eventMarkets) continue;
           // initials join the event's one matching full name: "J. Tatum" is Jayson Tatum unless another J. Tatum plays
           const canon = canonicalInEvent(ev.records.map((r) => rm.player(r)), s.hub.players);
           for (const r of ev.records) {
@@ -110,7 +129,7 @@ export function propsRoutes(s: Services): Route[] {
         }
       }
       rows.sort((a, b) => a.ev.commence - b.ev.commence || cmp(a.ev.id, b.ev.id) || cmp(MARKETS[a.market].key, MARKETS[b.market].key)
-        || cmp(a.player, b.player) || a.line - b.line || cmp(BOOKMAKERS[a.book].key, BOOKMAKERS[b.book].key));
+        || cmp(a.player, b.player) || byLine(a.line, b.line) || cmp(BOOKMAKERS[a.book].key, BOOKMAKERS[b.book].key));
       const limit = p.limit as number;
       const offset = p.offset as number;
       const page = rows.slice(offset, offset + limit);
@@ -122,9 +141,10 @@ export function propsRoutes(s: Services): Route[] {
         return american ? decimalToAmerican(x) : x;
       };
       const age = (lu: number) => Math.max(0, (ctx.now - lu) / 1000);
-      const head = (r: Row) => ({
-        event_id: r.ev.id, sport_key: r.ev.sport, commence_time: isoSeconds(r.ev.commence), home_team: r.ev.home, away_team: r.ev.away,
-      });
+      const head = (r: Row) => (r.ev.kind === 'game'
+        ? { event_id: r.ev.id, sport_key: r.ev.sport, commence_time: isoSeconds(r.ev.commence), home_team: r.ev.home, away_team: r.ev.away }
+        : { event_id: r.ev.id, sport_key: r.ev.sport, commence_time: isoSeconds(r.ev.commence), event_title: r.ev.title ?? '' });
+      const lineOf = (r: Row) => (r.line !== r.line ? null : r.line);
       let body: string;
       let size: number;
       if (p.grouped === true) {
@@ -133,7 +153,7 @@ export function propsRoutes(s: Services): Route[] {
           const k = `${r.ev.id}|${r.player}|${r.market}|${r.line}`;
           let g = groups.get(k);
           if (g === undefined) {
-            groups.set(k, (g = { ...head(r), player: r.player, market_key: MARKETS[r.market].key, market_label: MARKETS[r.market].label, line: r.line, books: [] }));
+            groups.set(k, (g = { ...head(r), player: r.player, market_key: MARKETS[r.market].key, market_label: MARKETS[r.market].label, line: lineOf(r), books: [] }));
           }
           g.books.push({ bookmaker: BOOKMAKERS[r.book].key, over_price: price(r.over, r.book), under_price: price(r.under, r.book), age_seconds: age(r.lu) });
         }
@@ -142,7 +162,7 @@ export function propsRoutes(s: Services): Route[] {
       } else {
         body = rowsJson(page.map((r) => ({
           ...head(r), bookmaker: BOOKMAKERS[r.book].key, player: r.player, market_key: MARKETS[r.market].key,
-          market_label: MARKETS[r.market].label, line: r.line, over_price: price(r.over, r.book), under_price: price(r.under, r.book),
+          market_label: MARKETS[r.market].label, line: lineOf(r), over_price: price(r.over, r.book), under_price: price(r.under, r.book),
           age_seconds: age(r.lu),
         })));
         size = page.length;
@@ -162,4 +182,10 @@ export function propsRoutes(s: Services): Route[] {
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** lines ascending; no line (NaN, outrights) first */
+function byLine(a: number, b: number): number {
+  if (a !== a || b !== b) return (a !== a ? 0 : 1) - (b !== b ? 0 : 1);
+  return a - b;
 }

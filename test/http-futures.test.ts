@@ -1,0 +1,132 @@
+import t from 'tap';
+import { startTestApp } from './helpers/app.js';
+
+type Row = Record<string, unknown>;
+
+t.test('futures and event markets through POST /v1/ingest', async (t) => {
+  const app = await startTestApp(t);
+  const key = await app.key('business');
+  const now = Date.now();
+  const champ = { id: 'fut_nba_2027', sport_key: 'basketball_nba', commence_time: now + 20 * 86_400_000, kind: 'futures', title: 'NBA Championship 2026-27' };
+  // a season already under way: a future keeps trading
+  const mvp = { id: 'fut_nba_mvp', sport_key: 'basketball_nba', commence_time: now - 10 * 86_400_000, kind: 'futures', title: 'NBA MVP 2025-26' };
+  const cup = { id: 'em_nba_cup', sport_key: 'basketball_nba', commence_time: now + 5 * 86_400_000, kind: 'event_market', title: 'NBA Cup 2026' };
+  const game = { id: 'fut_game_1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'Boston Celtics', away_team: 'New York Knicks' };
+  const out = (book: string, e: { id: string }, outcome: string, price: number, player?: string) =>
+    ({ book, event_id: e.id, market: 'outrights', outcome, price, ...(player === undefined ? {} : { player }) });
+  const r = await app.ingest({ events: [champ, mvp, cup, game], prices: [
+    out('draftkings', champ, 'Boston Celtics', 5.0),
+    out('fanduel', champ, 'Boston Celtics', 4.2),
+    out('draftkings', champ, 'Oklahoma City Thunder', 3.6),
+    // Kalshi's two contracts on the Celtics: Yes at 23 cents, No at 78 cents
+    out('kalshi', champ, 'Yes', 1 / 0.23, 'Boston Celtics'),
+    out('kalshi', champ, 'No', 1 / 0.78, 'Boston Celtics'),
+    out('fanduel', mvp, 'Nikola Jokic', 2.5),
+    out('betmgm', cup, 'Oklahoma City Thunder', 4.0),
+    { book: 'draftkings', event_id: game.id, market: 'h2h', outcome: 'Boston Celtics', price: 1.6 },
+    { book: 'draftkings', event_id: game.id, market: 'h2h', outcome: 'New York Knicks', price: 2.45 },
+    { book: 'draftkings', event_id: game.id, market: 'player_points', player: 'Jalen Brunson', point: 27.5, outcome: 'Over', price: 1.9 },
+    { book: 'draftkings', event_id: game.id, market: 'player_points', player: 'Jalen Brunson', point: 27.5, outcome: 'Under', price: 1.9 },
+    // refused one by one
+    { book: 'draftkings', event_id: champ.id, market: 'h2h', outcome: 'Boston Celtics', price: 1.9 },
+    out('draftkings', game, 'Boston Celtics', 1.6),
+    out('kalshi', champ, 'Yes', 1.5),
+    { ...out('draftkings', champ, 'Boston Celtics', 4.5), point: 1 },
+  ] });
+  t.equal(r.status, 202, '202');
+  t.same([r.json.events, r.json.accepted], [4, 11], 'four events and eleven prices applied');
+  t.same(r.json.rejected.map((x: Row) => `${x.index}:${x.error_code}`),
+    ['11:MARKET_NOT_OFFERED', '12:MARKET_NOT_OFFERED', '13:INVALID_OUTCOME', '14:INVALID_POINT'], 'bad items refused one by one');
+  const bad = await app.ingest({ events: [
+    { id: 'fut_bad_1', sport_key: 'basketball_nba', commence_time: now, kind: 'futures' },
+    { id: 'fut_bad_2', sport_key: 'basketball_nba', commence_time: now, kind: 'futures', title: 'x', home_team: 'A' },
+    { id: 'fut_bad_3', sport_key: 'basketball_nba', commence_time: now, kind: 'season', title: 'x' },
+    { ...champ, kind: undefined, home_team: 'A', away_team: 'B', title: undefined },
+  ] });
+  t.same(bad.json.rejected_events.map((x: Row) => `${x.index}:${x.error_code}`),
+    ['0:INVALID_EVENT', '1:INVALID_EVENT', '2:INVALID_EVENT', '3:INVALID_EVENT'], 'no title, teams on a future, unknown kind, a future turned game');
+
+  const props = async (q: string) => {
+    const res = await app.get(`/v1/sports/basketball_nba/props?apiKey=${key}${q}`);
+    return { res, body: (await res.json()) as Row[] };
+  };
+  const ids = (rows: Row[]) => [...new Set(rows.map((x) => x.event_id))];
+
+  t.test('/props: futures and event markets only when asked', async (t) => {
+    t.same(ids((await props('')).body), [game.id], 'by default: games only');
+    t.same(ids((await props('&include_futures=true')).body), [mvp.id, game.id, champ.id],
+      'include_futures: the season-long futures too, not the event market');
+    const all = await props('&include_event_markets=true');
+    t.same(ids(all.body).sort(), [champ.id, cup.id, game.id, mvp.id].sort(), 'include_event_markets: futures and event markets');
+    t.same(ids((await props('&include_event_markets=true&include_futures=false')).body).sort(), [champ.id, cup.id, game.id, mvp.id].sort(),
+      'event markets include futures (SPEC)');
+    t.same(ids((await props('&bookmakers=kalshi')).body), [champ.id], 'auto-enabled when bookmakers names a prediction-market book');
+    t.same((await props('&bookmakers=kalshi&include_event_markets=false')).body, [], 'an explicit false still wins');
+    t.same(ids((await props('&bookmakers=kalshi&include_event_markets=false&include_futures=true')).body), [champ.id], 'futures alone');
+    t.same(ids((await props('&bookmakers=draftkings,betmgm')).body), [game.id], 'no prediction book: not auto-enabled');
+    t.same(ids((await props('&markets=outrights')).body), [], 'markets=outrights alone does not enable futures');
+    for (const q of ['&include_futures=maybe', '&include_event_markets=2', '&markets=outright']) {
+      const { res } = await props(q);
+      t.equal(res.status, 422, `${q}: 422`);
+      const err = (await (await app.get(`/v1/sports/basketball_nba/props?apiKey=${key}${q}`)).json()) as { error_code: string; detail: { loc: string[] }[] };
+      t.equal(err.error_code, 'VALIDATION_ERROR', `${q}: validation error body`);
+      t.equal(err.detail[0].loc[1], q.slice(1, q.indexOf('=')), `${q}: names the parameter`);
+    }
+  });
+
+  t.test('/props: outright rows have no teams, a title, the selection as player, no line, Yes and No', async (t) => {
+    const { body } = await props('&include_futures=true&markets=outrights&eventId=fut_nba_2027&oddsFormat=decimal');
+    t.same(body.map((x) => `${x.player}:${x.bookmaker}`), [
+      'Boston Celtics:draftkings', 'Boston Celtics:fanduel', 'Boston Celtics:kalshi', 'Oklahoma City Thunder:draftkings',
+    ], 'one row per book and selection');
+    for (const row of body) {
+      t.notOk('home_team' in row || 'away_team' in row, `${row.player}@${row.bookmaker}: home_team and away_team absent`);
+      t.equal(row.event_title, 'NBA Championship 2026-27', 'the title instead');
+      t.equal(row.line, null, 'no line');
+      t.same([row.market_key, row.market_label], ['outrights', 'Outright Winner'], 'market');
+    }
+    t.same([body[0].over_price, body[0].under_price], [5, null], 'a sportsbook: Yes only, No null (never made up)');
+    t.same([body[2].over_price, body[2].under_price], [1 / 0.23, 1 / 0.78], 'kalshi: Yes and No contracts');
+    const american = await props('&include_futures=true&markets=outrights&eventId=fut_nba_2027&bookmakers=draftkings');
+    t.same(american.body.map((x) => x.over_price), [400, 260], 'American by default');
+    const grouped = await props('&include_futures=true&markets=outrights&eventId=fut_nba_2027&grouped=true');
+    t.same(grouped.body.map((g) => `${g.player}:${(g.books as Row[]).length}`), ['Boston Celtics:3', 'Oklahoma City Thunder:1'], 'grouped per selection');
+    t.equal(grouped.body[0].line, null, 'grouped: no line');
+    t.notOk('home_team' in grouped.body[0], 'grouped: no teams');
+    const g = (await props('')).body[0];
+    t.same([g.home_team, g.away_team, 'event_title' in g], ['Boston Celtics', 'New York Knicks', false], 'game rows unchanged');
+  });
+
+  t.test('game-line endpoints leave futures and event markets out', async (t) => {
+    const odds = (await (await app.get(`/v1/sports/basketball_nba/odds?apiKey=${key}&include_live=true`)).json()) as Row[];
+    t.same(odds.map((e) => e.id), [game.id], '/odds');
+    const events = (await (await app.get('/v1/sports/basketball_nba/events')).json()) as Row[];
+    t.same(events.map((e) => e.id), [game.id], '/events');
+    const live = (await (await app.get(`/v1/sports/basketball_nba/live?apiKey=${key}`)).json()) as Row[];
+    t.same(live.map((e) => e.id), [], '/live: the started season is not an in-play game');
+  });
+
+  t.test('/v1/prediction-markets lists contracts on futures', async (t) => {
+    const rows = (await (await app.get(`/v1/prediction-markets/basketball_nba?apiKey=${key}`)).json()) as Row[];
+    t.same(rows.map((x) => `${x.event_id}:${x.selection}:${x.outcome}`), [
+      'fut_nba_2027:Boston Celtics:No', 'fut_nba_2027:Boston Celtics:Yes',
+    ], 'the Yes and No contracts on the Celtics');
+    for (const row of rows) {
+      t.notOk('home_team' in row || 'away_team' in row, 'no teams');
+      t.same([row.event_title, row.market, row.player, row.point], ['NBA Championship 2026-27', 'outrights', null, null], 'title, market, no player, no point');
+    }
+    t.ok(Math.abs((rows[1].implied_prob as number) - 0.23) < 1e-12, 'a 23-cent Yes implies 0.23');
+  });
+
+  t.test('analytics: the Yes/No pair of one selection is a two-way line; nothing mixes with game lines', async (t) => {
+    // DraftKings' Celtics at 5.0 (20 %) against Kalshi's No at 78 cents: 98 %, a real arbitrage
+    const arbs = (await (await app.get(`/v1/sports/basketball_nba/arbitrage?apiKey=${key}&include_live=true`)).json()) as Row[];
+    t.equal(arbs.length, 1, 'one arbitrage');
+    t.same([arbs[0].event_id, arbs[0].market, arbs[0].player, arbs[0].point], [champ.id, 'outrights', 'Boston Celtics', null], 'on the Celtics selection');
+    const legs = arbs[0].legs as Row[];
+    t.same(legs.map((l) => l.book), ['draftkings', 'kalshi'], 'DraftKings Yes, Kalshi No');
+    t.ok(Math.abs((arbs[0].profit_pct as number) - (1 / (1 / 5 + 0.78) - 1) * 100) < 1e-9, 'profit from the two prices');
+    const mids = (await (await app.get(`/v1/sports/basketball_nba/middles?apiKey=${key}&include_live=true&min_gap=0`)).json()) as Row[];
+    t.same(mids, [], 'a selection has no line: no middles');
+  });
+});
