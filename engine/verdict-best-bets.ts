@@ -92,7 +92,8 @@ export function sweep(rm: ReadModel, names: PlayerNames, events: Iterable<EventV
   const bets: BestBet[] = [];
   const alerts: EdgeAlert[] = [];
   for (const ev of events) {
-    if (ev.status === 'final' || (!o.includeLive && ev.commence <= o.now)) continue;
+    // games only: the verdict engine finds a bet by its teams, and futures and event markets have none
+    if (ev.status === 'final' || ev.kind !== 'game' || (!o.includeLive && ev.commence <= o.now)) continue;
     for (const line of linesOf(rm, names, ev, o.markets)) {
       const n = MARKETS[line.market].shape === 'three_way' ? 3 : 2;
       const players = line.player < 0 ? [-1] : [...new Set(line.records.map((r) => rm.player(r)))];

@@ -138,4 +138,16 @@ t.test('best bets', async (t) => {
     t.same(bound('min_edge'), [0, 30, 2], 'min_edge 0 to 30, default 2');
     t.same(bound('min_books'), [2, 20, 4], 'min_books 2 to 20, default 4');
   });
+
+  t.test('futures and event markets are not graded (no teams to find the bet by)', async (t) => {
+    const fut = { id: 'bb_fut', sport_key: 'basketball_nba', commence_time: now + 20 * 86_400_000, kind: 'futures', title: 'NBA Championship 2026-27' };
+    const out = (book: string, outcome: string, price: number) => ({ book, event_id: fut.id, market: 'outrights', player: 'Boston Celtics', outcome, price });
+    // pinnacle Yes 3.00 / No 1.45 (fair Yes about 0.326); draftkings Yes 3.60 would be +17 % if it were graded
+    const r = await app.ingest({ events: [fut], prices: [out('pinnacle', 'Yes', 3.0), out('pinnacle', 'No', 1.45), out('draftkings', 'Yes', 3.6), out('fanduel', 'Yes', 3.1)] });
+    t.equal(r.json.accepted, 4, 'outright prices applied');
+    const res = await app.get('/v1/sports/basketball_nba/best-bets?min_books=2&min_edge=0&limit=50', auth);
+    const body = (await res.json()) as Json;
+    const rows = body.bets as Json[];
+    t.notOk(rows.some((b) => b.event_id === fut.id), 'no best bet on the future');
+  });
 });

@@ -129,4 +129,18 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
     const mids = (await (await app.get(`/v1/sports/basketball_nba/middles?apiKey=${key}&include_live=true&min_gap=0`)).json()) as Row[];
     t.same(mids, [], 'a selection has no line: no middles');
   });
+
+  t.test('/arbitrage: an outright arbitrage names the event by its title and the sides Yes and No', async (t) => {
+    // draftkings pays 5.00 on the Celtics (Yes, implied 0.20) and Kalshi's No costs 78 cents (implied 0.78):
+    // 0.20 + 0.78 = 0.98 < 1
+    const res = await app.get(`/v1/sports/basketball_nba/arbitrage?apiKey=${key}`);
+    const rows = ((await res.json()) as Row[]).filter((x) => x.event_id === champ.id);
+    t.equal(rows.length, 1, 'one arbitrage on the championship');
+    const row = rows[0];
+    t.equal(row.event_title, champ.title, 'event_title');
+    t.notOk('home_team' in row || 'away_team' in row, 'no home_team or away_team on a future (SPEC)');
+    t.equal(row.player, 'Boston Celtics', 'the selection');
+    const legs = row.legs as Row[];
+    t.same(legs.map((l) => `${l.book}:${l.outcome}`).sort(), ['draftkings:Yes', 'kalshi:No'], 'legs are Yes and No');
+  });
 });

@@ -8,7 +8,7 @@ import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
 import { effectivePrice, middle } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
-import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
+import { MARKET_INDEX, SLOT, outcomeLabel } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
 import type { EventView } from '../../engine/read-model.js';
 import { ARB, CONS, EVQ, FAIR, MID } from '../../engine/records.js';
@@ -38,7 +38,8 @@ const bool = { type: 'boolean' } as const;
 const nullableStr = { type: ['string', 'null'] } as const;
 const nullableNum = { type: ['number', 'null'] } as const;
 const eventFields = {
-  event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str,
+  // home_team and away_team are absent on futures and event markets, which carry event_title instead (SPEC)
+  event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, event_title: str,
   market: str, point: nullableNum, player: nullableStr,
 } as const;
 
@@ -93,7 +94,7 @@ const legSchema = { type: 'object', properties: { book: str, side: str, line: nu
 export const MiddleRowSchema = {
   type: 'object',
   properties: {
-    event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, market: str, player: nullableStr,
+    event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, event_title: str, market: str, player: nullableStr,
     is_live: bool, books: int, over: legSchema, under: legSchema,
     window: { type: 'object', properties: { low: num, high: num, width: num } },
     hit_numbers: { type: 'array', items: num },
@@ -130,8 +131,7 @@ function page<T>(rows: T[], p: Params, json: (rows: T[]) => string): Reply {
 }
 
 function outcomeName(ev: EventView, market: number, o: number): string {
-  if (MARKETS[market].shape === 'over_under') return o === SLOT.OVER ? 'Over' : 'Under';
-  return o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
+  return outcomeLabel(ev, market, o);
 }
 
 /** The point as the outcome sees it: spreads' away side carries the negated home line. */
@@ -201,9 +201,9 @@ export function analyticsRoutes(s: Services): Route[] {
     }
   };
   const playerName = (id: number): string | null => (id < 0 ? null : hub.players.name(id));
-  const head = (ev: EventView) => ({
-    event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: ev.home, away_team: ev.away,
-  });
+  const head = (ev: EventView) => (ev.kind === 'game'
+    ? { event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: ev.home, away_team: ev.away }
+    : { event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), event_title: ev.title ?? '' });
 
   const arbitrage: Route = {
     method: 'GET',

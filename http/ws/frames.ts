@@ -9,7 +9,7 @@
 import { crc32 } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import { BOOKMAKERS, MARKETS, sportByKey } from '../../engine/catalogue.js';
-import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
+import { MARKET_INDEX, SLOT, outcomeLabel } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
 import type { EventView, ReadModel } from '../../engine/read-model.js';
 
@@ -33,8 +33,7 @@ export function itemKey(i: DeltaItem): string {
 }
 
 export function outcomeName(ev: EventView, market: number, o: number): string {
-  if (MARKETS[market].shape === 'over_under') return o === SLOT.OVER ? 'Over' : 'Under';
-  return o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
+  return outcomeLabel(ev, market, o);
 }
 
 export function outcomePoint(market: number, point: number, o: number): number | null {

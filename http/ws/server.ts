@@ -160,13 +160,14 @@ export class Streams {
     return idx < 0 ? undefined : this.s.hub.readModel.event(idx);
   }
 
-  /** events on a channel now: all non-final ones, in play only for live */
+  /** events on a channel now: every game not final, in play only for live */
   private events(ch: Channel): EventView[] {
     const now = this.s.now();
     const out: EventView[] = [];
     for (const sp of ch.sports) {
       for (const ev of this.s.hub.readModel.sportEvents(sp)) {
-        if (ev.status === 'final' || (ch.kind === 'live' && ev.commence > now)) continue;
+        // game odds only, like /odds: futures and event markets are served by /props and /v1/prediction-markets
+        if (ev.status === 'final' || ev.kind !== 'game' || (ch.kind === 'live' && ev.commence > now)) continue;
         out.push(ev);
       }
     }
@@ -281,7 +282,7 @@ export class Streams {
     const d = b.records;
     for (let i = 0, off = 0; i < b.count; i++, off += CHG.STRIDE) {
       const ev = rm.event(d[off + CHG.EVENT]);
-      if (ev === undefined || !this.bySport.has(ev.sport)) continue;
+      if (ev === undefined || ev.kind !== 'game' || !this.bySport.has(ev.sport)) continue;
       const kind = d[off + CHG.KIND];
       const market = d[off + CHG.MARKET];
       const o = d[off + CHG.OUTCOME];
