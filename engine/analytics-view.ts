@@ -7,7 +7,7 @@ import { SHARP_BOOK, SHARP_INDEX, N_METHODS, lineKeyOf, evKeyOf, midKeyOf } from
 import type { AnalyticsBatch } from './analytics.js';
 import type { ScratchSets } from './analytics-scratch.js';
 import { FlatIndex } from './flat-index.js';
-import { pointCode } from './price-store.js';
+import { effectiveAt, pointCode } from './price-store.js';
 import { ARB, CONS, EVQ, EVR, FAIR, MID, ROW } from './records.js';
 
 function lineNum(market: number, player: number, point: number): number {
@@ -27,6 +27,9 @@ export class EventAnalytics {
 }
 
 type Key = (d: Float64Array, o: number) => number;
+
+/** the raw price of one quote now, 0 when there is none */
+export type QuotePrice = (event: number, market: number, point: number, player: number, outcome: number, book: number) => number;
 
 /** Fixed-stride records of one kind found through one FlatIndex probe by two integer keys. Every record kind
  *  here (CONS, FAIR, EVQ, MID) has KIND at 0 and EVENT at 1. */
@@ -191,7 +194,8 @@ export class AnalyticsView {
   }
 
   /** One quote against sharp index s as an EVR row: methods of `bits` get the fair probability of the sharp's
-   *  current no-vig line (NaN when it has none), the others NaN. */
+   *  current no-vig line (NaN when it has none), the others NaN; the price is the record's (the quote's when its
+   *  mask last changed). */
   evRow(q: Float64Array, off: number, s: number, bits: number): Float64Array {
     const row = new Float64Array(EVR.STRIDE);
     row[EVR.KIND] = ROW.UPSERT;
@@ -236,8 +240,9 @@ export class AnalyticsView {
     this.applyTo(this.mid, rec, n);
   }
 
-  /** Every set in the shape scratch() returns, for the property test. */
-  canonical(): ScratchSets {
+  /** Every set in the shape scratch() returns, for the property test; EV rows are priced by `priceOf` (the raw
+   *  price of a quote now, 0 when none), as a request prices them from the read model. */
+  canonical(priceOf: QuotePrice): ScratchSets {
     const sets: ScratchSets = { cons: new Map(), arb: new Map(), ev: new Map(), mid: new Map() };
     for (const e of this.byEvent) {
       if (e === undefined) continue;
@@ -253,6 +258,8 @@ export class AnalyticsView {
           const bits = (mask >>> (s * N_METHODS)) & METHOD_BITS;
           if (bits === 0) continue;
           const row = this.evRow(this.ev.data, off, s, bits);
+          row[EVR.PRICE] = priceOf(row[EVR.EVENT], row[EVR.MARKET], row[EVR.POINT], row[EVR.PLAYER], row[EVR.OUTCOME], row[EVR.BOOK]);
+          row[EVR.EFF] = effectiveAt(row[EVR.PRICE], row[EVR.BOOK]);
           sets.ev.set(evKeyOf(row, 0), row);
         }
       }

@@ -5,8 +5,9 @@
 // - EV is kept as one bit mask per quote, bit (sharp, method) set while its edge is positive. A soft book's
 //   move recomputes its own mask against the sharps that quote the line; a sharp's move recomputes its no-vig
 //   line (sent once as a FAIR record) and the masks of the line's other quotes. A quote is sent (EVQ) only when
-//   its mask changes or it moves while its mask is not 0: a sharp's move no longer re-sends every +EV quote of
-//   the line, and the main thread reads fair probabilities from the FAIR records.
+//   its mask changes: a sharp's move no longer re-sends every +EV quote of the line, a +EV quote's move sends
+//   nothing unless it crosses zero somewhere, and the main thread prices a row from the read model's quote and the
+//   FAIR records.
 // - Consensus is kept as running sums per line and outcome (implied probabilities in fixed point, so adding and
 //   removing is exact and the sums equal a from-scratch recomputation bit for bit), counts, and distinct books
 //   per line; best and worst prices come from the ends of the ladders.
@@ -464,8 +465,8 @@ export class Analytics implements StoreListener {
     }
   }
 
-  /** A quote moved (or arrived fresh): its mask against every sharp quoting the line; sent when not 0 before or
-   *  after (its price is in the record). */
+  /** A quote moved (or arrived fresh): its mask against every sharp quoting the line; sent when it changes (a
+   *  quote that stays +EV as it moves is priced from the read model when served). */
   private softEdges(line: number, outcome: number, slot: number, book: number, raw: number, eff: number): void {
     let sharps = this.sharpMask[line];
     let mask = 0;
@@ -478,8 +479,7 @@ export class Analytics implements StoreListener {
         if ((valid & (1 << m)) !== 0 && pool[f + FL.P + m * 3 + outcome] * eff - 1 > 0) mask |= 1 << (s * N_METHODS + m);
       }
     }
-    const old = this.evMask[slot];
-    if (mask === 0 && old === 0) return;
+    if (mask === this.evMask[slot]) return;
     this.evMask[slot] = mask;
     this.sendQuote(line, outcome, book, raw, eff, mask);
   }

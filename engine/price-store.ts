@@ -15,6 +15,7 @@
 // about 4 us an update at 1.2 M quotes; one hash probe into a flat index plus one record costs about 1 us
 // (bench/ingest.ts, DESIGN.md section 6).
 
+import { effectivePrice } from './analytics-math.js';
 import { BOOKMAKERS } from './catalogue.js';
 import { FlatIndex } from './flat-index.js';
 import { CHANGE, CHG, OBS, RESTORE, RecordBuffer } from './records.js';
@@ -68,6 +69,13 @@ export interface StoreListener {
 }
 
 const DEFAULT_COMMISSION = Float64Array.from(BOOKMAKERS, (b) => (b.kind === 'exchange' ? b.commission : 0));
+
+/** What a bettor gets at a book's decimal price, as the ladders rank it: an exchange's price net of its
+ *  commission on winnings (engine/analytics-math.ts effectivePrice), any other book's price as it is. */
+export function effectiveAt(price: number, book: number, commission: ArrayLike<number> = DEFAULT_COMMISSION): number {
+  const c = book < commission.length ? commission[book] : 0;
+  return c === 0 ? price : effectivePrice(price, c);
+}
 
 function ranksAbove(l: number[], a: number, b: number): boolean {
   if (l[a] !== l[b]) return l[a] > l[b];
@@ -400,8 +408,7 @@ export class PriceStore {
   }
 
   private effective(price: number, book: number): number {
-    const c = book < this.commission.length ? this.commission[book] : 0;
-    return c === 0 ? price : 1 + (price - 1) * (1 - c);
+    return effectiveAt(price, book, this.commission);
   }
 
   /** Removes a book-line's quotes from its line's ladders, emitting REMOVED. */

@@ -139,6 +139,14 @@ export class ReadModel {
     return this.index.get(event, recKey(market, player, book));
   }
 
+  /** The raw price of a quote now, 0 when there is none (a book holds one point per event, market and player). */
+  quotePrice(event: number, market: number, point: number, player: number, outcome: number, book: number): number {
+    const r = this.find(event, market, player, book);
+    if (r < 0) return 0;
+    const rp = this.point(r);
+    return rp === point || (rp !== rp && point !== point) ? this.price(r, outcome) : 0;
+  }
+
   /** Applies change records laid out as CHG; returns the sports touched. */
   apply(records: Float64Array, count: number): Set<string> {
     const touched = this.touched;

@@ -11,19 +11,15 @@ import { ApiError } from './errors.js';
 import { MARKET_INDEX, SLOT } from './ingest.js';
 import { americanToDecimal } from './odds.js';
 import { canonicalInEvent, fold, type PlayerNames } from './players.js';
+import { effectiveAt } from './price-store.js';
 import type { EventView, ReadModel } from './read-model.js';
 import { STALE_MS } from './sla.js';
 import type { SportDef } from './types.js';
 
 export type Verdict = 'BET' | 'LEAN' | 'FAIR' | 'PASS' | 'NO_DATA';
 
-const COMMISSION = Float64Array.from(BOOKMAKERS, (b) => (b.kind === 'exchange' ? b.commission : 0));
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 
-/** what a bettor gets: exchanges keep their commission on net winnings */
-export function effectivePrice(d: number, book: number): number {
-  return 1 + (d - 1) * (1 - COMMISSION[book]);
-}
 
 /** American with a sign (-110, +150) or decimal above 1 (1.91); NaN otherwise */
 export function parsePrice(raw: string): number {
@@ -200,7 +196,7 @@ export function quoteOf(rm: ReadModel, bet: Bet, book: number, now: number): Quo
   const price = rm.price(r, bet.slot);
   const lu = lastWrite(rm, r, bet.slot);
   if (!(price > 0) || now - lu > STALE_MS[book]) return null;
-  return { book, price, eff: effectivePrice(price, book), lu };
+  return { book, price, eff: effectiveAt(price, book), lu };
 }
 
 /** the best fresh effective price among the books, and how many of them quote the side on this line */

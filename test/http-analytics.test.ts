@@ -916,3 +916,23 @@ t.test('analytics - a quote that ages past its threshold leaves the views', asyn
   const c = (await cons('basketball_nba')).body.find((r) => r.event_id === stale.id);
   t.same(c?.outcomes.map((x) => [x.best_book, x.books]), [['fanduel', 1], ['fanduel', 1]], 'consensus: only fanduel left');
 });
+
+t.test('ev - a +EV quote that moves and stays +EV is served at its new price (rows are priced from the read model)', async (t) => {
+  const ev = { id: 'ev_move', sport_key: 'basketball_ncaab', commence_time: NOW + 86_400_000, home_team: 'Duke', away_team: 'UNC' };
+  const ts = clock.now();
+  const h2h = (book: string, home: number, away: number) => [
+    { book, event_id: ev.id, market: 'h2h', outcome: 'Duke', price: home, ts },
+    { book, event_id: ev.id, market: 'h2h', outcome: 'UNC', price: away, ts },
+  ];
+  // pinnacle 1.95 / 1.95: fair 0.5 each; draftkings Duke 2.10 is +5 %, then 2.20 is +10 % (no mask changes)
+  await app.ingest({ events: [ev], prices: [...h2h('pinnacle', 1.95, 1.95), ...h2h('draftkings', 2.1, 1.7)] });
+  const row = async () => (await evs('basketball_ncaab', 'minEdge=0')).body.find((r) => r.event_id === ev.id && r.book === 'draftkings');
+  const before = await row();
+  t.equal(before?.price, 2.1, 'at 2.10');
+  t.ok(near(before?.edge_pct, 5), 'edge 0.5 * 2.10 - 1 = 5 %');
+  await app.ingest({ prices: [{ book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: 'Duke', price: 2.2, ts }] });
+  const after = await row();
+  t.equal(after?.price, 2.2, 'at 2.20 after the move');
+  t.ok(near(after?.edge_pct, 10), 'edge 0.5 * 2.20 - 1 = 10 %');
+  t.equal(after?.price_american, 120, 'American +120');
+});

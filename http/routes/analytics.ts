@@ -5,13 +5,14 @@
 // read model, since no maintained set can cover every subset.
 
 import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
-import { effectivePrice, middle } from '../../engine/analytics-math.js';
+import { middle } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
 import { MARKET_INDEX, SLOT, outcomeLabel } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
 import type { EventView } from '../../engine/read-model.js';
 import { ARB, CONS, EVQ, FAIR, MID } from '../../engine/records.js';
+import { effectiveAt } from '../../engine/price-store.js';
 import { STALE_MS } from '../../engine/sla.js';
 import { invalid, type ParamSpec, type Params } from '../params.js';
 import type { Reply, RequestCtx, Route } from '../router.js';
@@ -29,7 +30,6 @@ const IS_EXCHANGE = BOOKMAKERS.map((b) => b.kind === 'exchange');
 const IS_PREDICTION = BOOKMAKERS.map((b) => b.kind === 'prediction');
 const IS_DFS = BOOKMAKERS.map((b) => b.kind === 'dfs');
 /** commission per book id, as the price store ranks its ladders: exchanges only */
-const COMMISSION = BOOKMAKERS.map((b) => (b.kind === 'exchange' ? b.commission : 0));
 
 const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;
@@ -192,7 +192,7 @@ export function analyticsRoutes(s: Services): Route[] {
       if (d === 0 || IS_DFS[b] || skip(b)) continue;
       const c = rm.changedAt(r, o);
       if (now - Math.max(c, rm.verifiedAt(r, o)) > STALE_MS[b]) continue;
-      const e = COMMISSION[b] === 0 ? d : effectivePrice(d, COMMISSION[b]);
+      const e = effectiveAt(d, b);
       if (book[o] >= 0 && !(e > eff[o] || (e === eff[o] && (c < changed || (c === changed && b < book[o]))))) continue;
       book[o] = b;
       price[o] = d;
@@ -335,15 +335,17 @@ export function analyticsRoutes(s: Services): Route[] {
           const f = view.fairOf(e.idx, market, point, player, sharp);
           if (f < 0) continue;
           const fair = view.fairData()[f * FAIR.STRIDE + FAIR.P + method * 3 + o];
-          const eff = d[off + EVQ.EFF];
+          const book = d[off + EVQ.BOOK];
+          // the quote's price now (the record holds it as of its last mask change)
+          const price = rm.quotePrice(e.idx, market, point, player, o, book);
+          if (price === 0) continue;
+          const eff = effectiveAt(price, book);
           const edge = (fair * eff - 1) * 100;
           if (edge < minEdge) continue;
           const c = view.consOf(e.idx, market, point, player);
           // books compared: every book whose fresh quote counts on the line, prediction markets included
           const books = c < 0 ? 0 : cons[c * CONS.STRIDE + CONS.BOOKS] + cons[c * CONS.STRIDE + CONS.PBOOKS];
           if (books < minBooks) continue;
-          const book = d[off + EVQ.BOOK];
-          const price = d[off + EVQ.PRICE];
           let oldest = lastUpdate(e, market, player, point, book, o) || ctx.now;
           for (let so = 0; so < (MARKETS[market].shape === 'three_way' ? 3 : 2); so++) {
             oldest = Math.min(oldest, lastUpdate(e, market, player, point, sharp, so) || ctx.now);
