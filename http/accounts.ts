@@ -29,6 +29,7 @@ export class Accounts {
   private readonly byHash = new Map<string, KeyState>();
   /** plaintext key to state, so a hot key is not hashed on every request; bounded */
   private readonly byKey = new Map<string, KeyState>();
+  private readonly byId = new Map<number, KeyState>();
   private adminHash: Buffer | null = null;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
@@ -43,6 +44,7 @@ export class Accounts {
     const st = new KeyState(row.id, row.keyHash, row.tier, row.creditsRemaining, row.creditsUsed, row.periodEnd.getTime());
     st.lastRequestAt = row.lastRequestAt?.getTime() ?? 0;
     this.byHash.set(row.keyHash, st);
+    this.byId.set(row.id, st);
     return st;
   }
 
@@ -67,6 +69,11 @@ export class Accounts {
     if (this.byKey.size >= 10_000) this.byKey.clear();
     this.byKey.set(key, st);
     return st;
+  }
+
+  /** A key by its id (webhook deliveries bill the key that owns the subscription). */
+  keyById(id: number): KeyState | undefined {
+    return this.byId.get(id);
   }
 
   /** Takes `cost` credits if the balance covers them. Never lets a balance go below zero. */

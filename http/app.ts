@@ -4,6 +4,7 @@
 import { availableParallelism } from 'node:os';
 import uWS from 'uWebSockets.js';
 import { Simulator } from '../engine/simulator.js';
+import type { IngestBatch } from '../engine/types.js';
 import { openDatabase, type Database } from '../sql/connection.js';
 import { getSetting, hashKey, setSetting } from '../sql/keys.js';
 import { migrate } from '../sql/migrate.js';
@@ -22,6 +23,18 @@ import { pitcherRoutes } from './routes/pitchers.js';
 import { predictionRoutes } from './routes/prediction.js';
 import { propsRoutes } from './routes/props.js';
 import { verdictRoutes } from './routes/verdict.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { historicalRoutes } from './routes/historical.js';
+import { mountStreamed } from './export-stream.js';
+import { documentedRoutes } from './openapi.js';
+import { DEFAULT_HISTORY_CONFIG, HistoryService, type HistoryConfig } from '../workers/history-service.js';
+import { DEFAULT_STATUS_CONFIG, StatusService, type StatusConfig } from '../workers/status-service.js';
+import { statusRoutes } from './routes/status.js';
+import { coverageRoutes } from './routes/coverage.js';
+import { statusPageRoutes } from './routes/status-page.js';
+import { bookByKey } from '../engine/catalogue.js';
+import { SIM_BOOKS } from '../engine/simulator.js';
+import { DEFAULT_WEBHOOK_CONFIG, WebhookService, type WebhookConfig } from '../workers/webhook-service.js';
 import type { Services } from './services.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
 import { Streams } from './ws/server.js';
@@ -46,6 +59,14 @@ export interface Config {
   log?: (msg: string) => void;
   /** WebSocket backpressure, resume and segmentation bounds (tests shrink them) */
   streams?: Partial<StreamLimits>;
+  /** outbound webhooks (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_RETRY_DELAYS_MS, SMTP_URL; tests shorten the timings) */
+  webhooks?: Partial<WebhookConfig>;
+  /** closing-line history writer timings (tests shorten them) */
+  history?: Partial<HistoryConfig>;
+  /** status cache and sampling timings (tests shorten them) */
+  status?: Partial<StatusConfig>;
+  /** SIM_STALL: book keys the simulator does not quote */
+  simStall?: string[];
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv): Config {
@@ -68,7 +89,31 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     simRate: int('SIM_RATE', 2000, 1, 1_000_000),
     adminKey: env.ADMIN_KEY || undefined,
     shards: int('SHARDS', Math.max(1, availableParallelism() - 1), 1, 64),
+    webhooks: webhookConfigFromEnv(env),
+    simStall: simStallFromEnv(env.SIM_STALL),
   };
+}
+
+function simStallFromEnv(raw: string | undefined): string[] {
+  const books = (raw ?? '').split(',').map((b) => b.trim()).filter((b) => b !== '');
+  const bad = books.filter((b) => bookByKey(b) === undefined);
+  if (bad.length > 0) throw new Error(`SIM_STALL names unknown book key(s) ${bad.join(', ')}`);
+  return books;
+}
+
+function webhookConfigFromEnv(env: NodeJS.ProcessEnv): Partial<WebhookConfig> {
+  const out: Partial<WebhookConfig> = { allowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1' || env.WEBHOOK_ALLOW_PRIVATE === 'true' };
+  const delays = env.WEBHOOK_RETRY_DELAYS_MS;
+  if (delays !== undefined && delays !== '') {
+    const list = delays.split(',').map((x) => Number(x.trim()));
+    if (list.length > 9 || list.some((n) => !Number.isInteger(n) || n < 0 || n > 86_400_000)) {
+      throw new Error(`WEBHOOK_RETRY_DELAYS_MS must be a comma-separated list of up to 9 delays in ms, got ${JSON.stringify(delays)}`);
+    }
+    out.retryDelaysMs = list;
+  }
+  if (env.SMTP_URL) out.smtpUrl = env.SMTP_URL;
+  if (env.SMTP_FROM) out.mailFrom = env.SMTP_FROM;
+  return out;
 }
 
 export interface RunningApp {
@@ -145,11 +190,32 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       version: VERSION,
     };
 
+    const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log },
+      { ...DEFAULT_WEBHOOK_CONFIG, ...cfg.webhooks });
+    await webhooks.start();
+    cleanups.push(() => webhooks.close());
+    services.webhooks = webhooks;
+
+    const history = new HistoryService({ hub, db, now, log: cfg.log }, { ...DEFAULT_HISTORY_CONFIG, ...cfg.history });
+    await history.start();
+    cleanups.push(() => history.close());
+    services.history = history;
+
+    const status = new StatusService({ hub, db, now, log: cfg.log }, { ...DEFAULT_STATUS_CONFIG, ...cfg.status });
+    status.start();
+    cleanups.push(() => status.close());
+    services.status = status;
+    if (simulated) status.expected = SIM_BOOKS.map((b) => b.key);
+    for (const b of cfg.simStall ?? []) status.stalled.add(b);
+
     const router = new Router({
       accounts,
       now,
       headers: simulated ? [['X-Data-Source', 'simulated']] : [],
-      onResponse: (route, status, ms) => metrics.observe(route, status, ms),
+      onResponse: (route, code, ms) => {
+        metrics.observe(route, code, ms);
+        status.rate.record(now());
+      },
       onError: (err, ctx) => cfg.log?.(`request ${ctx.requestId} ${ctx.method} ${ctx.path} failed: ${err instanceof Error ? err.stack : String(err)}`),
     });
     router.add(
@@ -161,14 +227,37 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...pitcherRoutes(services),
       ...predictionRoutes(services),
       ...verdictRoutes(services),
-      ...ingestRoutes(services),
+      // an ingest is acknowledged once the webhook events its batch produced are in the outbox
+      ...ingestRoutes(services).map((r) => (r.path !== '/v1/ingest' ? r : {
+        ...r,
+        handle: async (ctx: Parameters<typeof r.handle>[0]) => {
+          const reply = await r.handle(ctx);
+          await webhooks.settled();
+          return reply;
+        },
+      })),
       ...adminRoutes(services),
+      ...webhookRoutes(services, webhooks),
       ...metaRoutes(services, router),
+      ...statusRoutes(services, status),
+      ...coverageRoutes(services),
+      ...statusPageRoutes(),
     );
     const app = uWS.App();
     const streams = new Streams(services, { ...DEFAULT_LIMITS, ...cfg.streams });
     streams.mount(app);
     cleanups.push(async () => streams.close());
+    const streamed = historicalRoutes(services);
+    mountStreamed(app, streamed, {
+      accounts, now,
+      headers: simulated ? [['X-Data-Source', 'simulated']] : [],
+      onResponse: (route, code, ms) => {
+        metrics.observe(route, code, ms);
+        status.rate.record(now());
+      },
+      onError: (err, ctx) => cfg.log?.(`request ${ctx.requestId} ${ctx.method} ${ctx.path} failed: ${err instanceof Error ? err.stack : String(err)}`),
+    });
+    for (const r of streamed) if (!documentedRoutes.some((d) => d.path === r.path)) documentedRoutes.push(r);
     router.mount(app);
     const listen = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
       app.listen(cfg.host, cfg.port, (ls) => (ls ? resolve(ls) : reject(new Error(`cannot listen on ${cfg.host}:${cfg.port}`))));
@@ -177,7 +266,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(async () => uWS.us_listen_socket_close(listen));
     await assertNative(port);
 
-    if (simulated) cleanups.push(await startSimulator(hub, cfg, now));
+    if (simulated) cleanups.push(await startSimulator(hub, cfg, now, status));
 
     return {
       port,
@@ -192,9 +281,21 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
 }
 
 /** Drives the simulator from a timer: a full snapshot first, then SIM_RATE observations per second in 10 steps. */
-async function startSimulator(hub: Hub, cfg: Config, now: () => number): Promise<() => Promise<void>> {
+async function startSimulator(hub: Hub, cfg: Config, now: () => number, status: StatusService): Promise<() => Promise<void>> {
   const sim = new Simulator({ seed: cfg.simSeed, now: now() });
-  await hub.ingest(sim.snapshot(now()), now());
+  // the feed reports through the poller interface; stalled books are left out of what it sends and of its pulses
+  const poller = status.poller('sim');
+  const send = async (batch: IngestBatch, t: number) => {
+    if (status.stalled.size > 0) batch = { ...batch, prices: batch.prices.filter((p) => !status.stalled.has(p.book)) };
+    try {
+      await hub.ingest(batch, t);
+      poller.pulse(t, SIM_BOOKS.filter((b) => !status.stalled.has(b.key)).map((b) => b.key));
+    } catch (e) {
+      poller.failure(t, e instanceof Error ? e.message : String(e));
+      throw e;
+    }
+  };
+  await send(sim.snapshot(now()), now());
   const perTick = Math.max(1, Math.round(cfg.simRate / 10));
   let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
@@ -202,7 +303,8 @@ async function startSimulator(hub: Hub, cfg: Config, now: () => number): Promise
     running = running.then(() => {
       if (stopped) return;
       const t = now();
-      return hub.ingest(sim.step(t, perTick), t).catch((e: unknown) => cfg.log?.(`simulator batch failed: ${String(e)}`));
+      if (!poller.canPoll(t)) return;
+      return send(sim.step(t, perTick), t).catch((e: unknown) => cfg.log?.(`simulator batch failed: ${String(e)}`));
     });
   }, 100);
   return async () => {

@@ -20,6 +20,7 @@ async function main(): Promise<void> {
     `  database: ${s.db.kind === 'embedded' ? `embedded PGlite in ${join(cfg.dataDir, 'pg')}` : 'PostgreSQL (DATABASE_URL)'}`,
     `  shards: ${cfg.shards}`,
   ];
+  if (cfg.webhooks?.allowPrivate) lines.push('  WEBHOOK_ALLOW_PRIVATE=1: webhooks may target loopback and private addresses over http (local testing only)');
   const { adminKey, demoKey } = app.firstStart;
   if (adminKey !== null || demoKey !== null) {
     lines.push('', '  First start: these keys are shown once (also written to DATA_DIR/first-start-keys.txt, mode 600).');

@@ -5,6 +5,26 @@ import { ERRORS } from '../engine/errors.js';
 import type { ParamSpec } from './params.js';
 import type { Route } from './router.js';
 import { ErrorSchema } from './schemas.js';
+import { EVENT_TYPES } from '../engine/webhook-catalogue.js';
+
+/** OpenAPI 3.1 `webhooks`: one outgoing POST per event type, with its body (Variant A envelope or Variant B json). */
+function webhookDoc(): Record<string, object> {
+  const out: Record<string, object> = {};
+  for (const [type, def] of Object.entries(EVENT_TYPES)) {
+    const envelope = def.variant === 'A'
+      ? { type: 'object', required: ['id', 'event_type', 'timestamp_ms', 'data'], properties: { id: { type: 'string' }, event_type: { const: type }, timestamp_ms: { type: 'integer' }, data: def.data } }
+      : { type: 'object', required: ['id', 'event', 'timestamp', 'data'], properties: { id: { type: 'string' }, event: { const: type }, timestamp: { type: 'integer' }, data: def.data } };
+    out[type] = {
+      post: {
+        summary: `Variant ${def.variant}: ${def.fires}`,
+        description: 'Signed with X-Service-Signature; see GET /v1/meta/webhooks',
+        requestBody: { content: { 'application/json': { schema: envelope } } },
+        responses: { '200': { description: 'any 2xx acknowledges the delivery' } },
+      },
+    };
+  }
+  return out;
+}
 
 export const API_VERSION = '3.2.0';
 
@@ -66,9 +86,12 @@ const ERROR_RESPONSES: Record<string, string> = {
   '429': 'EXCEEDED_FREQ_LIMIT (free tier); Retry-After is set',
 };
 
+/** Routes served outside the Router (streamed exports, http/export-stream.ts), listed in the document too. */
+export const documentedRoutes: Omit<Route, 'handle'>[] = [];
+
 export function openapiDocument(routes: readonly Route[]): object {
   const paths: Record<string, Record<string, object>> = {};
-  for (const r of routes) {
+  for (const r of [...routes, ...documentedRoutes]) {
     const item = (paths[r.path] ??= {});
     const pathParams = [...r.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
       name: m[1], in: 'path', required: true, schema: { type: 'string' },
@@ -100,6 +123,7 @@ export function openapiDocument(routes: readonly Route[]): object {
       description: 'Self-hosted odds aggregation: REST superset of The Odds API v4. Every /v1 path is also served under /v4.',
     },
     paths,
+    webhooks: webhookDoc(),
     components: {
       schemas: { Error: ErrorSchema },
       securitySchemes: {

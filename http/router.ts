@@ -21,6 +21,8 @@ export interface RequestCtx {
   body: Buffer | null;
   requestId: string;
   now: number;
+  /** Idempotency-Key request header, '' when none */
+  idempotencyKey: string;
   /** the API key as presented (X-API-Key, then Authorization: Bearer, then apiKey), '' when none */
   presentedKey: string;
   key: KeyState | null;
@@ -37,7 +39,7 @@ export interface Reply {
 export type Auth = 'none' | 'key' | 'admin';
 
 export interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** OpenAPI-style path under /v1 or at the root, e.g. /v1/sports/{sport_key}/odds */
   path: string;
   auth: Auth;
@@ -60,7 +62,7 @@ export interface Route {
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 304: '304 Not Modified',
   400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
-  405: '405 Method Not Allowed', 413: '413 Payload Too Large', 415: '415 Unsupported Media Type',
+  405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large', 415: '415 Unsupported Media Type',
   422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
   503: '503 Service Unavailable',
 };
@@ -115,7 +117,8 @@ export class Router {
     for (const route of this.routes) {
       const handler = (res: HttpResponse, req: HttpRequest) => this.serve(route, res, req);
       // GET routes answer HEAD too (RFC 9110 section 9.3.2): same status and headers, no body
-      const methods = route.method === 'GET' ? (['get', 'head'] as const) : (['post'] as const);
+      const methods = route.method === 'GET' ? (['get', 'head'] as const) : route.method === 'POST' ? (['post'] as const)
+        : route.method === 'PATCH' ? (['patch'] as const) : (['del'] as const);
       for (const method of methods) {
         app[method](uwsPattern(route.path), handler);
         if (route.path.startsWith('/v1/')) app[method](uwsPattern('/v4' + route.path.slice(3)), handler);
@@ -156,6 +159,7 @@ export class Router {
       requestId: nextRequestId(),
       now: this.opts.now(),
       presentedKey: key,
+      idempotencyKey: req.getHeader('idempotency-key'),
       key: null,
       params: {},
     };

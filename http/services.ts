@@ -2,6 +2,9 @@
 
 import type { Database } from '../sql/connection.js';
 import type { Hub } from '../workers/hub.js';
+import type { WebhookService } from '../workers/webhook-service.js';
+import type { HistoryService } from '../workers/history-service.js';
+import type { StatusService } from '../workers/status-service.js';
 import type { Accounts } from './accounts.js';
 import type { Metrics } from './metrics.js';
 
@@ -16,6 +19,12 @@ export interface Services {
   startedAt: number;
   version: string;
   metrics: Metrics;
+  /** outbound webhooks; set by startApp once started */
+  webhooks?: WebhookService;
+  /** closing-line history writer; set by startApp once started */
+  history?: HistoryService;
+  /** source freshness, pollers, status cache and history; set by startApp */
+  status?: StatusService;
   now(): number;
 }
 

@@ -1,7 +1,8 @@
 // `npm test`: type-check and compile with tsc (strict), run every test with tap, and end with the plain line
 // `N passed, N failed` (counts of tests) that CI reads.
 import { spawn, execFileSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -13,6 +14,15 @@ try {
   process.stdout.write('\ntype check failed\n0 passed, 1 failed\n');
   process.exit(1);
 }
+// One initialised PGlite data directory for the whole run (initdb costs about 6 s of CPU; test/helpers/db.ts
+// copies this template for every embedded database instead)
+const template = mkdtempSync(join(tmpdir(), 'lw-tpl-'));
+mkdirSync(join(template, 'pg'));
+execFileSync(process.execPath, ['--input-type=module', '-e',
+  `import { PGlite } from '@electric-sql/pglite'; const pg = await PGlite.create(${JSON.stringify(join(template, 'pg'))}); await pg.close();`],
+{ cwd: root, stdio: 'inherit' });
+process.on('exit', () => rmSync(template, { recursive: true, force: true }));
+
 const only = process.argv.slice(2);
 const files = readdirSync(join(root, 'dist/test'))
   .filter((f) => f.endsWith('.test.js'))
@@ -20,7 +30,8 @@ const files = readdirSync(join(root, 'dist/test'))
   .map((f) => join('dist/test', f));
 
 const tap = spawn(process.execPath, [join(root, 'node_modules/tap/dist/esm/run.mjs'),
-  '--disable-coverage', '--reporter=tap', '--timeout=180', '--jobs=2', ...files], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  '--disable-coverage', '--reporter=tap', '--timeout=180', '--jobs=4', ...files],
+{ cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LW_PG_TEMPLATE: template } });
 let pass = 0;
 let fail = 0;
 let buf = '';

@@ -120,11 +120,14 @@ function onClose(db: Database, after: () => void): Database {
   };
 }
 
-// The first PGlite.create of a directory runs initdb (about 4 s); copying an initialised, cleanly closed
-// data directory takes a fraction of that. One template per test process, removed when it exits.
+// The first PGlite.create of a directory runs initdb (about 4 s and 6 s of CPU); copying an initialised, cleanly
+// closed data directory takes a fraction of that. `npm test` makes one template for the whole run and names it
+// in LW_PG_TEMPLATE (scripts/test.mjs); a test file run on its own makes its own, removed when it exits.
 let template: Promise<string> | null = null;
 
 function pgTemplate(): Promise<string> {
+  const shared = process.env.LW_PG_TEMPLATE;
+  if (shared) return Promise.resolve(shared);
   return (template ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lw-tpl-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));

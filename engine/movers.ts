@@ -1,0 +1,83 @@
+// Line movers (GET /v1/meta/movers): the price moves of the last 24 hours in a ring, and per quote (event, market,
+// player, book, outcome) the move across a window: from the price it had when the window opened (the old price
+// of its first move inside the window) to its newest, ranked by the change in implied probability.
+
+export interface Move {
+  t: number;
+  event: number;
+  market: number;
+  player: number;
+  book: number;
+  outcome: number;
+  point: number;
+  from: number;
+  to: number;
+}
+
+export interface Mover {
+  event: number;
+  market: number;
+  player: number;
+  book: number;
+  outcome: number;
+  point: number;
+  from: number;
+  to: number;
+  moves: number;
+  first_at: number;
+  last_at: number;
+  /** (1/to - 1/from) * 100: percentage points of implied probability */
+  prob_change_pct: number;
+}
+
+export class MoveLog {
+  private readonly ring: (Move | undefined)[];
+  private head = 0;
+  private size = 0;
+  /** last price per quote: event -> (line key * 3 + outcome) -> price */
+  private readonly last = new Map<number, Map<number, number>>();
+
+  constructor(readonly capacity = 100_000) {
+    this.ring = new Array(capacity);
+  }
+
+  /** A price seen for a quote; a change from the last one seen is a move. */
+  price(t: number, event: number, market: number, player: number, book: number, outcome: number, point: number, price: number): void {
+    let m = this.last.get(event);
+    if (m === undefined) this.last.set(event, (m = new Map()));
+    const key = ((market * 2097152 + (player + 1)) * 1024 + book) * 3 + outcome;
+    const prev = m.get(key);
+    m.set(key, price);
+    if (prev === undefined || prev === price) return;
+    this.ring[this.head] = { t, event, market, player, book, outcome, point, from: prev, to: price };
+    this.head = (this.head + 1) % this.capacity;
+    if (this.size < this.capacity) this.size++;
+  }
+
+  dropEvent(event: number): void {
+    this.last.delete(event);
+  }
+
+  /** the quotes that moved since `since`, largest change in implied probability first */
+  movers(since: number, limit: number, keep: (event: number) => boolean = () => true): Mover[] {
+    const by = new Map<string, Mover>();
+    for (let i = 0; i < this.size; i++) {
+      const mv = this.ring[(this.head - this.size + i + this.capacity) % this.capacity]!;
+      if (mv.t < since || !keep(mv.event)) continue;
+      const k = `${mv.event}|${mv.market}|${mv.player}|${mv.book}|${mv.outcome}`;
+      const cur = by.get(k);
+      if (cur === undefined) {
+        by.set(k, { event: mv.event, market: mv.market, player: mv.player, book: mv.book, outcome: mv.outcome, point: mv.point, from: mv.from, to: mv.to, moves: 1, first_at: mv.t, last_at: mv.t, prob_change_pct: 0 });
+      } else {
+        cur.to = mv.to;
+        cur.point = mv.point;
+        cur.moves++;
+        cur.last_at = mv.t;
+      }
+    }
+    const out = [...by.values()].filter((m) => m.from !== m.to);
+    for (const m of out) m.prob_change_pct = Math.round((1 / m.to - 1 / m.from) * 1e6) / 1e4;
+    out.sort((a, b) => Math.abs(b.prob_change_pct) - Math.abs(a.prob_change_pct) || b.last_at - a.last_at);
+    return out.slice(0, limit);
+  }
+}

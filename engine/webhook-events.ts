@@ -1,0 +1,480 @@
+// Turns the engine's change records into webhook events (issue 6). Pure and synchronous: the caller feeds it
+// change batches (CHG records), analytics changes (ARB / EVR copies of AnalyticsChanges) and a clock tick with
+// the per-book newest writes and the ingest counters; it calls `emit` for every event. Which subscription gets
+// an event (variant, types, sport, edge threshold, rate) is decided by the caller.
+//
+// Per-quote state (last price, line-move anchors, 5-minute samples) is kept only while some subscription wants
+// a type that needs it (`setWanted`), so a service without webhooks pays one loop over NEW records per batch.
+
+import { BOOKMAKERS, MARKETS } from './catalogue.js';
+import { DEVIG_METHODS } from './devig.js';
+import { SLOT } from './ingest.js';
+import { decimalToAmerican } from './odds.js';
+import { ARB, CHANGE, CHG, EVR } from './records.js';
+import { slaClassOf } from './sla.js';
+
+export interface WebhookEvent {
+  type: string;
+  /** sport of the event, null for source and feed events (sport filters do not apply) */
+  sport: string | null;
+  /** edge percent for arbitrage and EV events (min_edge_pct applies), else NaN */
+  edge: number;
+  /** set for events that must reach a subscription once even across restarts */
+  dedupe: string | null;
+  at: number;
+  data: Record<string, unknown>;
+}
+
+export interface EventInfo {
+  id: string;
+  sport: string;
+  home: string;
+  away: string;
+  commence: number;
+  status: string;
+}
+
+export interface EvaluatorOptions {
+  event(idx: number): EventInfo | undefined;
+  player(id: number): string | null;
+  emit(ev: WebhookEvent): void;
+  /** feed label for parser.degraded */
+  feed: string;
+}
+
+export const LINE_MOVE_POINTS = 0.5;
+export const LINE_MOVE_CENTS = 5;
+export const ODDS_DROP_PCT = 10;
+export const ODDS_DROP_WINDOW_MS = 300_000;
+export const STEAM_BOOKS = 3;
+export const STEAM_WINDOW_MS = 10_000;
+export const PARSER_WINDOW_MS = 60_000;
+export const PARSER_MIN_ITEMS = 20;
+export const PARSER_DEGRADED_PCT = 10;
+const MAX_SAMPLES = 32;
+const MULTIPLICATIVE = DEVIG_METHODS.indexOf('multiplicative');
+const MONEYLINE = new Set(MARKETS.flatMap((m, i) => (m.key === 'h2h' || m.key === 'h2h_3_way' ? [i] : [])));
+const SPREADS = MARKETS.findIndex((m) => m.key === 'spreads');
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** American "cents": the distance on the American scale with the gap between -100 and +100 closed. */
+export function cents(decimal: number): number {
+  const a = decimalToAmerican(decimal);
+  return a >= 100 ? a - 100 : a + 100;
+}
+
+export function outcomeName(ev: EventInfo, market: number, o: number): string {
+  if (MARKETS[market].shape === 'over_under') return o === SLOT.OVER ? 'Over' : 'Under';
+  return o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
+}
+
+/** The point as an outcome sees it: spreads' away side carries the negated home line. */
+export function outcomePoint(market: number, point: number, o: number): number | null {
+  if (point !== point) return null;
+  return market === SPREADS && o === SLOT.AWAY ? -point || 0 : point;
+}
+
+function signed(p: number): string {
+  return p > 0 ? `+${p}` : String(p);
+}
+
+/** Variant A `side`: the outcome with its point (spreads signed), e.g. "Boston Celtics -3.5", "Over 220.5". */
+export function sideLabel(ev: EventInfo, market: number, point: number, o: number): string {
+  const name = outcomeName(ev, market, o);
+  const p = outcomePoint(market, point, o);
+  if (p === null) return name;
+  return market === SPREADS ? `${name} ${signed(p)}` : `${name} ${p}`;
+}
+
+class QuoteState {
+  last = 0;
+  /** line_move: price reported last (or first seen) */
+  anchor = 0;
+  /** odds_drop: recent prices and their times */
+  readonly prices: number[] = [];
+  readonly times: number[] = [];
+}
+
+class SteamState {
+  readonly books: number[] = [];
+  readonly dirs: number[] = [];
+  readonly from: number[] = [];
+  readonly to: number[] = [];
+  readonly at: number[] = [];
+}
+
+interface ArbOpen {
+  arbId: string;
+  edge: number;
+  openedAt: number;
+}
+
+type BookHealth = 'unknown' | 'healthy' | 'breached';
+
+export class WebhookEvaluator {
+  private readonly seen = new Set<number>();
+  private readonly quotes = new Map<string, QuoteState>();
+  /** line_move: point reported last per book-line */
+  private readonly anchors = new Map<string, number>();
+  private readonly steam = new Map<string, SteamState>();
+  private readonly arbs = new Map<string, ArbOpen>();
+  private readonly health: BookHealth[] = BOOKMAKERS.map(() => 'unknown');
+  private readonly breachedAt: number[] = BOOKMAKERS.map(() => 0);
+  private readonly breachClass: string[] = BOOKMAKERS.map(() => '');
+  private readonly parserSamples: { t: number; obs: number; rej: number }[] = [];
+  private parserDegraded = false;
+  private wanted = new Set<string>();
+  private quoteLevel = false;
+  private lastSweep = 0;
+
+  constructor(private readonly o: EvaluatorOptions) {}
+
+  /** The event types some active subscription wants. */
+  setWanted(types: Iterable<string>): void {
+    this.wanted = new Set(types);
+    const q = this.wanted.has('line_move') || this.wanted.has('odds_drop') || this.wanted.has('line_move.steam');
+    if (!q) {
+      this.quotes.clear();
+      this.anchors.clear();
+      this.steam.clear();
+    }
+    this.quoteLevel = q;
+  }
+
+  wants(type: string): boolean {
+    return this.wanted.has(type);
+  }
+
+  /** A change batch as applied to the read model. */
+  changes(rec: Float64Array, n: number, now: number): void {
+    const newEvent = this.wanted.has('new_event');
+    for (let i = 0, off = 0; i < n; i++, off += CHG.STRIDE) {
+      const kind = rec[off + CHG.KIND];
+      if (kind === CHANGE.NEW) {
+        const idx = rec[off + CHG.EVENT];
+        if (!this.seen.has(idx)) {
+          this.seen.add(idx);
+          const ev = this.o.event(idx);
+          if (newEvent && ev !== undefined) {
+            this.o.emit({
+              type: 'new_event', sport: ev.sport, edge: Number.NaN, dedupe: `new_event:${ev.id}`, at: now,
+              data: { sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence) },
+            });
+          }
+        }
+      }
+      if (!this.quoteLevel) continue;
+      if (kind === CHANGE.NEW || kind === CHANGE.PRICE) this.quote(rec, off, kind, now);
+      else if (kind === CHANGE.REMOVED) {
+        // the quote is gone (line moved, event over): its state goes too; the book-line's anchor point stays
+        this.quotes.delete(`${rec[off + CHG.EVENT]}:${rec[off + CHG.MARKET]}:${rec[off + CHG.PLAYER]}:${rec[off + CHG.BOOK]}:${rec[off + CHG.POINT]}:${rec[off + CHG.OUTCOME]}`);
+      }
+    }
+    if (this.quoteLevel && now - this.lastSweep > ODDS_DROP_WINDOW_MS) this.sweep(now);
+  }
+
+  private quote(rec: Float64Array, off: number, kind: number, now: number): void {
+    const idx = rec[off + CHG.EVENT];
+    const market = rec[off + CHG.MARKET];
+    const point = rec[off + CHG.POINT];
+    const player = rec[off + CHG.PLAYER];
+    const o = rec[off + CHG.OUTCOME];
+    const book = rec[off + CHG.BOOK];
+    const price = rec[off + CHG.PRICE];
+    const t = rec[off + CHG.LINE_CHANGED_AT] || now;
+    const ev = this.o.event(idx);
+    if (ev === undefined) return;
+    const lineKey = `${idx}:${market}:${player}:${book}`;
+    const key = `${lineKey}:${point}:${o}`;
+    let q = this.quotes.get(key);
+    const fresh = q === undefined;
+    if (q === undefined) this.quotes.set(key, (q = new QuoteState()));
+    const prev = q.last;
+    q.last = price;
+
+    if (this.wanted.has('line_move')) {
+      const anchorPoint = this.anchors.get(lineKey);
+      if (kind === CHANGE.NEW && point === point && anchorPoint !== undefined && anchorPoint === anchorPoint && o === 0) {
+        const move = Math.abs(point - anchorPoint);
+        if (move >= LINE_MOVE_POINTS) {
+          this.anchors.set(lineKey, point);
+          this.lineMove(ev, market, point, player, o, book, 'points', anchorPoint, q.anchor || price, price, move, 0, now);
+        }
+      } else if (anchorPoint === undefined) this.anchors.set(lineKey, point);
+      if (fresh) q.anchor = price;
+      else if (kind === CHANGE.PRICE) {
+        const move = Math.abs(cents(price) - cents(q.anchor));
+        if (move >= LINE_MOVE_CENTS) {
+          const from = q.anchor;
+          q.anchor = price;
+          this.lineMove(ev, market, point, player, o, book, 'price', point, from, price, 0, move, now);
+        }
+      }
+    }
+
+    if (this.wanted.has('odds_drop')) {
+      while (q.times.length > 0 && t - q.times[0] > ODDS_DROP_WINDOW_MS) {
+        q.times.shift();
+        q.prices.shift();
+      }
+      if (kind === CHANGE.PRICE && q.prices.length > 0) {
+        let sum = 0;
+        for (const p of q.prices) sum += p;
+        const avg = sum / q.prices.length;
+        if (price < avg * (1 - ODDS_DROP_PCT / 100)) {
+          q.prices.length = 0;
+          q.times.length = 0;
+          this.o.emit({
+            type: 'odds_drop', sport: ev.sport, edge: Number.NaN, dedupe: null, at: now,
+            data: {
+              ...this.quoteHeadA(ev, market, point, player, o, book), price, average_price: avg,
+              drop_pct: (1 - price / avg) * 100, window_s: ODDS_DROP_WINDOW_MS / 1000,
+            },
+          });
+        }
+      }
+      if (q.prices.length >= MAX_SAMPLES) {
+        q.prices.shift();
+        q.times.shift();
+      }
+      q.prices.push(price);
+      q.times.push(t);
+    }
+
+    if (this.wanted.has('line_move.steam') && kind === CHANGE.PRICE && prev > 0 && prev !== price) {
+      this.steamMove(ev, idx, market, point, player, o, book, prev, price, t, now);
+    }
+  }
+
+  private steamMove(ev: EventInfo, idx: number, market: number, point: number, player: number, o: number, book: number,
+    from: number, to: number, t: number, now: number): void {
+    const key = `${idx}:${market}:${player}:${point}:${o}`;
+    let s = this.steam.get(key);
+    if (s === undefined) this.steam.set(key, (s = new SteamState()));
+    while (s.at.length > 0 && t - s.at[0] > STEAM_WINDOW_MS) {
+      s.at.shift(); s.books.shift(); s.dirs.shift(); s.from.shift(); s.to.shift();
+    }
+    const dir = to < from ? 1 : -1;
+    // one entry per book: its latest move in the window
+    const at = s.books.indexOf(book);
+    if (at >= 0) {
+      s.at.splice(at, 1); s.books.splice(at, 1); s.dirs.splice(at, 1); s.from.splice(at, 1); s.to.splice(at, 1);
+    }
+    s.books.push(book); s.dirs.push(dir); s.from.push(from); s.to.push(to); s.at.push(t);
+    let same = 0;
+    for (const d of s.dirs) if (d === dir) same++;
+    if (same < STEAM_BOOKS) return;
+    const books = [];
+    for (let i = 0; i < s.books.length; i++) {
+      if (s.dirs[i] !== dir) continue;
+      books.push({ book: BOOKMAKERS[s.books[i]].key, from: s.from[i], to: s.to[i], at: iso(s.at[i]) });
+    }
+    this.steam.delete(key);
+    this.o.emit({
+      type: 'line_move.steam', sport: ev.sport, edge: Number.NaN, dedupe: null, at: now,
+      data: {
+        ...this.gameB(ev), market: MARKETS[market].key, point: outcomePoint(market, point, o), player: this.o.player(player),
+        outcome: outcomeName(ev, market, o), direction: dir > 0 ? 'shortening' : 'drifting',
+        window_s: STEAM_WINDOW_MS / 1000, books,
+      },
+    });
+  }
+
+  private lineMove(ev: EventInfo, market: number, point: number, player: number, o: number, book: number, kind: 'points' | 'price',
+    fromPoint: number, fromPrice: number, price: number, movePoints: number, moveCents: number, now: number): void {
+    this.o.emit({
+      type: 'line_move', sport: ev.sport, edge: Number.NaN, dedupe: null, at: now,
+      data: {
+        ...this.quoteHeadA(ev, market, point, player, o, book), kind,
+        from: { point: outcomePoint(market, fromPoint, o), price: fromPrice, price_american: decimalToAmerican(fromPrice) },
+        to: { point: outcomePoint(market, point, o), price, price_american: decimalToAmerican(price) },
+        move_points: movePoints, move_cents: moveCents,
+      },
+    });
+  }
+
+  private sweep(now: number): void {
+    this.lastSweep = now;
+    for (const [k, q] of this.quotes) {
+      if (q.times.length > 0 && now - q.times[q.times.length - 1] > ODDS_DROP_WINDOW_MS) {
+        q.times.length = 0;
+        q.prices.length = 0;
+      }
+      if (q.times.length === 0 && !this.wanted.has('line_move') && !this.wanted.has('line_move.steam')) this.quotes.delete(k);
+    }
+    for (const [k, s] of this.steam) if (s.at.length === 0 || now - s.at[s.at.length - 1] > STEAM_WINDOW_MS) this.steam.delete(k);
+  }
+
+  private gameA(ev: EventInfo) {
+    return { sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence) };
+  }
+
+  private gameB(ev: EventInfo) {
+    return { sport_key: ev.sport, event_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence) };
+  }
+
+  private quoteHeadA(ev: EventInfo, market: number, point: number, player: number, o: number, book: number) {
+    return {
+      ...this.gameA(ev), market: MARKETS[market].key, point: outcomePoint(market, point, o), player: this.o.player(player),
+      side: outcomeName(ev, market, o), book: BOOKMAKERS[book].key,
+    };
+  }
+
+  /** Arbitrages and EV rows opened and closed by one applied batch (hub.onAnalytics). */
+  analytics(ch: { arbOpened: Float64Array[]; arbClosed: Float64Array[]; evOpened: Float64Array[]; evClosed: Float64Array[] }, now: number): void {
+    const a = this.wanted.has('arb_flagged') || this.wanted.has('live_arb');
+    const b = this.wanted.has('arbitrage.opened') || this.wanted.has('arbitrage.closed');
+    if (a || b) for (const rec of ch.arbOpened) this.arbOpened(rec, now, a, b);
+    for (const rec of ch.arbClosed) this.arbClosed(rec, now);
+    if (this.wanted.has('ev_alert') || this.wanted.has('ev.flagged')) for (const rec of ch.evOpened) this.evOpened(rec, now);
+  }
+
+  private arbOpened(rec: Float64Array, now: number, a: boolean, b: boolean): void {
+    const ev = this.o.event(rec[ARB.EVENT]);
+    if (ev === undefined) return;
+    const market = rec[ARB.MARKET];
+    const point = rec[ARB.POINT];
+    const n = rec[ARB.N];
+    const S = rec[ARB.SUM];
+    if (!(S < 1)) return;
+    const edge = (1 / S - 1) * 100;
+    const live = ev.status === 'live' || ev.commence <= now;
+    const books = new Set<number>();
+    const legs: { book: number; o: number; price: number; eff: number }[] = [];
+    for (let o = 0; o < n; o++) {
+      const leg = ARB.LEGS + o * ARB.ALTS * ARB.LSIZE;
+      const book = rec[leg + ARB.BOOK];
+      if (book < 0) return;
+      books.add(book);
+      legs.push({ book, o, price: rec[leg + ARB.PRICE], eff: rec[leg + ARB.EFF] });
+    }
+    if (a) {
+      const type = live ? 'live_arb' : 'arb_flagged';
+      if (this.wanted.has(type)) {
+        this.o.emit({
+          type, sport: ev.sport, edge, dedupe: null, at: now,
+          data: {
+            sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, market: MARKETS[market].key, edge_pct: edge,
+            legs: legs.map((l) => ({ book: BOOKMAKERS[l.book].key, side: sideLabel(ev, market, point, l.o), price: l.price })),
+          },
+        });
+      }
+    }
+    if (b && MONEYLINE.has(market) && books.size >= 2) {
+      const detected = rec[ARB.DETECTED_AT] || now;
+      const arbId = `arb_${ev.id}_${MARKETS[market].key}_${detected}`;
+      this.arbs.set(`${rec[ARB.EVENT]}:${market}`, { arbId, edge, openedAt: detected });
+      if (this.wanted.has('arbitrage.opened')) {
+        this.o.emit({
+          type: 'arbitrage.opened', sport: ev.sport, edge, dedupe: null, at: now,
+          data: {
+            ...this.gameB(ev), arb_id: arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: S, is_live: live,
+            detected_at: iso(detected),
+            legs: legs.map((l) => ({
+              book: BOOKMAKERS[l.book].key, outcome: outcomeName(ev, market, l.o), price: l.price, effective_price: l.eff,
+              stake_pct: (1 / l.eff / S) * 100,
+            })),
+          },
+        });
+      }
+    }
+  }
+
+  private arbClosed(rec: Float64Array, now: number): void {
+    const key = `${rec[ARB.EVENT]}:${rec[ARB.MARKET]}`;
+    const open = this.arbs.get(key);
+    if (open === undefined) return;
+    this.arbs.delete(key);
+    const ev = this.o.event(rec[ARB.EVENT]);
+    if (ev === undefined || !this.wanted.has('arbitrage.closed')) return;
+    this.o.emit({
+      type: 'arbitrage.closed', sport: ev.sport, edge: open.edge, dedupe: null, at: now,
+      data: {
+        ...this.gameB(ev), arb_id: open.arbId, market: MARKETS[rec[ARB.MARKET]].key, edge_pct_at_open: open.edge,
+        opened_at: iso(open.openedAt), closed_at: iso(now), duration_s: Math.max(0, (now - open.openedAt) / 1000),
+      },
+    });
+  }
+
+  private evOpened(rec: Float64Array, now: number): void {
+    const fair = rec[EVR.FAIR + MULTIPLICATIVE];
+    if (fair !== fair) return;
+    const eff = rec[EVR.EFF];
+    const edge = (fair * eff - 1) * 100;
+    if (!(edge > 0)) return;
+    const ev = this.o.event(rec[EVR.EVENT]);
+    if (ev === undefined) return;
+    const market = rec[EVR.MARKET];
+    const point = rec[EVR.POINT];
+    const player = rec[EVR.PLAYER];
+    const o = rec[EVR.OUTCOME];
+    const price = rec[EVR.PRICE];
+    const fields = {
+      market: MARKETS[market].key, point: outcomePoint(market, point, o), player: this.o.player(player),
+      book: BOOKMAKERS[rec[EVR.BOOK]].key, price, price_american: decimalToAmerican(price), effective_price: eff,
+      fair_prob_pct: fair * 100, fair_price: 1 / fair, edge_pct: edge, sharp_book: BOOKMAKERS[rec[EVR.SHARP]].key,
+      devig: 'multiplicative',
+    };
+    if (this.wanted.has('ev_alert')) {
+      this.o.emit({ type: 'ev_alert', sport: ev.sport, edge, dedupe: null, at: now, data: { ...this.gameA(ev), side: outcomeName(ev, market, o), ...fields } });
+    }
+    if (this.wanted.has('ev.flagged')) {
+      this.o.emit({ type: 'ev.flagged', sport: ev.sport, edge, dedupe: null, at: now, data: { ...this.gameB(ev), outcome: outcomeName(ev, market, o), ...fields } });
+    }
+  }
+
+  /**
+   * Once a second: books' freshness classes from their newest writes (source_quality.*), and the ingest
+   * rejection rate (parser.degraded). A book is `healthy` once seen ok; reaching breach or stale from there
+   * (through degraded or not) is a breach; ok again is a recovery.
+   */
+  tick(now: number, newestByBook: readonly number[], counters: { observations: number; rejected: number }): void {
+    for (let b = 0; b < BOOKMAKERS.length; b++) {
+      const newest = newestByBook[b];
+      if (!(newest > 0)) continue;
+      const cls = slaClassOf(BOOKMAKERS[b]);
+      const age = Math.max(0, (now - newest) / 1000);
+      const state = age <= cls.tight_s ? 'ok' : age <= cls.slack_s ? 'degraded' : age <= cls.stale_s ? 'breach' : 'stale';
+      const h = this.health[b];
+      const thresholds = { tight_s: cls.tight_s, slack_s: cls.slack_s, stale_s: cls.stale_s };
+      const head = { book: BOOKMAKERS[b].key, title: BOOKMAKERS[b].title, sla_class: cls.name };
+      if (state === 'ok') {
+        if (h === 'breached' && this.wanted.has('source_quality.recovery')) {
+          this.o.emit({
+            type: 'source_quality.recovery', sport: null, edge: Number.NaN, dedupe: null, at: now,
+            data: { ...head, from: this.breachClass[b], to: 'ok', age_s: age, breached_for_s: (now - this.breachedAt[b]) / 1000, thresholds },
+          });
+        }
+        this.health[b] = 'healthy';
+      } else if ((state === 'breach' || state === 'stale') && h === 'healthy') {
+        this.health[b] = 'breached';
+        this.breachedAt[b] = now;
+        this.breachClass[b] = state;
+        if (this.wanted.has('source_quality.breach')) {
+          this.o.emit({
+            type: 'source_quality.breach', sport: null, edge: Number.NaN, dedupe: null, at: now,
+            data: { ...head, from: 'ok', to: state, age_s: age, thresholds },
+          });
+        }
+      }
+    }
+
+    const samples = this.parserSamples;
+    samples.push({ t: now, obs: counters.observations, rej: counters.rejected });
+    while (samples.length > 2 && now - samples[1].t >= PARSER_WINDOW_MS) samples.shift();
+    const first = samples[0];
+    const obs = counters.observations - first.obs;
+    const rej = counters.rejected - first.rej;
+    const pct = obs > 0 ? (rej / obs) * 100 : 0;
+    if (!this.parserDegraded && obs >= PARSER_MIN_ITEMS && pct > PARSER_DEGRADED_PCT) {
+      this.parserDegraded = true;
+      if (this.wanted.has('parser.degraded')) {
+        this.o.emit({
+          type: 'parser.degraded', sport: null, edge: Number.NaN, dedupe: null, at: now,
+          data: { feed: this.o.feed, window_s: Math.round((now - first.t) / 1000), observations: obs, rejected: rej, rejected_pct: pct, threshold_pct: PARSER_DEGRADED_PCT },
+        });
+      }
+    } else if (this.parserDegraded && pct < PARSER_DEGRADED_PCT / 2) this.parserDegraded = false;
+  }
+}

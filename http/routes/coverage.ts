@@ -1,0 +1,83 @@
+// Historical coverage (SPEC "Other endpoints mentioned"): GET /v1/historical/sports/{sport_key}/coverage
+// (1 credit), GET /v1/historical/coverage (public), GET /v1/historical/sports/{sport_key}/matches (1 credit,
+// X-Coverage-Hint when the range asked reaches beyond the days held).
+
+import { coverageBySource, coverageBySport, heldRange, matches } from '../../sql/history.js';
+import { invalid, type Params } from '../params.js';
+import type { Route } from '../router.js';
+import { isoSeconds, type Services } from '../services.js';
+import { sportKeys } from './discovery.js';
+
+const MAX_MATCH_DAYS = 366;
+
+function range(p: Params, now: number, defaultDays: number | null): { from: string | undefined; to: string | undefined } {
+  let to = p.dateTo as string | undefined;
+  let from = p.dateFrom as string | undefined;
+  if (defaultDays !== null) {
+    to ??= new Date(now).toISOString().slice(0, 10);
+    from ??= new Date(Date.parse(`${to}T00:00:00Z`) - (defaultDays - 1) * 86_400_000).toISOString().slice(0, 10);
+  }
+  if (from !== undefined && to !== undefined) {
+    if (from > to) invalid('dateFrom', 'must not be after dateTo', from);
+    if (defaultDays !== null && (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1 > MAX_MATCH_DAYS) invalid('dateTo', `at most ${MAX_MATCH_DAYS} days after dateFrom`, to);
+  }
+  return { from, to };
+}
+
+const dateParams = [
+  { name: 'dateFrom', type: 'date', description: 'first game day YYYY-MM-DD (UTC), inclusive' },
+  { name: 'dateTo', type: 'date', description: 'last game day YYYY-MM-DD (UTC), inclusive' },
+] as const;
+
+export function coverageRoutes(s: Services): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v1/historical/sports/{sport_key}/coverage',
+      auth: 'key',
+      tag: 'historical',
+      summary: 'Closing-line coverage of a sport per source: row counts, rows with both sides priced, first and last game day (1 credit)',
+      params: [...dateParams],
+      cost: () => 1,
+      handle: async (ctx) => {
+        const sports = sportKeys(ctx.args[0]);
+        const { from, to } = range(ctx.params, ctx.now, null);
+        const sources = await coverageBySource(s.db, sports, from, to);
+        return { status: 200, body: JSON.stringify({ sport_key: ctx.args[0], date_from: from ?? null, date_to: to ?? null, total_rows: sources.reduce((a, b) => a + b.rows, 0), sources }) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/historical/coverage',
+      auth: 'none',
+      tag: 'historical',
+      summary: 'Closing-line coverage per sport: rows, events, sources, first and last game day',
+      handle: async () => ({ status: 200, body: JSON.stringify({ sports: await coverageBySport(s.db) }) }),
+    },
+    {
+      method: 'GET',
+      path: '/v1/historical/sports/{sport_key}/matches',
+      auth: 'key',
+      tag: 'historical',
+      summary: 'Events with closing lines between two game days (default the last 7 days; 1 credit); X-Coverage-Hint when the range reaches beyond the days held',
+      params: [...dateParams, { name: 'limit', type: 'integer', default: 100, min: 1, max: 1000, description: 'events at most (1 to 1,000)' }],
+      cost: () => 1,
+      handle: async (ctx) => {
+        const sports = sportKeys(ctx.args[0]);
+        const { from, to } = range(ctx.params, ctx.now, 7) as { from: string; to: string };
+        const [rows, held] = await Promise.all([matches(s.db, sports, from, to, ctx.params.limit as number), heldRange(s.db, sports)]);
+        const headers: [string, string][] = [];
+        if (held === null) headers.push(['X-Coverage-Hint', `no closing lines held for ${ctx.args[0]}`]);
+        else if (from < held.first || to > held.last) headers.push(['X-Coverage-Hint', `closing lines for ${ctx.args[0]} are held from ${held.first} to ${held.last}; asked ${from} to ${to}`]);
+        return {
+          status: 200,
+          headers,
+          body: JSON.stringify({
+            sport_key: ctx.args[0], date_from: from, date_to: to,
+            matches: rows.map((r) => ({ ...r, commence_time: isoSeconds(r.commence_time.getTime()) })),
+          }),
+        };
+      },
+    },
+  ];
+}

@@ -1,0 +1,173 @@
+// GET /v1/status (public, cached 90 s, stale-while-revalidate, 503 + Retry-After on a slow cold cache),
+// GET /v1/status/history, GET /v1/meta/per-book-sla, GET /v1/meta/source-quality, and the simulator's stall
+// control (POST|GET /v1/admin/sim/stall).
+
+import { BOOKMAKERS, MARKETS, bookByKey } from '../../engine/catalogue.js';
+import { outcomeLabel } from '../../engine/ingest.js';
+import { API_VERSION } from '../openapi.js';
+import { invalid } from '../params.js';
+import { isoMillis, isoSeconds } from '../services.js';
+import { sportKeys } from './discovery.js';
+import { ApiError } from '../../engine/errors.js';
+import { slaClassOf } from '../../engine/sla.js';
+import type { StatusService } from '../../workers/status-service.js';
+import type { Route } from '../router.js';
+import { errorBody } from '../serialize.js';
+import type { Services } from '../services.js';
+
+/** seconds a client is told to wait after a 503 of a cold status cache */
+const COLD_RETRY_AFTER_S = 5;
+const MAX_HISTORY_S = 7 * 86_400;
+
+export function statusRoutes(s: Services, status: StatusService): Route[] {
+  const perBookSla = JSON.stringify(BOOKMAKERS.filter((b) => b.status === 'active').map((b) => {
+    const c = slaClassOf(b);
+    return { source: b.key, title: b.title, kind: b.kind, sla_class: c.name, tight_s: c.tight_s, slack_s: c.slack_s, stale_s: c.stale_s };
+  }));
+  return [
+    {
+      method: 'GET',
+      path: '/v1/status',
+      auth: 'none',
+      tag: 'status',
+      summary: 'Live health: one freshness verdict per source, per-table rows, data_freshness, sla_by_source, poller_health, request rates (cached 90 s, stale-while-revalidate; 503 with Retry-After when a cold computation runs over its bound)',
+      handle: async (ctx) => {
+        const got = await status.status();
+        if (got === null) {
+          const err = new ApiError('SERVICE_UNAVAILABLE', `The status is being computed; retry in ${COLD_RETRY_AFTER_S} s`);
+          return { status: 503, body: errorBody(err, ctx.requestId), headers: [['Retry-After', String(COLD_RETRY_AFTER_S)]] };
+        }
+        const maxAge = Math.round(status.cfg.cacheMs / 1000);
+        const age = Math.max(0, Math.floor((s.now() - got.cached.at) / 1000));
+        return {
+          status: 200,
+          body: got.cached.body,
+          headers: [['Cache-Control', `public, max-age=${maxAge}, stale-while-revalidate=${maxAge}`], ['Age', String(age)], ['X-Status-Cache', got.state]],
+        };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/status/history',
+      auth: 'none',
+      tag: 'status',
+      summary: 'Per-source SLA classification timeline sampled every 30 s, as runs of one class',
+      params: [{ name: 'window_s', type: 'integer', default: 86_400, min: 30, max: MAX_HISTORY_S, description: 'seconds back from now (30 to 604,800)' }],
+      handle: async (ctx) => {
+        const windowS = ctx.params.window_s as number;
+        const tl = await status.history(windowS);
+        return {
+          status: 200,
+          body: JSON.stringify({
+            window_s: windowS, interval_s: Math.round(status.cfg.sampleMs / 1000), as_of: new Date(s.now()).toISOString(),
+            sources: [...tl].map(([source, segments]) => ({ source, segments })),
+          }),
+        };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/meta/per-book-sla',
+      auth: 'none',
+      tag: 'status',
+      summary: 'Freshness thresholds tight_s, slack_s, stale_s per source (ok up to tight_s, degraded up to slack_s, breach up to stale_s, then stale)',
+      handle: () => ({ status: 200, body: perBookSla }),
+    },
+    {
+      method: 'GET',
+      path: '/v1/meta/source-quality',
+      auth: 'none',
+      tag: 'status',
+      summary: 'Per-source SLA class and recommended polling cadence over a 10-minute window, falling back to poller pulses',
+      handle: () => ({ status: 200, body: JSON.stringify({ as_of: new Date(s.now()).toISOString(), window_s: 600, sources: status.quality(s.now()) }) }),
+    },
+    {
+      method: 'GET',
+      path: '/v1/meta/movers',
+      auth: 'none',
+      tag: 'status',
+      summary: 'Largest price moves in a window: per quote, from its price when the window opened to its newest, ranked by the change in implied probability',
+      params: [
+        { name: 'window_s', type: 'integer', default: 3600, min: 60, max: 86_400, description: 'seconds back from now (60 to 86,400)' },
+        { name: 'sport_key', type: 'string', description: 'one sport key (an umbrella key covers its leagues)' },
+        { name: 'limit', type: 'integer', default: 20, min: 1, max: 100, description: 'rows at most (1 to 100)' },
+      ],
+      handle: (ctx) => {
+        const rm = s.hub.readModel;
+        let sports: Set<string> | null = null;
+        if (ctx.params.sport_key !== undefined) {
+          try {
+            sports = new Set(sportKeys(ctx.params.sport_key as string));
+          } catch {
+            invalid('sport_key', 'is not a known sport key', ctx.params.sport_key);
+          }
+        }
+        const windowS = ctx.params.window_s as number;
+        const rows = status.moves.movers(ctx.now - windowS * 1000, ctx.params.limit as number, (e) => {
+          const ev = rm.event(e);
+          return ev !== undefined && (sports === null || sports.has(ev.sport));
+        }).map((m) => {
+          const ev = rm.event(m.event)!;
+          return {
+            event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: ev.home || null, away_team: ev.away || null,
+            market_key: MARKETS[m.market].key, player: m.player < 0 ? null : s.hub.players.name(m.player), book: BOOKMAKERS[m.book].key,
+            outcome: outcomeLabel(ev, m.market, m.outcome), point: Number.isNaN(m.point) ? null : m.point, from_price: m.from, to_price: m.to,
+            moves: m.moves, first_move_at: isoMillis(m.first_at), last_move_at: isoMillis(m.last_at), prob_change_pct: m.prob_change_pct,
+          };
+        });
+        return { status: 200, body: JSON.stringify({ as_of: isoSeconds(ctx.now), window_s: windowS, movers: rows }) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/meta/api-info',
+      auth: 'none',
+      tag: 'status',
+      summary: 'What this server is: version, API version, feed, uptime, where the documents are',
+      handle: () => ({
+        status: 200,
+        body: JSON.stringify({
+          name: 'linewire', version: s.version, api_version: API_VERSION, base_paths: ['/v1', '/v4'], feed: s.feed, simulated: s.simulated,
+          started_at: isoSeconds(s.startedAt), uptime_seconds: Math.round((s.now() - s.startedAt) / 100) / 10,
+          documents: { openapi: '/openapi.json', errors: '/v1/meta/errors', status: '/v1/status', per_book_sla: '/v1/meta/per-book-sla', source_quality: '/v1/meta/source-quality' },
+        }),
+      }),
+    },
+    {
+      method: 'GET',
+      path: '/v1/admin/sim/stall',
+      auth: 'admin',
+      tag: 'admin',
+      summary: 'Books the simulator is told not to quote',
+      handle: () => ({ status: 200, body: JSON.stringify({ stalled: [...status.stalled].sort() }) }),
+    },
+    {
+      method: 'POST',
+      path: '/v1/admin/sim/stall',
+      auth: 'admin',
+      tag: 'admin',
+      summary: 'Stall books in the simulator (body {"books": [...]} replaces the set; [] resumes all)',
+      maxBody: 16_384,
+      requestBody: { type: 'object', required: ['books'], properties: { books: { type: 'array', items: { type: 'string' } } } },
+      handle: (ctx) => {
+        let body: unknown;
+        try {
+          body = JSON.parse(ctx.body?.toString('utf8') ?? '');
+        } catch {
+          throw new ApiError('MALFORMED_BODY', 'body must be JSON {"books": [...]}');
+        }
+        const books = (body as { books?: unknown } | null)?.books;
+        if (!Array.isArray(books) || books.some((b) => typeof b !== 'string')) {
+          throw new ApiError('VALIDATION_ERROR', 'books must be an array of book keys', [{ loc: ['body', 'books'], msg: 'must be an array of book keys', type: 'type_error', input: books ?? null }]);
+        }
+        const bad = (books as string[]).filter((b) => bookByKey(b) === undefined);
+        if (bad.length > 0) {
+          throw new ApiError('VALIDATION_ERROR', `unknown book key(s) ${bad.join(', ')}`, [{ loc: ['body', 'books'], msg: `unknown book key(s) ${bad.join(', ')}`, type: 'value_error', input: books }]);
+        }
+        status.stalled.clear();
+        for (const b of books as string[]) status.stalled.add(b);
+        return { status: 200, body: JSON.stringify({ stalled: [...status.stalled].sort() }) };
+      },
+    },
+  ];
+}

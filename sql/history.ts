@@ -1,0 +1,214 @@
+// Closing-line history: the persisted pregame state of events not yet captured, the capture itself, and the
+// export queries (streamed with a cursor, never read whole).
+
+import { BOOK_INDEX, MARKET_INDEX } from '../engine/ingest.js';
+import { BOOKMAKERS, MARKETS } from '../engine/catalogue.js';
+import type { ClosingRow, EventMeta, PregameQuote } from '../engine/closing.js';
+import type { Database } from './connection.js';
+
+/** rows per INSERT statement: 9 columns stay well under PostgreSQL's 65,535 parameters */
+const INSERT_CHUNK = 2000;
+
+export async function upsertHistoryEvents(db: Database, metas: readonly EventMeta[]): Promise<void> {
+  for (let i = 0; i < metas.length; i += INSERT_CHUNK) {
+    const rows = metas.slice(i, i + INSERT_CHUNK).map((m) => ({
+      event_id: m.id, sport_key: m.sport, commence_time: new Date(m.commence), home_team: m.home, away_team: m.away,
+    }));
+    await db.sql`insert into history_events ${db.sql(rows, 'event_id', 'sport_key', 'commence_time', 'home_team', 'away_team')}
+      on conflict (event_id) do update set sport_key = excluded.sport_key, commence_time = excluded.commence_time,
+        home_team = excluded.home_team, away_team = excluded.away_team`;
+  }
+}
+
+export async function upsertPregame(db: Database, quotes: readonly { eventId: string; q: PregameQuote }[]): Promise<void> {
+  for (let i = 0; i < quotes.length; i += INSERT_CHUNK) {
+    const rows = quotes.slice(i, i + INSERT_CHUNK).map(({ eventId, q }) => ({
+      event_id: eventId, market_key: MARKETS[q.market].key, player: q.player, book: BOOKMAKERS[q.book].key, outcome: q.outcome,
+      point: Number.isNaN(q.point) ? null : q.point, price: q.price, written_at: new Date(q.ts),
+    }));
+    await db.sql`insert into pregame_quotes ${db.sql(rows, 'event_id', 'market_key', 'player', 'book', 'outcome', 'point', 'price', 'written_at')}
+      on conflict (event_id, market_key, player, book, outcome) do update set point = excluded.point, price = excluded.price,
+        written_at = excluded.written_at where pregame_quotes.written_at <= excluded.written_at`;
+  }
+}
+
+export interface OpenEvent {
+  meta: EventMeta;
+  quotes: PregameQuote[];
+}
+
+/** Events not captured yet, with their persisted pregame quotes (catalogue keys no longer known are skipped). */
+export async function loadOpenEvents(db: Database): Promise<OpenEvent[]> {
+  const events = await db.sql<{ event_id: string; sport_key: string; commence_time: Date; home_team: string | null; away_team: string | null }[]>`
+    select event_id, sport_key, commence_time, home_team, away_team from history_events where captured_at is null`;
+  const byId = new Map<string, OpenEvent>();
+  for (const e of events) {
+    byId.set(e.event_id, { meta: { id: e.event_id, sport: e.sport_key, commence: e.commence_time.getTime(), home: e.home_team, away: e.away_team }, quotes: [] });
+  }
+  if (byId.size === 0) return [];
+  const quotes = await db.sql<{ event_id: string; market_key: string; player: string; book: string; outcome: number; point: number | null; price: number; written_at: Date }[]>`
+    select q.event_id, q.market_key, q.player, q.book, q.outcome, q.point, q.price, q.written_at
+    from pregame_quotes q join history_events e on e.event_id = q.event_id where e.captured_at is null`;
+  for (const r of quotes) {
+    const market = MARKET_INDEX.get(r.market_key);
+    const book = BOOK_INDEX.get(r.book);
+    const ev = byId.get(r.event_id);
+    if (market === undefined || book === undefined || ev === undefined) continue;
+    ev.quotes.push({ market, player: r.player, book, outcome: r.outcome, point: r.point ?? Number.NaN, price: r.price, ts: r.written_at.getTime() });
+  }
+  return [...byId.values()];
+}
+
+/** Writes an event's closing rows, marks it captured and drops its pregame state, in one transaction.
+ *  Idempotent: a second capture of the same event adds nothing. */
+export async function captureClosing(db: Database, meta: EventMeta, rows: readonly ClosingRow[], at: number): Promise<void> {
+  const gameDate = new Date(meta.commence).toISOString().slice(0, 10);
+  await db.sql.begin(async (tx) => {
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const chunk = rows.slice(i, i + INSERT_CHUNK).map((r) => ({
+        game_date: gameDate, sport_key: meta.sport, event_id: meta.id, commence_time: new Date(meta.commence),
+        home_team: meta.home, away_team: meta.away, source: r.source, player_name: r.player_name,
+        market_key: r.market_key, market_label: r.market_label, line: r.line, over_price: r.over_price,
+        under_price: r.under_price, snapshot_time: new Date(r.snapshot_time),
+      }));
+      await tx`insert into closing_lines ${tx(chunk, 'game_date', 'sport_key', 'event_id', 'commence_time', 'home_team', 'away_team',
+        'source', 'player_name', 'market_key', 'market_label', 'line', 'over_price', 'under_price', 'snapshot_time')}
+        on conflict (event_id, source, market_key, player_name) do nothing`;
+    }
+    await tx`insert into history_events (event_id, sport_key, commence_time, home_team, away_team, captured_at)
+      values (${meta.id}, ${meta.sport}, ${new Date(meta.commence)}, ${meta.home}, ${meta.away}, ${new Date(at)})
+      on conflict (event_id) do update set captured_at = excluded.captured_at`;
+    await tx`delete from pregame_quotes where event_id = ${meta.id}`;
+  });
+}
+
+/** Ids of events already captured among those given. */
+export async function capturedAmong(db: Database, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.sql<{ event_id: string }[]>`select event_id from history_events where captured_at is not null and event_id in ${db.sql(ids as string[])}`;
+  return new Set(rows.map((r) => r.event_id));
+}
+
+export interface ClosingFilter {
+  /** one game day (UTC) */
+  date?: string;
+  /** commence_time at or after (ms) */
+  from?: number;
+  /** commence_time before (ms) */
+  to?: number;
+  sports?: readonly string[];
+  sources?: readonly string[];
+  limit: number;
+}
+
+/** a stored closing row as exported (timestamps as ISO strings, player '' as stored) */
+export interface StoredClosing {
+  game_date: string;
+  sport_key: string;
+  commence_time: Date;
+  home_team: string | null;
+  away_team: string | null;
+  source: string;
+  player_name: string;
+  market_key: string;
+  market_label: string;
+  line: number | null;
+  over_price: number | null;
+  under_price: number | null;
+  snapshot_time: Date;
+}
+
+function where(db: Database, f: ClosingFilter) {
+  const sql = db.sql;
+  return sql`where true
+    ${f.date !== undefined ? sql`and game_date = ${f.date}` : sql``}
+    ${f.from !== undefined ? sql`and commence_time >= ${new Date(f.from)}` : sql``}
+    ${f.to !== undefined ? sql`and commence_time < ${new Date(f.to)}` : sql``}
+    ${f.sports !== undefined ? sql`and sport_key in ${sql(f.sports as string[])}` : sql``}
+    ${f.sources !== undefined ? sql`and source in ${sql(f.sources as string[])}` : sql``}`;
+}
+
+/** How many rows an export will deliver (at most the limit). */
+export async function countClosing(db: Database, f: ClosingFilter): Promise<number> {
+  const [r] = await db.sql<{ n: string }[]>`select count(*) as n from (select 1 from closing_lines ${where(db, f)} limit ${f.limit}) x`;
+  return Number(r.n);
+}
+
+/** The rows of an export in a stable order (the closing_lines_day index: no sort), fetched `pageSize` at a time through a cursor. */
+export function closingCursor(db: Database, f: ClosingFilter, pageSize: number): AsyncIterable<StoredClosing[]> {
+  return db.sql<StoredClosing[]>`
+    select to_char(game_date, 'YYYY-MM-DD') as game_date, sport_key, commence_time, home_team, away_team, source, player_name,
+      market_key, market_label, line, over_price, under_price, snapshot_time
+    from closing_lines ${where(db, f)}
+    order by game_date, sport_key, source, id
+    limit ${f.limit}`.cursor(pageSize) as AsyncIterable<StoredClosing[]>;
+}
+
+export interface SourceCoverage {
+  source: string;
+  rows: number;
+  priced_rows: number;
+  first_date: string;
+  last_date: string;
+}
+
+/** Per source: closing rows of the sports between two game days (inclusive), rows with both sides priced, and
+ *  the first and last game day held. */
+export async function coverageBySource(db: Database, sports: readonly string[], from: string | undefined, to: string | undefined): Promise<SourceCoverage[]> {
+  const sql = db.sql;
+  const rows = await sql<{ source: string; rows: string; priced_rows: string; first_date: string; last_date: string }[]>`
+    select source, count(*) as rows, count(*) filter (where over_price is not null and under_price is not null) as priced_rows,
+      to_char(min(game_date), 'YYYY-MM-DD') as first_date, to_char(max(game_date), 'YYYY-MM-DD') as last_date
+    from closing_lines where sport_key in ${sql(sports as string[])}
+      ${from !== undefined ? sql`and game_date >= ${from}` : sql``} ${to !== undefined ? sql`and game_date <= ${to}` : sql``}
+    group by source order by source`;
+  return rows.map((r) => ({ source: r.source, rows: Number(r.rows), priced_rows: Number(r.priced_rows), first_date: r.first_date, last_date: r.last_date }));
+}
+
+export interface SportCoverage {
+  sport_key: string;
+  rows: number;
+  events: number;
+  sources: number;
+  first_date: string;
+  last_date: string;
+}
+
+export async function coverageBySport(db: Database): Promise<SportCoverage[]> {
+  const rows = await db.sql<{ sport_key: string; rows: string; events: string; sources: string; first_date: string; last_date: string }[]>`
+    select sport_key, count(*) as rows, count(distinct event_id) as events, count(distinct source) as sources,
+      to_char(min(game_date), 'YYYY-MM-DD') as first_date, to_char(max(game_date), 'YYYY-MM-DD') as last_date
+    from closing_lines group by sport_key order by sport_key`;
+  return rows.map((r) => ({ sport_key: r.sport_key, rows: Number(r.rows), events: Number(r.events), sources: Number(r.sources), first_date: r.first_date, last_date: r.last_date }));
+}
+
+export interface MatchRow {
+  event_id: string;
+  sport_key: string;
+  game_date: string;
+  commence_time: Date;
+  home_team: string | null;
+  away_team: string | null;
+  rows: number;
+  sources: number;
+}
+
+/** Captured events of the sports between two game days (inclusive), earliest first. */
+export async function matches(db: Database, sports: readonly string[], from: string, to: string, limit: number): Promise<MatchRow[]> {
+  const sql = db.sql;
+  const rows = await sql<(Omit<MatchRow, 'rows' | 'sources'> & { rows: string; sources: string })[]>`
+    select event_id, sport_key, to_char(game_date, 'YYYY-MM-DD') as game_date, commence_time, home_team, away_team,
+      count(*) as rows, count(distinct source) as sources
+    from closing_lines where sport_key in ${sql(sports as string[])} and game_date >= ${from} and game_date <= ${to}
+    group by event_id, sport_key, game_date, commence_time, home_team, away_team
+    order by commence_time, event_id limit ${limit}`;
+  return rows.map((r) => ({ ...r, rows: Number(r.rows), sources: Number(r.sources) }));
+}
+
+/** first and last game day held for the sports, null when none */
+export async function heldRange(db: Database, sports: readonly string[]): Promise<{ first: string; last: string } | null> {
+  const [r] = await db.sql<{ first: string | null; last: string | null }[]>`
+    select to_char(min(game_date), 'YYYY-MM-DD') as first, to_char(max(game_date), 'YYYY-MM-DD') as last
+    from closing_lines where sport_key in ${db.sql(sports as string[])}`;
+  return r.first === null || r.last === null ? null : { first: r.first, last: r.last };
+}

@@ -1,0 +1,41 @@
+// Status history: one row per source every 30 s (workers/status-service.ts), read back as a timeline.
+
+import type { Database } from './connection.js';
+
+export const STATUS_RETENTION_MS = 8 * 86_400_000;
+
+export async function insertSamples(db: Database, at: number, samples: readonly { source: string; state: string; age: number | null }[]): Promise<void> {
+  if (samples.length === 0) return;
+  const ts = new Date(at);
+  const rows = samples.map((s) => ({ sampled_at: ts, source: s.source, sla_state: s.state, age_s: s.age }));
+  await db.sql`insert into status_samples ${db.sql(rows, 'sampled_at', 'source', 'sla_state', 'age_s')} on conflict do nothing`;
+  await db.sql`delete from status_samples where sampled_at < ${new Date(at - STATUS_RETENTION_MS)}`;
+}
+
+export interface Segment {
+  from: string;
+  to: string;
+  sla_state: string;
+  samples: number;
+}
+
+/** Per source, its samples since `from` merged into runs of one class (read through a cursor). */
+export async function timeline(db: Database, from: number): Promise<Map<string, Segment[]>> {
+  const out = new Map<string, Segment[]>();
+  const cursor = db.sql<{ source: string; sampled_at: Date; sla_state: string }[]>`
+    select source, sampled_at, sla_state from status_samples where sampled_at >= ${new Date(from)}
+    order by source, sampled_at`.cursor(5000) as AsyncIterable<{ source: string; sampled_at: Date; sla_state: string }[]>;
+  for await (const page of cursor) {
+    for (const r of page) {
+      let list = out.get(r.source);
+      if (list === undefined) out.set(r.source, (list = []));
+      const at = r.sampled_at.toISOString();
+      const last = list[list.length - 1];
+      if (last !== undefined && last.sla_state === r.sla_state) {
+        last.to = at;
+        last.samples++;
+      } else list.push({ from: at, to: at, sla_state: r.sla_state, samples: 1 });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,373 @@
+// Webhook subscriptions, the delivery outbox, attempts, notifications and idempotency records (issue 6): every
+// SQL statement touching them lives here. Times are passed in from the caller's clock (the app's `now`), so
+// due times follow the same clock as the rest of the service. Batches travel as one JSON parameter (as
+// saveBalances does): the statement text stays fixed whatever the batch size.
+
+import type { Database } from './connection.js';
+
+export interface WebhookRow {
+  pk: number;
+  publicId: string | null;
+  ownerId: number;
+  billingKeyId: number;
+  variant: 'A' | 'B';
+  url: string;
+  events: string[];
+  sportKeys: string[] | null;
+  minEdgePct: number | null;
+  format: 'json' | 'slack' | 'discord';
+  secret: string;
+  isActive: boolean;
+  consecutiveFailures: number;
+  disabledAt: Date | null;
+  createdAt: Date;
+}
+
+interface WebhookRecord {
+  id: string;
+  public_id: string | null;
+  owner_id: string;
+  billing_key_id: string;
+  variant: 'A' | 'B';
+  url: string;
+  events: string[];
+  sport_keys: string[] | null;
+  min_edge_pct: number | null;
+  format: 'json' | 'slack' | 'discord';
+  secret: string;
+  is_active: boolean;
+  consecutive_failures: number;
+  disabled_at: Date | null;
+  created_at: Date;
+}
+
+function toRow(r: WebhookRecord): WebhookRow {
+  return {
+    pk: Number(r.id), publicId: r.public_id, ownerId: Number(r.owner_id), billingKeyId: Number(r.billing_key_id),
+    variant: r.variant, url: r.url, events: r.events, sportKeys: r.sport_keys, minEdgePct: r.min_edge_pct, format: r.format,
+    secret: r.secret, isActive: r.is_active, consecutiveFailures: r.consecutive_failures, disabledAt: r.disabled_at,
+    createdAt: r.created_at,
+  };
+}
+
+export type NewWebhook = Omit<WebhookRow, 'pk' | 'isActive' | 'consecutiveFailures' | 'disabledAt' | 'createdAt'>;
+
+export interface IdempotentAnswer {
+  requestHash: string;
+  status: number;
+  response: string;
+}
+
+/**
+ * Inserts a subscription unless the owner already holds `maxHooks` (null: limit reached). With an idempotency
+ * record, the answer built by `answer` is stored in the same transaction, so a retried request after a crash
+ * either sees the subscription and its answer or neither.
+ */
+export async function insertWebhook(db: Database, w: NewWebhook, now: Date, maxHooks: number,
+  idem: { key: string; requestHash: string; answer: (row: WebhookRow) => { status: number; body: string } } | null,
+): Promise<{ row: WebhookRow; body: string | null } | null> {
+  return db.sql.begin(async (tx) => {
+    // serialise creations per owner so two concurrent requests cannot both pass the limit
+    await tx`select pg_advisory_xact_lock(hashtext('linewire:webhooks:' || ${w.ownerId}::text))`;
+    const [{ n }] = await tx<{ n: string }[]>`select count(*) as n from webhooks where owner_id = ${w.ownerId}`;
+    if (Number(n) >= maxHooks) return null;
+    const [rec] = await tx<WebhookRecord[]>`
+      insert into webhooks (public_id, owner_id, billing_key_id, variant, url, events, sport_keys, min_edge_pct, format, secret,
+                            created_at, updated_at)
+      values (${w.publicId}, ${w.ownerId}, ${w.billingKeyId}, ${w.variant}, ${w.url}, ${tx.array(w.events)},
+              ${w.sportKeys === null ? null : tx.array(w.sportKeys)}, ${w.minEdgePct}, ${w.format}, ${w.secret}, ${now}, ${now})
+      returning *`;
+    const row = toRow(rec!);
+    if (idem === null) return { row, body: null };
+    const a = idem.answer(row);
+    await tx`
+      insert into idempotency_keys (owner_id, key, request_hash, status, response, created_at)
+      values (${w.ownerId}, ${idem.key}, ${idem.requestHash}, ${a.status}, ${a.body}, ${now})`;
+    return { row, body: a.body };
+  });
+}
+
+/** The stored answer of an Idempotency-Key younger than `since`, if any. */
+export async function findIdempotent(db: Database, ownerId: number, key: string, since: Date): Promise<IdempotentAnswer | null> {
+  const [r] = await db.sql<{ request_hash: string; status: number; response: string }[]>`
+    select request_hash, status, response from idempotency_keys
+    where owner_id = ${ownerId} and key = ${key} and created_at > ${since}`;
+  return r === undefined ? null : { requestHash: r.request_hash, status: r.status, response: r.response };
+}
+
+export async function expireIdempotency(db: Database, before: Date): Promise<void> {
+  await db.sql`delete from idempotency_keys where created_at <= ${before}`;
+}
+
+export async function loadWebhooks(db: Database): Promise<WebhookRow[]> {
+  return (await db.sql<WebhookRecord[]>`select * from webhooks order by id`).map(toRow);
+}
+
+export async function updateWebhook(db: Database, pk: number, w: Partial<Pick<WebhookRow, 'url' | 'events' | 'sportKeys' | 'minEdgePct' | 'format' | 'isActive' | 'secret'>>,
+  now: Date): Promise<WebhookRow | null> {
+  const set: Record<string, unknown> = { updated_at: now };
+  if (w.url !== undefined) set.url = w.url;
+  if (w.events !== undefined) set.events = db.sql.array(w.events);
+  if (w.sportKeys !== undefined) set.sport_keys = w.sportKeys === null ? null : db.sql.array(w.sportKeys);
+  if (w.minEdgePct !== undefined) set.min_edge_pct = w.minEdgePct;
+  if (w.format !== undefined) set.format = w.format;
+  if (w.secret !== undefined) set.secret = w.secret;
+  if (w.isActive !== undefined) {
+    set.is_active = w.isActive;
+    // re-enabling starts the failure count afresh; disabling by hand records when
+    set.consecutive_failures = 0;
+    set.disabled_at = w.isActive ? null : now;
+  }
+  const [rec] = await db.sql<WebhookRecord[]>`update webhooks set ${db.sql(set)} where id = ${pk} returning *`;
+  return rec === undefined ? null : toRow(rec);
+}
+
+export async function deleteWebhook(db: Database, pk: number): Promise<boolean> {
+  const rows = await db.sql`delete from webhooks where id = ${pk} returning id`;
+  return rows.length === 1;
+}
+
+export interface NewDelivery {
+  deliveryId: string;
+  webhookPk: number;
+  eventId: string;
+  eventType: string;
+  body: string;
+  status: 'pending' | 'rate_limited';
+  /** null for a delivery recorded as final at once (rate_limited) */
+  nextAttemptAt: number | null;
+  dedupe: string | null;
+}
+
+/** Writes deliveries before any attempt; returns the primary keys of those inserted (a repeated dedupe key of
+ *  the same subscription is skipped), in input order with -1 for skipped ones. */
+export async function insertDeliveries(db: Database, rows: readonly NewDelivery[], now: number): Promise<number[]> {
+  if (rows.length === 0) return [];
+  const batch = JSON.stringify(rows.map((r) => ({
+    d: r.deliveryId, w: r.webhookPk, e: r.eventId, t: r.eventType, b: r.body, s: r.status,
+    n: r.nextAttemptAt === null ? null : new Date(r.nextAttemptAt).toISOString(), k: r.dedupe,
+  })));
+  const ins = await db.sql<{ id: string; delivery_id: string }[]>`
+    insert into webhook_deliveries (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, dedupe_key, created_at)
+    select v.d, v.w, v.e, v.t, v.b, v.s, v.n, v.k, ${new Date(now)}
+    from json_to_recordset(${batch}::text::json) as v(d text, w bigint, e text, t text, b text, s text, n timestamptz, k text)
+    on conflict (webhook_id, dedupe_key) do nothing
+    returning id, delivery_id`;
+  const byId = new Map(ins.map((r) => [r.delivery_id, Number(r.id)]));
+  return rows.map((r) => byId.get(r.deliveryId) ?? -1);
+}
+
+export interface DueDelivery {
+  pk: number;
+  deliveryId: string;
+  webhookPk: number;
+  eventType: string;
+  body: string;
+  status: string;
+  attempts: number;
+}
+
+/** Pending and retrying deliveries of active subscriptions due at `now`, oldest first, without `exclude`. */
+export async function dueDeliveries(db: Database, now: number, limit: number, exclude: readonly number[]): Promise<DueDelivery[]> {
+  const rows = await db.sql<{ id: string; delivery_id: string; webhook_id: string; event_type: string; body: string; status: string; attempts: number }[]>`
+    select d.id, d.delivery_id, d.webhook_id, d.event_type, d.body, d.status, d.attempts
+    from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+    where d.next_attempt_at is not null and d.next_attempt_at <= ${new Date(now)} and w.is_active
+      and d.status in ('pending', 'retrying')
+      and not (d.id = any(${exclude.map(String)}::bigint[]))
+    order by d.next_attempt_at, d.id
+    limit ${limit}`;
+  return rows.map((r) => ({
+    pk: Number(r.id), deliveryId: r.delivery_id, webhookPk: Number(r.webhook_id), eventType: r.event_type, body: r.body,
+    status: r.status, attempts: r.attempts,
+  }));
+}
+
+/** First attempts already scheduled per subscription and rate window start (ms), to seed the rate limiter. */
+export async function scheduledCounts(db: Database, from: number, windowMs: number): Promise<{ webhookPk: number; window: number; n: number }[]> {
+  const rows = await db.sql<{ webhook_id: string; w: string; n: string }[]>`
+    select webhook_id, floor(extract(epoch from next_attempt_at) * 1000 / ${windowMs})::bigint as w, count(*) as n
+    from webhook_deliveries
+    where next_attempt_at >= ${new Date(from)} and attempts = 0
+    group by 1, 2`;
+  return rows.map((r) => ({ webhookPk: Number(r.webhook_id), window: Number(r.w) * windowMs, n: Number(r.n) }));
+}
+
+export interface AttemptResult {
+  deliveryPk: number;
+  webhookPk: number;
+  number: number;
+  attemptedAt: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** the delivery's new status; null keeps it (a failed replay) */
+  status: 'delivered' | 'retrying' | 'failed' | 'out_of_credits' | null;
+  nextAttemptAt: number | null;
+  /** the schedule's attempt count after this one; null keeps it */
+  attempts: number | null;
+  /** effect on the subscription's consecutive total failures */
+  failures: 'reset' | 'inc' | 'none';
+  /** false for an out_of_credits record: no request was made, no attempt row */
+  attempted: boolean;
+}
+
+export interface RecordOutcome {
+  disabled: DisabledHook[];
+  /** consecutive total failures of every subscription whose count this batch changed */
+  failures: { webhookPk: number; count: number }[];
+}
+
+export interface DisabledHook {
+  webhookPk: number;
+  ownerId: number;
+  url: string;
+  email: string | null;
+}
+
+/**
+ * Records a batch of attempt outcomes in one transaction: the attempts, the deliveries' new states, the
+ * subscriptions' consecutive-failure counts, and the subscriptions that reach `disableAfter` deactivated with a
+ * notification row each (returned, for the cache and the mailer).
+ */
+export async function recordResults(db: Database, results: readonly AttemptResult[], disableAfter: number, now: number): Promise<RecordOutcome> {
+  if (results.length === 0) return { disabled: [], failures: [] };
+  const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+  const attempts = JSON.stringify(results.filter((r) => r.attempted).map((r) => ({
+    p: r.deliveryPk, n: r.number, a: iso(r.attemptedAt), c: r.statusCode, m: r.durationMs, e: r.error,
+  })));
+  const deliveries = JSON.stringify(results.map((r) => ({
+    p: r.deliveryPk, s: r.status, n: iso(r.nextAttemptAt), k: r.attempts, d: r.status === 'delivered' ? iso(r.attemptedAt) : null,
+  })));
+  // per subscription, in batch order: whether a success reset the count, and the failures after the last reset
+  const hooks = new Map<number, { reset: boolean; inc: number }>();
+  for (const r of results) {
+    if (r.failures === 'none') continue;
+    let h = hooks.get(r.webhookPk);
+    if (h === undefined) hooks.set(r.webhookPk, (h = { reset: false, inc: 0 }));
+    if (r.failures === 'reset') {
+      h.reset = true;
+      h.inc = 0;
+    } else h.inc++;
+  }
+  const counts = JSON.stringify([...hooks].map(([w, h]) => ({ w, r: h.reset, i: h.inc })));
+  return db.sql.begin(async (tx) => {
+    await tx`
+      insert into webhook_attempts (delivery_pk, number, attempted_at, status_code, duration_ms, error)
+      select v.p, v.n, v.a, v.c, v.m, v.e
+      from json_to_recordset(${attempts}::text::json) as v(p bigint, n int, a timestamptz, c int, m double precision, e text)
+      -- a subscription deleted while its attempt was in flight took its deliveries with it
+      where exists (select 1 from webhook_deliveries d where d.id = v.p)
+      on conflict (delivery_pk, number) do update
+        set attempted_at = excluded.attempted_at, status_code = excluded.status_code, duration_ms = excluded.duration_ms, error = excluded.error`;
+    // a delivered delivery stays delivered (a late failed replay or a duplicate result cannot undo it)
+    await tx`
+      update webhook_deliveries d
+      set status = case when d.status = 'delivered' or v.s is null then d.status else v.s end,
+          next_attempt_at = case when d.status = 'delivered' or v.s is null then d.next_attempt_at else v.n end,
+          attempts = coalesce(v.k, d.attempts),
+          delivered_at = coalesce(d.delivered_at, v.d)
+      from json_to_recordset(${deliveries}::text::json) as v(p bigint, s text, n timestamptz, k int, d timestamptz)
+      where d.id = v.p`;
+    if (hooks.size === 0) return { disabled: [], failures: [] };
+    const failures = await tx<{ id: string; consecutive_failures: number }[]>`
+      update webhooks w
+      set consecutive_failures = case when v.r then v.i else w.consecutive_failures + v.i end
+      from json_to_recordset(${counts}::text::json) as v(w bigint, r boolean, i int)
+      where w.id = v.w
+      returning w.id, w.consecutive_failures`;
+    const disabled = await tx<{ id: string; owner_id: string; url: string; email: string | null }[]>`
+      update webhooks w
+      set is_active = false, disabled_at = ${new Date(now)}, updated_at = ${new Date(now)}
+      from api_keys k
+      where w.id = any(${[...hooks.keys()].map(String)}::bigint[]) and w.is_active and w.consecutive_failures >= ${disableAfter}
+        and k.id = w.billing_key_id
+      returning w.id, w.owner_id, w.url, k.email`;
+    const out: DisabledHook[] = disabled.map((d) => ({ webhookPk: Number(d.id), ownerId: Number(d.owner_id), url: d.url, email: d.email }));
+    for (const d of out) {
+      await tx`
+        insert into notifications (owner_id, channel, recipient, subject, body, created_at)
+        values (${d.ownerId}, 'email', ${d.email}, ${'Webhook ' + d.webhookPk + ' disabled after repeated delivery failures'},
+                ${notificationBody(d, disableAfter)}, ${new Date(now)})`;
+    }
+    return { disabled: out, failures: failures.map((f) => ({ webhookPk: Number(f.id), count: f.consecutive_failures })) };
+  });
+}
+
+function notificationBody(d: DisabledHook, n: number): string {
+  return `Your webhook ${d.webhookPk} (${d.url}) failed ${n} deliveries in a row, each after every retry, and has been ` +
+    `deactivated: no further deliveries are made. Fix the receiving end, then re-enable it with ` +
+    `PATCH /v1/webhooks/${d.webhookPk} {"is_active": true}. Its recent deliveries are listed at ` +
+    `GET /v1/webhooks/${d.webhookPk}/deliveries.`;
+}
+
+export interface NotificationRow {
+  id: number;
+  ownerId: number;
+  recipient: string | null;
+  subject: string;
+  body: string;
+  sentAt: Date | null;
+  error: string | null;
+}
+
+export async function unsentNotifications(db: Database): Promise<NotificationRow[]> {
+  const rows = await db.sql<{ id: string; owner_id: string; recipient: string | null; subject: string; body: string; sent_at: Date | null; error: string | null }[]>`
+    select * from notifications where sent_at is null and recipient is not null and error is null order by id limit 100`;
+  return rows.map((r) => ({ id: Number(r.id), ownerId: Number(r.owner_id), recipient: r.recipient, subject: r.subject, body: r.body, sentAt: r.sent_at, error: r.error }));
+}
+
+export async function markNotification(db: Database, id: number, sentAt: number | null, error: string | null): Promise<void> {
+  await db.sql`update notifications set sent_at = ${sentAt === null ? null : new Date(sentAt)}, error = ${error} where id = ${id}`;
+}
+
+export interface DeliveryRow {
+  pk: number;
+  deliveryId: string;
+  eventId: string;
+  eventType: string;
+  body: string;
+  status: string;
+  attempts: number;
+  createdAt: Date;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  tries: { number: number; attempted_at: string; status_code: number | null; duration_ms: number; error: string | null }[];
+}
+
+type DeliveryRecord = {
+  id: string; delivery_id: string; event_id: string; event_type: string; body: string; status: string; attempts: number;
+  created_at: Date; next_attempt_at: Date | null; delivered_at: Date | null; tries: DeliveryRow['tries'] | string | null;
+};
+
+function toDelivery(r: DeliveryRecord): DeliveryRow {
+  const tries = typeof r.tries === 'string' ? JSON.parse(r.tries) as DeliveryRow['tries'] : r.tries ?? [];
+  return {
+    pk: Number(r.id), deliveryId: r.delivery_id, eventId: r.event_id, eventType: r.event_type, body: r.body, status: r.status,
+    attempts: r.attempts, createdAt: r.created_at, nextAttemptAt: r.next_attempt_at, deliveredAt: r.delivered_at, tries,
+  };
+}
+
+/** A page of a subscription's deliveries, newest first, each with its attempts; one extra row tells `more`. */
+export async function listDeliveries(db: Database, webhookPk: number, limit: number, offset: number, status: string | null): Promise<DeliveryRow[]> {
+  const rows = await db.sql<DeliveryRecord[]>`
+    select d.*, (
+      select coalesce(json_agg(json_build_object('number', a.number, 'attempted_at', a.attempted_at, 'status_code', a.status_code,
+                                                 'duration_ms', a.duration_ms, 'error', a.error) order by a.number), '[]'::json)::text
+      from webhook_attempts a where a.delivery_pk = d.id) as tries
+    from webhook_deliveries d
+    where d.webhook_id = ${webhookPk} and (${status}::text is null or d.status = ${status}::text)
+    order by d.id desc
+    limit ${limit} offset ${offset}`;
+  return rows.map(toDelivery);
+}
+
+export async function getDelivery(db: Database, webhookPk: number, deliveryId: string): Promise<DeliveryRow | null> {
+  const [r] = await db.sql<DeliveryRecord[]>`
+    select d.*, (
+      select coalesce(json_agg(json_build_object('number', a.number, 'attempted_at', a.attempted_at, 'status_code', a.status_code,
+                                                 'duration_ms', a.duration_ms, 'error', a.error) order by a.number), '[]'::json)::text
+      from webhook_attempts a where a.delivery_pk = d.id) as tries
+    from webhook_deliveries d where d.webhook_id = ${webhookPk} and d.delivery_id = ${deliveryId}`;
+  return r === undefined ? null : toDelivery(r);
+}

@@ -1,0 +1,175 @@
+// Closing lines: capture at the start boundary, restart in the middle of a start, exports (JSON, CSV), credits
+// per 1,000 rows, paging through the cursor, parameter bounds.
+
+import { rmSync } from 'node:fs';
+import t from 'tap';
+import { TestClock, appDatabases, startTestApp, type TestApp } from './helpers/app.js';
+import { freshDataDir } from './helpers/db.js';
+
+type Row = Record<string, string | number | null>;
+type Body = { as_of: string; date: string; filters: Record<string, unknown>; row_count: number; rows: Row[] };
+
+const clock = new TestClock();
+const T0 = clock.freeze(Date.UTC(2026, 10, 20, 17, 0, 0));
+const C = T0 + 60_000;
+const DAY = '2026-11-20';
+
+const event = { id: 'cl_1', sport_key: 'basketball_nba', commence_time: C, home_team: 'Boston Celtics', away_team: 'Club "Odd", United' };
+const h2h = (book: string, home: number | null, away: number | null, ts: number) => [
+  ...(home === null ? [] : [{ book, event_id: event.id, market: 'h2h', outcome: event.home_team, price: home, ts }]),
+  ...(away === null ? [] : [{ book, event_id: event.id, market: 'h2h', outcome: event.away_team, price: away, ts }]),
+];
+
+async function exportDay(app: TestApp, key: string, q = ''): Promise<{ res: Response; body: Body }> {
+  const res = await app.get(`/v1/historical/closing-lines.json?date=${DAY}&apiKey=${key}${q}`);
+  return { res, body: (await res.json()) as Body };
+}
+
+for (const database of appDatabases()) t.test(`closing capture at the start boundary (${database})`, async (t) => {
+  clock.freeze(T0);
+  const app = await startTestApp(t, { now: clock.now, database });
+  const key = await app.key('business', 1000);
+  let r = await app.ingest({ events: [event], prices: [
+    ...h2h('pinnacle', 1.8, 2.1, T0 - 5000),
+    ...h2h('pinnacle', 1.95, null, C - 60_001),
+    { book: 'draftkings', event_id: event.id, market: 'player_points', player: 'Jayson Tatum', point: 27.5, outcome: 'Over', price: 1.87, ts: T0 - 2000 },
+    { book: 'draftkings', event_id: event.id, market: 'player_points', player: 'Jayson Tatum', point: 27.5, outcome: 'Under', price: 1.93, ts: T0 - 1000 },
+  ] });
+  t.equal(r.json.accepted, 5, 'pregame quotes accepted');
+  // the last pregame millisecond, then the start: a quote at commence and one a millisecond after are not closing
+  clock.freeze(C - 1);
+  r = await app.ingest({ prices: [...h2h('pinnacle', null, 2.05, C - 1)] });
+  clock.freeze(C + 1);
+  r = await app.ingest({ prices: [...h2h('pinnacle', 2.5, null, C), ...h2h('pinnacle', null, 2.2, C + 1), ...h2h('fanduel', 1.7, 2.3, C + 1)] });
+  t.equal(r.json.accepted, 4, 'in-play quotes accepted by the store');
+  await app.app.services.history!.flush();
+
+  const { res, body } = await exportDay(app, key);
+  t.equal(res.status, 200, '200');
+  t.equal(res.headers.get('x-export-rows'), '2', 'X-Export-Rows');
+  t.equal(res.headers.get('x-export-credits'), '1', 'minimum 1 credit');
+  t.ok(res.headers.get('x-export-rate'), 'X-Export-Rate');
+  t.equal(res.headers.get('x-requests-last'), '1', 'charged 1');
+  t.equal(body.row_count, 2, 'row_count');
+  t.same(body.filters, { sport_key: null, source: null, limit: 50000 }, 'filters echoed');
+  const pin = body.rows.find((x) => x.source === 'pinnacle')!;
+  t.same(pin, {
+    game_date: DAY, sport_key: 'basketball_nba', commence_time: new Date(C).toISOString().slice(0, 19) + 'Z',
+    home_team: event.home_team, away_team: event.away_team, source: 'pinnacle', player_name: null, market_key: 'h2h',
+    market_label: pin.market_label, line: null, over_price: 1.95, under_price: 2.05,
+    over_implied_prob: Math.round(1e6 / 1.95) / 1e6, under_implied_prob: Math.round(1e6 / 2.05) / 1e6,
+    snapshot_time: new Date(C - 1).toISOString(),
+  }, 'pinnacle closes at its last pregame prices (home 1.95, away 2.05 at commence - 1 ms), not 2.5 at commence or 2.2 after');
+  const prop = body.rows.find((x) => x.source === 'draftkings')!;
+  t.match(prop, { player_name: 'Jayson Tatum', market_key: 'player_points', line: 27.5, over_price: 1.87, under_price: 1.93 }, 'props are captured');
+  t.notOk(body.rows.some((x) => x.source === 'fanduel'), 'a book quoted only after the start has no row');
+
+  const csv = await app.get(`/v1/historical/closing-lines.csv?date=${DAY}&source=pinnacle&apiKey=${key}`);
+  t.equal(csv.status, 200, 'csv 200');
+  t.match(csv.headers.get('content-type') ?? '', /^text\/csv/, 'text/csv');
+  t.equal(csv.headers.get('x-requests-last'), '1', 'CSV costs 1 per request');
+  const text = await csv.text();
+  const lines = text.split('\r\n');
+  t.equal(lines[0], 'game_date,sport_key,commence_time,home_team,away_team,source,player_name,market_key,market_label,line,over_price,under_price,over_implied_prob,under_implied_prob,snapshot_time', 'header row');
+  t.match(lines[1], /^2026-11-20,basketball_nba,[^,]+,Boston Celtics,"Club ""Odd"", United",pinnacle,,h2h,/, 'RFC 4180: the odd name quoted, its quotes doubled; empty player');
+  t.equal(lines[2], '', 'ends with CRLF');
+  t.equal(lines.length, 3, 'one row for pinnacle');
+
+  // a second capture of the same event adds nothing
+  await app.app.services.history!.flush();
+  t.equal((await exportDay(app, key)).body.row_count, 2, 'capture is idempotent');
+});
+
+t.test('restart in the middle of a start: captured from the persisted pregame state', async (t) => {
+  const dir = await freshDataDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  clock.freeze(T0);
+  const ev = { ...event, id: 'cl_restart' };
+  let app = await startTestApp(t, { now: clock.now, dataDir: dir });
+  await app.ingest({ events: [ev], prices: [
+    { book: 'betmgm', event_id: ev.id, market: 'totals', point: 221.5, outcome: 'Over', price: 1.9, ts: T0 - 10 },
+    { book: 'betmgm', event_id: ev.id, market: 'totals', point: 221.5, outcome: 'Under', price: 1.92, ts: T0 - 5 },
+  ] });
+  await app.close(); // the persisted state is all the next process has
+  clock.freeze(C + 3_600_000);
+  app = await startTestApp(t, { now: clock.now, dataDir: dir });
+  const key = await app.key('business', 100);
+  const { body } = await exportDay(app, key, '&source=betmgm');
+  t.same(body.rows.map((x) => [x.market_key, x.line, x.over_price, x.under_price]), [['totals', 221.5, 1.9, 1.92]],
+    'the event that started while the process was down is captured at the next start');
+  t.equal(app.app.services.history!.openEvents, 0, 'nothing left open');
+});
+
+for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, paging through the cursor, bounds (${database})`, async (t) => {
+  clock.release();
+  const app = await startTestApp(t, { now: clock.now, database });
+  await app.app.services.db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,
+      source, player_name, market_key, market_label, line, over_price, under_price, snapshot_time)
+    select '2026-11-19', case when g % 2 = 0 then 'basketball_nba' else 'icehockey_nhl' end, 'e' || (g / 50), '2026-11-19T20:00:00Z', 'H', 'A',
+      case when g % 3 = 0 then 'pinnacle' else 'fanduel' end, 'P' || g, 'player_points', 'Points', 10.5, 1.9, 1.95, '2026-11-19T19:59:00Z'
+    from generate_series(1, 2500) g`;
+  const key = await app.key('business', 1000);
+  const get = (q: string) => app.get(`/v1/historical/closing-lines.json?date=2026-11-19&apiKey=${key}${q}`);
+  let res = await get('');
+  let body = (await res.json()) as Body;
+  t.equal(body.row_count, 2500, 'all rows of the day');
+  t.equal(res.headers.get('x-export-credits'), '3', '2,500 rows: 3 credits');
+  t.equal(res.headers.get('x-requests-last'), '3', 'charged 3');
+  t.equal(res.headers.get('x-ratelimit-remaining'), '997', 'balance down by 3');
+  const names = body.rows.map((r) => r.player_name);
+  t.equal(new Set(names).size, 2500, 'no row repeated or lost across cursor pages of 1,000');
+  res = await get('&limit=1000');
+  t.equal(res.headers.get('x-export-credits'), '1', '1,000 rows: 1 credit');
+  t.equal(((await res.json()) as Body).rows.length, 1000, 'limit bounds the rows');
+  res = await get('&limit=1001');
+  t.equal(res.headers.get('x-export-credits'), '2', '1,001 rows: 2 credits');
+  await res.arrayBuffer();
+  res = await get('&sport_key=basketball_nba&source=pinnacle');
+  body = (await res.json()) as Body;
+  t.equal(body.row_count, 416, 'filtered by sport and source (even and multiple of 3 up to 2,500)');
+  t.ok(body.rows.every((r) => r.sport_key === 'basketball_nba' && r.source === 'pinnacle'), 'only matching rows');
+  res = await get('&date=2026-11-18');
+  t.equal(((await res.json()) as Body).row_count, 2500, 'the first date given is used (URLSearchParams.get)');
+  res = await app.get(`/v1/historical/closing-lines.json?date=2026-11-18&apiKey=${key}`);
+  body = (await res.json()) as Body;
+  t.same([body.row_count, body.rows, res.headers.get('x-export-credits')], [0, [], '1'], 'an empty day: no rows, minimum 1 credit');
+
+  for (const q of ['', 'date=2026-13-01', 'date=2026-11-19&limit=0', 'date=2026-11-19&limit=500001', 'date=2026-11-19&limit=1.5',
+    'date=2026-11-19&source=nobook', 'date=2026-11-19&sport_key=nosport']) {
+    const bad = await app.get(`/v1/historical/closing-lines.json?${q}&apiKey=${key}`);
+    t.equal(bad.status, 422, `${q || 'no date'}: 422`);
+    t.equal(((await bad.json()) as { error_code: string }).error_code, 'VALIDATION_ERROR', 'validation body');
+  }
+  t.equal((await app.get('/v1/historical/closing-lines.json?date=2026-11-19')).status, 401, 'a key is required');
+  const poor = await app.key('free', 2);
+  t.equal((await app.get(`/v1/historical/closing-lines.json?date=2026-11-19&apiKey=${poor}`)).status, 401, '3 credits with 2 left: OUT_OF_USAGE_CREDITS');
+
+  res = await app.get(`/v1/sports/basketball_nba/closing-lines?apiKey=${key}&bookmakers=fanduel&daysFrom=30`);
+  t.equal(res.status, 200, 'sport closing lines');
+  body = (await res.json()) as Body;
+  t.ok(body.rows.every((r) => r.sport_key === 'basketball_nba' && r.source === 'fanduel'), 'sport and bookmakers applied');
+  for (const q of ['daysFrom=0', 'daysFrom=31', 'bookmakers=nobook']) {
+    t.equal((await app.get(`/v1/sports/basketball_nba/closing-lines?apiKey=${key}&${q}`)).status, 422, `${q}: 422`);
+  }
+  t.equal((await app.get(`/v1/sports/nosport/closing-lines?apiKey=${key}`)).status, 404, 'unknown sport: 404');
+  const cov = await app.get(`/v1/historical/sports/basketball_nba/coverage?apiKey=${key}&dateFrom=2026-11-19&dateTo=2026-11-19`);
+  t.equal(cov.headers.get('x-requests-last'), '1', 'coverage costs 1');
+  t.same(((await cov.json()) as { sources: unknown[] }).sources, [
+    { source: 'fanduel', rows: 834, priced_rows: 834, first_date: '2026-11-19', last_date: '2026-11-19' },
+    { source: 'pinnacle', rows: 416, priced_rows: 416, first_date: '2026-11-19', last_date: '2026-11-19' },
+  ], 'per-source row counts, priced rows, first and last day');
+  const none = (await (await app.get(`/v1/historical/sports/basketball_nba/coverage?apiKey=${key}&dateFrom=2026-11-20`)).json()) as { total_rows: number };
+  t.equal(none.total_rows, 0, 'a range after the rows: none');
+  t.equal((await app.get(`/v1/historical/sports/basketball_nba/coverage?apiKey=${key}&dateFrom=2026-11-20&dateTo=2026-11-19`)).status, 422, 'dateFrom after dateTo: 422');
+  const pub = (await (await app.get('/v1/historical/coverage')).json()) as { sports: { sport_key: string; rows: number }[] };
+  t.same(pub.sports.map((x) => [x.sport_key, x.rows]), [['basketball_nba', 1250], ['icehockey_nhl', 1250]], 'public coverage per sport, no key');
+  let m = await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&dateFrom=2026-11-01&dateTo=2026-11-30`);
+  t.match(m.headers.get('x-coverage-hint'), /held from 2026-11-19 to 2026-11-19/, 'X-Coverage-Hint when the range asked exceeds what is held');
+  t.equal(((await m.json()) as { matches: unknown[] }).matches.length, 51, 'the events of the range');
+  m = await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&dateFrom=2026-11-19&dateTo=2026-11-19&limit=5`);
+  t.equal(m.headers.get('x-coverage-hint'), null, 'no hint inside the held range');
+  t.equal(((await m.json()) as { matches: unknown[] }).matches.length, 5, 'limit');
+  t.equal((await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&limit=1001`)).status, 422, 'limit 1001: 422');
+  const doc = (await (await app.get('/openapi.json')).json()) as { paths: Record<string, unknown> };
+  t.ok(doc.paths['/v1/historical/closing-lines.csv'] && doc.paths['/v1/sports/{sport_key}/closing-lines'], 'exports listed in /openapi.json');
+});

@@ -1,0 +1,192 @@
+// Every webhook event type of both variants, triggered from prices posted to /v1/ingest and received by a real
+// receiver on loopback; the chat formats' shapes. Source-quality events follow the app's clock (TestClock).
+
+import t from 'tap';
+import { TestClock, appDatabases, startTestApp, type TestApp } from './helpers/app.js';
+import { startReceiver, verifyB, type Received } from './helpers/webhook-receiver.js';
+
+const j = (r: Response): Promise<any> => r.json() as Promise<any>;
+
+function call(app: TestApp, method: string, path: string, key: string, body?: unknown) {
+  return fetch(app.base + path, {
+    method,
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+const close = (a: number, b: number) => Math.abs(a - b) < 1e-9;
+
+// the outbox statements run on both databases in webhooks-delivery; the evaluation here on the external one when set
+for (const database of appDatabases().slice(-1)) {
+  t.test(`webhook events (${database})`, async (t) => {
+    const clock = new TestClock();
+    const app = await startTestApp(t, { database, shards: 1, now: clock.now, webhooks: { allowPrivate: true, retryDelaysMs: [100, 100], pollMs: 25 } });
+    const rx = await startReceiver(t);
+    const key = await app.key('enterprise');
+    const create = async (body: unknown) => {
+      const res = await call(app, 'POST', '/v1/webhooks', key, body);
+      if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
+      return j(res);
+    };
+    const A = await create({ url: rx.url + '?A', events: ['arb_flagged', 'live_arb', 'ev_alert', 'line_move', 'odds_drop', 'new_event'] });
+    const B = await create({
+      destination_url: rx.url + '?B',
+      events: ['arbitrage.opened', 'arbitrage.closed', 'ev.flagged', 'line_move.steam', 'source_quality.breach', 'source_quality.recovery', 'parser.degraded'],
+    });
+    const slack = await create({ destination_url: rx.url + '?slack', events: ['arbitrage.opened'], format: 'slack' });
+    const discord = await create({ destination_url: rx.url + '?discord', events: ['arbitrage.opened'], format: 'discord' });
+    const onlyNhl = await create({ url: rx.url + '?nhl', events: ['arb_flagged', 'new_event'], sport_filter: ['icehockey_nhl'] });
+    const highEdge = await create({ destination_url: rx.url + '?edge', events: ['arbitrage.opened', 'ev.flagged'], filters: { min_edge_pct: 50 } });
+
+    const A_ = (type: string, match?: string) => (r: Received) => r.path.endsWith('?A') && r.body?.event_type === type && (match === undefined || r.body.data.match_id === match);
+    const B_ = (type: string, pred: (d: any) => boolean = () => true) => (r: Received) => r.path.endsWith('?B') && r.body?.event === type && pred(r.body.data);
+    const now = Date.now();
+    const nba = { id: 'we_nba', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
+    const h2h = (e: { id: string; home_team: string; away_team: string }, book: string, home: number, away: number) => [
+      { book, event_id: e.id, market: 'h2h', outcome: e.home_team, price: home },
+      { book, event_id: e.id, market: 'h2h', outcome: e.away_team, price: away },
+    ];
+
+    t.test('new_event, arb_flagged and arbitrage.opened, with the chat formats', async (t) => {
+      await app.ingest({ events: [nba], prices: [...h2h(nba, 'draftkings', 2.2, 1.6), ...h2h(nba, 'fanduel', 1.6, 2.2)] });
+      const [ne] = await rx.waitFor(A_('new_event', nba.id));
+      t.same(ne.body.data, {
+        sport_key: 'basketball_nba', match_id: nba.id, home_team: nba.home_team, away_team: nba.away_team,
+        commence_time: new Date(nba.commence_time).toISOString(),
+      }, 'new_event data');
+      const [arb] = await rx.waitFor(A_('arb_flagged', nba.id));
+      const d = arb.body.data;
+      t.same(Object.keys(d).sort(), ['away_team', 'edge_pct', 'home_team', 'legs', 'market', 'match_id', 'sport_key'], 'arb_flagged data: exactly the SPEC fields');
+      t.same([d.sport_key, d.match_id, d.home_team, d.away_team, d.market], ['basketball_nba', nba.id, 'Boston Celtics', 'Miami Heat', 'h2h'], 'event and market');
+      t.ok(close(d.edge_pct, (1 / (2 / 2.2) - 1) * 100), `edge_pct 10 (got ${d.edge_pct})`);
+      t.same(d.legs, [{ book: 'draftkings', side: 'Boston Celtics', price: 2.2 }, { book: 'fanduel', side: 'Miami Heat', price: 2.2 }], 'legs {book, side, price}');
+      const [op] = await rx.waitFor(B_('arbitrage.opened', (x) => x.event_id === nba.id));
+      t.equal(op.body.data.market, 'h2h', 'moneyline');
+      t.ok(close(op.body.data.implied_sum, 2 / 2.2), 'implied_sum');
+      t.same(op.body.data.legs.map((l: { book: string; outcome: string }) => [l.book, l.outcome]), [['draftkings', 'Boston Celtics'], ['fanduel', 'Miami Heat']], 'legs');
+      t.ok(close(op.body.data.legs[0].stake_pct, 50), 'stakes');
+      t.ok(verifyB(B.signing_secret, op.headers['x-service-signature'] as string, op.headers['x-service-timestamp'] as string, op.raw), 'signed');
+
+      const [sl] = await rx.waitFor((r) => r.path.endsWith('?slack'));
+      t.equal(typeof sl.body.text, 'string', 'slack: text');
+      t.match(sl.body.text, /Arbitrage: Miami Heat @ Boston Celtics/, 'slack: readable title');
+      const att = sl.body.attachments[0];
+      t.match(att.color, /^#[0-9a-f]{6}$/, 'slack: attachment color');
+      t.ok(att.fields.every((f: any) => typeof f.title === 'string' && typeof f.value === 'string' && typeof f.short === 'boolean'), 'slack: fields {title, value, short}');
+      t.match(att.footer, /arbitrage\.opened · evt_/, 'slack: footer names the event');
+      t.ok(verifyB(slack.signing_secret, sl.headers['x-service-signature'] as string, sl.headers['x-service-timestamp'] as string, sl.raw), 'slack: signed');
+      const [dc] = await rx.waitFor((r) => r.path.endsWith('?discord'));
+      const em = dc.body.embeds[0];
+      t.match(dc.body.content, /Miami Heat @ Boston Celtics/, 'discord: content');
+      t.same([typeof em.title, typeof em.description, typeof em.color], ['string', 'string', 'number'], 'discord: embed');
+      t.ok(em.fields.every((f: any) => typeof f.name === 'string' && typeof f.value === 'string' && typeof f.inline === 'boolean'), 'discord: fields {name, value, inline}');
+      t.ok(!Number.isNaN(Date.parse(em.timestamp)), 'discord: timestamp');
+      t.match(em.fields.find((f: any) => f.name === 'Legs').value, /Boston Celtics at draftkings 2\.2/, 'discord: legs readable');
+      t.equal(rx.requests.filter((r) => r.path.endsWith('?nhl')).length, 0, 'sport_filter: an NBA event does not reach an NHL-only subscription');
+      t.equal(rx.requests.filter((r) => r.path.endsWith('?edge')).length, 0, 'filters.min_edge_pct: a 10 % arbitrage does not reach a 50 % threshold');
+    });
+
+    t.test('arbitrage.closed when the flagged arbitrage closes', async (t) => {
+      await app.ingest({ prices: h2h(nba, 'fanduel', 1.6, 1.7) });
+      const [cl] = await rx.waitFor(B_('arbitrage.closed', (x) => x.event_id === nba.id));
+      const [op] = await rx.waitFor(B_('arbitrage.opened', (x) => x.event_id === nba.id));
+      t.equal(cl.body.data.arb_id, op.body.data.arb_id, 'the same arb_id');
+      t.ok(close(cl.body.data.edge_pct_at_open, 10), 'edge at open');
+      t.ok(cl.body.data.duration_s >= 0, 'duration');
+    });
+
+    t.test('live_arb on an event in play', async (t) => {
+      const live = { id: 'we_live', sport_key: 'basketball_nba', commence_time: Date.now() - 600_000, home_team: 'Utah Jazz', away_team: 'Orlando Magic' };
+      await app.ingest({ events: [live], prices: [...h2h(live, 'betmgm', 2.3, 1.5), ...h2h(live, 'bovada', 1.5, 2.3)] });
+      const [r] = await rx.waitFor(A_('live_arb', live.id));
+      t.equal(r.body.data.market, 'h2h', 'live arbitrage');
+      t.equal(rx.requests.filter(A_('arb_flagged', live.id)).length, 0, 'not also arb_flagged');
+    });
+
+    t.test('ev_alert and ev.flagged against the sharp no-vig line', async (t) => {
+      const g = { id: 'we_ev', sport_key: 'basketball_nba', commence_time: Date.now() + 7_200_000, home_team: 'Denver Nuggets', away_team: 'Phoenix Suns' };
+      await app.ingest({ events: [g], prices: [...h2h(g, 'pinnacle', 1.952, 1.952), ...h2h(g, 'draftkings', 2.1, 1.7)] });
+      const [a] = await rx.waitFor(A_('ev_alert', g.id));
+      const d = a.body.data;
+      t.same([d.book, d.side, d.price, d.sharp_book, d.devig], ['draftkings', 'Denver Nuggets', 2.1, 'pinnacle', 'multiplicative'], 'the +EV quote');
+      t.ok(close(d.edge_pct, 5), `edge 5 % (got ${d.edge_pct})`);
+      t.ok(close(d.fair_price, 2), 'fair price 2.0');
+      const [b] = await rx.waitFor(B_('ev.flagged', (x) => x.event_id === g.id));
+      t.same([b.body.data.outcome, b.body.data.book], ['Denver Nuggets', 'draftkings'], 'ev.flagged');
+    });
+
+    t.test('line_move (points and price), odds_drop and line_move.steam', async (t) => {
+      const g = { id: 'we_move', sport_key: 'basketball_nba', commence_time: Date.now() + 9_000_000, home_team: 'Chicago Bulls', away_team: 'Detroit Pistons' };
+      const spread = (home: number, price: number) => [
+        { book: 'williamhill_us', event_id: g.id, market: 'spreads', outcome: g.home_team, point: home, price },
+        { book: 'williamhill_us', event_id: g.id, market: 'spreads', outcome: g.away_team, point: -home, price },
+      ];
+      await app.ingest({ events: [g], prices: [...spread(-3.5, 1.91), ...h2h(g, 'espnbet', 2.0, 1.8), ...h2h(g, 'betrivers', 2.0, 1.8), ...h2h(g, 'fanatics', 2.0, 1.8)] });
+      await app.ingest({ prices: spread(-4.5, 1.91) });
+      const [pm] = await rx.waitFor(A_('line_move', g.id));
+      t.equal(pm.body.data.kind, 'points', 'a points move');
+      t.same([pm.body.data.from.point, pm.body.data.to.point, pm.body.data.move_points], [-3.5, -4.5, 1], 'from -3.5 to -4.5');
+      t.equal(pm.body.data.book, 'williamhill_us', 'book');
+      const wh = (price: number) => ({ book: 'williamhill_us', event_id: g.id, market: 'spreads', outcome: g.home_team, point: -4.5, price });
+      await app.ingest({ prices: [wh(1.93)] });
+      await new Promise((r) => setTimeout(r, 150));
+      t.equal(rx.requests.filter(A_('line_move', g.id)).length, 1, '1.91 to 1.93 is 2 cents (-110 to -108): below the threshold');
+      await app.ingest({ prices: [wh(1.95)] });
+      const [cm] = await rx.waitFor((r) => A_('line_move', g.id)(r) && r.body.data.book === 'williamhill_us' && r.body.data.kind === 'price');
+      t.same([cm.body.data.from.price_american, cm.body.data.to.price_american, cm.body.data.move_cents], [-110, -105, 5], 'then 1.95 is 5 cents from the last report: a price move');
+      // three books shorten the home side within seconds: steam; 2.0 to 1.7 is more than 10 % under the average
+      await app.ingest({ prices: [
+        { book: 'espnbet', event_id: g.id, market: 'h2h', outcome: g.home_team, price: 1.9 },
+        { book: 'betrivers', event_id: g.id, market: 'h2h', outcome: g.home_team, price: 1.88 },
+        { book: 'fanatics', event_id: g.id, market: 'h2h', outcome: g.home_team, price: 1.7 },
+      ] });
+      const [st] = await rx.waitFor(B_('line_move.steam', (x) => x.event_id === g.id));
+      t.equal(st.body.data.direction, 'shortening', 'shortening');
+      t.equal(st.body.data.outcome, 'Chicago Bulls', 'outcome');
+      t.same(st.body.data.books.map((b: { book: string }) => b.book).sort(), ['betrivers', 'espnbet', 'fanatics'], 'three books');
+      const moves = await rx.waitFor((r) => A_('line_move', g.id)(r) && r.body.data.kind === 'price' && r.body.data.market === 'h2h', 3000, 3);
+      t.same(moves.map((m) => m.body.data.book).sort(), ['betrivers', 'espnbet', 'fanatics'], 'price moves of 11+ cents');
+      const [od] = await rx.waitFor(A_('odds_drop', g.id));
+      t.same([od.body.data.book, od.body.data.price, od.body.data.average_price], ['fanatics', 1.7, 2], 'odds_drop: 1.7 against 2.0');
+      t.ok(close(od.body.data.drop_pct, 15), 'drop 15 %');
+      t.equal(rx.requests.filter(A_('odds_drop', g.id)).length, 1, 'only the drop above 10 %');
+    });
+
+    t.test('parser.degraded when a feed\'s rejection rate passes 10 %', async (t) => {
+      const prices = [];
+      for (let i = 0; i < 60; i++) prices.push({ book: 'no_such_book', event_id: nba.id, market: 'h2h', outcome: nba.home_team, price: 2 });
+      prices.push(...h2h(nba, 'betmgm', 1.8, 1.9));
+      const res = await app.ingest({ prices });
+      t.equal(res.json.rejected.length, 60, '60 rejected');
+      const [r] = await rx.waitFor(B_('parser.degraded'), 3000);
+      t.equal(r.body.data.feed, 'none', 'the feed');
+      t.ok(r.body.data.rejected >= 60 && r.body.data.rejected_pct > 10, 'rate above 10 %');
+    });
+
+    t.test('source_quality.breach and recovery follow the per-book thresholds', async (t) => {
+      const t0 = clock.freeze();
+      await app.ingest({ prices: h2h(nba, 'bovada', 1.8, 2.0) });
+      await new Promise((r) => setTimeout(r, 1300)); // one tick sees bovada ok
+      clock.freeze(t0 + 130_000); // standard class: slack 120 s
+      const [br] = await rx.waitFor(B_('source_quality.breach', (x) => x.book === 'bovada'), 3000);
+      t.same([br.body.data.from, br.body.data.to, br.body.data.sla_class], ['ok', 'breach', 'standard'], 'ok to breach');
+      t.same(br.body.data.thresholds, { tight_s: 30, slack_s: 120, stale_s: 300 }, 'thresholds');
+      await app.ingest({ prices: h2h(nba, 'bovada', 1.81, 2.0) });
+      const [rc] = await rx.waitFor(B_('source_quality.recovery', (x) => x.book === 'bovada'), 3000);
+      t.same([rc.body.data.from, rc.body.data.to], ['breach', 'ok'], 'back to ok');
+      t.ok(rc.body.data.breached_for_s >= 0, 'breached_for_s');
+      clock.release();
+    });
+
+    t.test('sport_filter passes its own sport', async (t) => {
+      const nhl = { id: 'we_nhl', sport_key: 'icehockey_nhl', commence_time: Date.now() + 3_600_000, home_team: 'Boston Bruins', away_team: 'Toronto Maple Leafs' };
+      await app.ingest({ events: [nhl], prices: [...h2h(nhl, 'draftkings', 2.2, 1.6), ...h2h(nhl, 'fanduel', 1.6, 2.2)] });
+      const got = await rx.waitFor((r) => r.path.endsWith('?nhl'), 3000, 2);
+      t.same(got.map((r) => r.body.event_type).sort(), ['arb_flagged', 'new_event'], 'both types of the NHL event');
+      t.ok(got.every((r) => r.body.data.sport_key === 'icehockey_nhl'), 'only NHL');
+      void onlyNhl;
+      void highEdge;
+    });
+  });
+}

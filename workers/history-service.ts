@@ -1,0 +1,173 @@
+// The history writer (DESIGN.md section 1): follows the hub's change batches to keep, per event not yet started,
+// the last pregame quote of every book-line and outcome (engine/closing.ts), persists that state every
+// `persistMs` so an event that starts while the process is down is still captured at the next start, and writes
+// each event's closing snapshot to PostgreSQL once its commence_time has passed.
+
+import { lineKey, PregameEvent, type EventMeta } from '../engine/closing.js';
+import { CHANGE, CHG } from '../engine/records.js';
+import type { EventView } from '../engine/read-model.js';
+import type { Database } from '../sql/connection.js';
+import { captureClosing, loadOpenEvents, upsertHistoryEvents, upsertPregame } from '../sql/history.js';
+import type { PregameQuote } from '../engine/closing.js';
+import type { ChangeBatch, Hub } from './hub.js';
+
+export interface HistoryConfig {
+  /** how often the pregame state is written to PostgreSQL (README: History and status) */
+  persistMs: number;
+  /** how often started events are looked for and captured */
+  captureMs: number;
+}
+
+export const DEFAULT_HISTORY_CONFIG: HistoryConfig = { persistMs: 15_000, captureMs: 1_000 };
+
+export interface HistoryDeps {
+  hub: Hub;
+  db: Database;
+  now(): number;
+  log?(msg: string): void;
+}
+
+function metaOf(ev: EventView): EventMeta {
+  const game = ev.kind === 'game';
+  return { id: ev.id, sport: ev.sport, commence: ev.commence, home: game ? ev.home : null, away: game ? ev.away : null };
+}
+
+export class HistoryService {
+  private readonly open = new Map<string, PregameEvent>();
+  /** events captured by this process: later batches for them are ignored */
+  private readonly captured = new Set<string>();
+  private chain: Promise<void> = Promise.resolve();
+  private timers: NodeJS.Timeout[] = [];
+  private closed = false;
+  readonly counters = { captured: 0, closingRows: 0, persistedQuotes: 0, failures: 0 };
+  /** the served spelling of a player id, bound once: no closure per change record */
+  private readonly nameOf: (player: number) => string;
+
+  constructor(private readonly deps: HistoryDeps, private readonly cfg: HistoryConfig = DEFAULT_HISTORY_CONFIG) {
+    this.nameOf = (p) => deps.hub.players.name(p);
+  }
+
+  /** Loads the persisted pregame state, captures the events that started meanwhile, then follows the hub. */
+  async start(): Promise<void> {
+    const { hub } = this.deps;
+    const nameOf = this.nameOf;
+    for (const oe of await loadOpenEvents(this.deps.db)) {
+      const pe = new PregameEvent(oe.meta);
+      for (const q of oe.quotes) {
+        const player = q.player === '' ? -1 : hub.players.id(q.player);
+        pe.observe(lineKey(q.market, player, q.book), q.market, player, nameOf, q.book, q.outcome, q.point, q.price, q.ts);
+      }
+      pe.takeDirty();
+      pe.metaDirty = false;
+      this.open.set(oe.meta.id, pe);
+    }
+    await this.enqueue(() => this.captureDue());
+    hub.onBatch((b) => this.onBatch(b));
+    const capture = setInterval(() => void this.enqueue(() => this.captureDue()), this.cfg.captureMs);
+    const persist = setInterval(() => void this.enqueue(() => this.persist()), this.cfg.persistMs);
+    capture.unref();
+    persist.unref();
+    this.timers = [capture, persist];
+  }
+
+  /** Captures every started event and persists the pregame state now (tests; shutdown). */
+  flush(): Promise<void> {
+    return this.enqueue(async () => {
+      await this.captureDue();
+      await this.persist();
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    await this.flush();
+    this.closed = true;
+  }
+
+  /** events tracked and not yet captured */
+  get openEvents(): number {
+    return this.open.size;
+  }
+
+  private enqueue(fn: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(() => (this.closed ? undefined : fn())).catch((e: unknown) => {
+      this.counters.failures++;
+      this.deps.log?.(`history writer: ${e instanceof Error ? e.message : String(e)}`);
+    });
+    this.chain = next;
+    return next;
+  }
+
+  private onBatch(batch: ChangeBatch): void {
+    const rm = this.deps.hub.readModel;
+    const d = batch.records;
+    let lastIdx = -1;
+    let pe: PregameEvent | undefined;
+    for (let i = 0, off = 0; i < batch.count; i++, off += CHG.STRIDE) {
+      if ((d[off + CHG.KIND] | 0) === CHANGE.REMOVED) continue;
+      const idx = d[off + CHG.EVENT] | 0;
+      if (idx !== lastIdx) {
+        lastIdx = idx;
+        const ev = rm.event(idx);
+        pe = ev === undefined ? undefined : this.eventFor(ev);
+      }
+      if (pe === undefined) continue;
+      const changed = d[off + CHG.LINE_CHANGED_AT];
+      const verified = d[off + CHG.VERIFIED_AT];
+      const market = d[off + CHG.MARKET] | 0;
+      const player = d[off + CHG.PLAYER] | 0;
+      const book = d[off + CHG.BOOK] | 0;
+      pe.observe(lineKey(market, player, book), market, player, this.nameOf, book,
+        d[off + CHG.OUTCOME] | 0, d[off + CHG.POINT], d[off + CHG.PRICE], verified > changed ? verified : changed);
+    }
+  }
+
+  private eventFor(ev: EventView): PregameEvent | undefined {
+    let pe = this.open.get(ev.id);
+    if (pe === undefined) {
+      if (this.captured.has(ev.id) || ev.commence <= this.deps.now()) return undefined;
+      this.open.set(ev.id, (pe = new PregameEvent(metaOf(ev))));
+      return pe;
+    }
+    const m = pe.meta;
+    if (m.commence !== ev.commence || m.sport !== ev.sport || (ev.kind === 'game' && (m.home !== ev.home || m.away !== ev.away))) {
+      pe.meta = metaOf(ev);
+      pe.metaDirty = true;
+    }
+    return pe;
+  }
+
+  private async captureDue(): Promise<void> {
+    const now = this.deps.now();
+    for (const [id, pe] of this.open) {
+      // a rescheduled event follows the hub's current start time
+      const rec = this.deps.hub.event(id);
+      if (rec !== undefined && rec.commence !== pe.meta.commence) {
+        pe.meta = { ...pe.meta, commence: rec.commence };
+        pe.metaDirty = true;
+      }
+      if (pe.meta.commence > now) continue;
+      const rows = pe.closingRows();
+      await captureClosing(this.deps.db, pe.meta, rows, now);
+      this.open.delete(id);
+      this.captured.add(id);
+      this.counters.captured++;
+      this.counters.closingRows += rows.length;
+    }
+  }
+
+  private async persist(): Promise<void> {
+    const metas: EventMeta[] = [];
+    const quotes: { eventId: string; q: PregameQuote }[] = [];
+    for (const pe of this.open.values()) {
+      if (pe.metaDirty) {
+        metas.push(pe.meta);
+        pe.metaDirty = false;
+      }
+      for (const q of pe.takeDirty()) quotes.push({ eventId: pe.meta.id, q });
+    }
+    if (metas.length > 0) await upsertHistoryEvents(this.deps.db, metas);
+    if (quotes.length > 0) await upsertPregame(this.deps.db, quotes);
+    this.counters.persistedQuotes += quotes.length;
+  }
+}

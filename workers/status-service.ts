@@ -1,0 +1,217 @@
+// Source freshness and status (issue 7): follows the hub's change batches for each source's newest write per
+// table (odds: game markets; props: player props and outrights), holds the feeds' pollers (engine/poller.ts) and
+// the simulator's stalled books, samples every source's class into PostgreSQL every `sampleMs`, and caches the
+// /v1/status body: fresh for `cacheMs`, then served stale while one refresh runs; a cold cache is computed
+// inline and gives up after `computeTimeoutMs` (the route answers 503 with Retry-After).
+
+import { BOOKMAKERS, MARKETS } from '../engine/catalogue.js';
+import { OUTRIGHT_MARKET } from '../engine/ingest.js';
+import { MoveLog } from '../engine/movers.js';
+import { Poller, DEFAULT_POLLER, type PollerOptions } from '../engine/poller.js';
+import { CHANGE, CHG } from '../engine/records.js';
+import { slaClassOf } from '../engine/sla.js';
+import { classify, RequestRate, sourceQuality, statusPayload, STATUS_WINDOW_S, type Quality, type SourceFacts } from '../engine/status.js';
+import { ping, type Database } from '../sql/connection.js';
+import { insertSamples, timeline, type Segment } from '../sql/status.js';
+import type { ChangeBatch, Hub } from './hub.js';
+
+export interface StatusConfig {
+  /** status history sampling interval (SPEC: 30 s) */
+  sampleMs: number;
+  /** /v1/status freshness (SPEC: 90 s) */
+  cacheMs: number;
+  /** cold-cache computation bound */
+  computeTimeoutMs: number;
+  poller: PollerOptions;
+}
+
+export const DEFAULT_STATUS_CONFIG: StatusConfig = { sampleMs: 30_000, cacheMs: 90_000, computeTimeoutMs: 2_000, poller: DEFAULT_POLLER };
+
+export interface StatusDeps {
+  hub: Hub;
+  db: Database;
+  now(): number;
+  log?(msg: string): void;
+}
+
+/** the database ping of a status computation may take this long before the database is reported down */
+const PING_TIMEOUT_MS = 5_000;
+
+const IS_PROP = MARKETS.map((m, i) => m.kind === 'prop' || i === OUTRIGHT_MARKET);
+
+export interface CachedStatus {
+  body: string;
+  at: number;
+}
+
+export class StatusService {
+  readonly oddsWrite = new Float64Array(BOOKMAKERS.length);
+  readonly propsWrite = new Float64Array(BOOKMAKERS.length);
+  readonly pollers = new Map<string, Poller>();
+  readonly rate = new RequestRate();
+  /** price moves of the recent past, for /v1/meta/movers */
+  readonly moves = new MoveLog();
+  /** book keys the simulator does not quote (SIM_STALL, POST /v1/admin/sim/stall) */
+  readonly stalled = new Set<string>();
+  /** sources a feed is expected to quote; null when no feed declares them */
+  expected: string[] | null = null;
+  private cache: CachedStatus | null = null;
+  private refreshing: Promise<CachedStatus> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private sampling: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: StatusDeps, readonly cfg: StatusConfig = DEFAULT_STATUS_CONFIG) {}
+
+  start(): void {
+    this.deps.hub.onBatch((b) => this.onBatch(b));
+    this.timer = setInterval(() => void this.sample(), this.cfg.sampleMs);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    await this.sampling;
+    await this.refreshing?.catch(() => undefined);
+  }
+
+  poller(name: string): Poller {
+    let p = this.pollers.get(name);
+    if (p === undefined) this.pollers.set(name, (p = new Poller(name, this.cfg.poller)));
+    return p;
+  }
+
+  private onBatch(batch: ChangeBatch): void {
+    const d = batch.records;
+    for (let i = 0, off = 0; i < batch.count; i++, off += CHG.STRIDE) {
+      const kind = d[off + CHG.KIND] | 0;
+      if (kind === CHANGE.REMOVED) continue;
+      const book = d[off + CHG.BOOK] | 0;
+      const c = d[off + CHG.LINE_CHANGED_AT];
+      const v = d[off + CHG.VERIFIED_AT];
+      if (kind !== CHANGE.VERIFIED) {
+        this.moves.price(c, d[off + CHG.EVENT] | 0, d[off + CHG.MARKET] | 0, d[off + CHG.PLAYER] | 0, book, d[off + CHG.OUTCOME] | 0, d[off + CHG.POINT], d[off + CHG.PRICE]);
+      }
+      const ts = v > c ? v : c;
+      const arr = IS_PROP[d[off + CHG.MARKET] | 0] ? this.propsWrite : this.oddsWrite;
+      if (ts > arr[book]) arr[book] = ts;
+    }
+  }
+
+  private pulseOf(key: string): number {
+    let at = 0;
+    for (const p of this.pollers.values()) at = Math.max(at, p.sourcePulses.get(key) ?? 0);
+    return at;
+  }
+
+  private facts(b: number): SourceFacts {
+    const def = BOOKMAKERS[b];
+    return { key: def.key, kind: def.kind, sla: slaClassOf(def), oddsWrite: this.oddsWrite[b], propsWrite: this.propsWrite[b], pulse: this.pulseOf(def.key) };
+  }
+
+  /** the sources /v1/status reports: active books that wrote, were pulsed, or a feed expects */
+  presentSources(): SourceFacts[] {
+    const expected = new Set(this.expected ?? []);
+    const out: SourceFacts[] = [];
+    for (let b = 0; b < BOOKMAKERS.length; b++) {
+      const def = BOOKMAKERS[b];
+      if (def.status !== 'active') continue;
+      const f = this.facts(b);
+      if (f.oddsWrite > 0 || f.propsWrite > 0 || f.pulse > 0 || expected.has(def.key)) out.push(f);
+    }
+    return out;
+  }
+
+  /** /v1/meta/source-quality for every active book */
+  quality(now: number): Quality[] {
+    const out: Quality[] = [];
+    for (let b = 0; b < BOOKMAKERS.length; b++) if (BOOKMAKERS[b].status === 'active') out.push(sourceQuality(this.facts(b), now));
+    return out;
+  }
+
+  private async compute(): Promise<CachedStatus> {
+    const now = this.deps.now();
+    let database: { ok: boolean; latency_ms: number | null };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // a database that does not answer is reported down, and never holds the refresh (and so the cache) forever
+      const ms = await Promise.race([ping(this.deps.db), new Promise<number>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer')), PING_TIMEOUT_MS);
+      })]);
+      database = { ok: true, latency_ms: Math.round(ms * 1000) / 1000 };
+    } catch {
+      database = { ok: false, latency_ms: null };
+    } finally {
+      clearTimeout(timer);
+    }
+    const body = JSON.stringify(statusPayload({
+      now,
+      sources: this.presentSources(),
+      expected: this.expected,
+      retired: BOOKMAKERS.filter((b) => b.status === 'merged' || b.status === 'decommissioned').map((b) => b.key),
+      pollers: [...this.pollers.values()].map((p) => p.snapshot(now)),
+      requests: this.rate.summary(now),
+      database,
+      analytics: this.analyticsCounts(),
+    }));
+    return { body, at: now };
+  }
+
+  private refresh(): Promise<CachedStatus> {
+    return (this.refreshing ??= this.compute().then((c) => {
+      this.cache = c;
+      return c;
+    }).finally(() => { this.refreshing = null; }));
+  }
+
+  /** The cached status: `fresh` within cacheMs, `stale` (a refresh started) after, `cold` computed inline; null
+   *  when the cold computation ran over its bound (it goes on and fills the cache). */
+  async status(): Promise<{ cached: CachedStatus; state: 'fresh' | 'stale' | 'cold' } | null> {
+    const now = this.deps.now();
+    if (this.cache !== null) {
+      if (now - this.cache.at < this.cfg.cacheMs) return { cached: this.cache, state: 'fresh' };
+      const stale = this.cache;
+      void this.refresh().catch((e: unknown) => this.deps.log?.(`status refresh failed: ${String(e)}`));
+      return { cached: stale, state: 'stale' };
+    }
+    const run = this.refresh();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), this.cfg.computeTimeoutMs); });
+    try {
+      const c = await Promise.race([run, late]);
+      return c === null ? null : { cached: c, state: 'cold' };
+    } finally {
+      clearTimeout(timer);
+      run.catch(() => undefined);
+    }
+  }
+
+  private analyticsCounts(): { arbitrage: number; ev: number } {
+    const { readModel, analytics } = this.deps.hub;
+    let arbitrage = 0;
+    let ev = 0;
+    for (const e of readModel.events()) {
+      const a = analytics.event(e.idx);
+      if (a === undefined) continue;
+      arbitrage += a.arbs.size;
+      ev += a.ev.size;
+    }
+    return { arbitrage, ev };
+  }
+
+  /** Writes one sample per present source (the status history). */
+  sample(): Promise<void> {
+    const now = this.deps.now();
+    const rows = this.presentSources().map((f) => {
+      const newest = Math.max(f.oddsWrite, f.propsWrite);
+      const age = newest > 0 && (now - newest) / 1000 <= STATUS_WINDOW_S ? Math.round(Math.max(0, now - newest) / 100) / 10 : null;
+      return { source: f.key, state: classify(age, f.sla), age };
+    });
+    this.sampling = this.sampling.then(() => insertSamples(this.deps.db, now, rows))
+      .catch((e: unknown) => this.deps.log?.(`status sample failed: ${String(e)}`));
+    return this.sampling;
+  }
+
+  history(windowS: number): Promise<Map<string, Segment[]>> {
+    return timeline(this.deps.db, this.deps.now() - windowS * 1000);
+  }
+}

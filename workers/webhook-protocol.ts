@@ -1,0 +1,27 @@
+// Messages between the main thread and the webhook delivery worker (workers/webhook-sender.ts): one job per
+// HTTP attempt, one result per job. Small plain objects, structured-cloned.
+
+export interface SendJob {
+  id: number;
+  url: string;
+  body: string;
+  secret: string;
+  variant: 'A' | 'B';
+  eventType: string;
+  /** X-Service-Webhook-Id (Variant A: the integer id; Variant B: the opaque id) */
+  webhookId: string;
+  deliveryId: string;
+  attempt: number;
+  timeoutMs: number;
+  allowPrivate: boolean;
+}
+
+export interface SendResult {
+  id: number;
+  /** HTTP status of the answer; null when none came (refused, unreachable, timeout) */
+  statusCode: number | null;
+  error: string | null;
+  /** wall clock when the attempt started (ms) */
+  attemptedAt: number;
+  durationMs: number;
+}

@@ -1,0 +1,532 @@
+// Outbound webhooks on the main thread: the evaluator fed by the hub, the subscription cache, the per-minute
+// rate limits, the durable outbox and the dispatcher that hands due attempts to the delivery worker.
+//
+// Why the outbox lives on the main thread: the embedded PGlite is one PostgreSQL session served over one
+// socket connection (sql/connection.ts), so a worker thread cannot open a connection of its own. Every write
+// therefore goes through the main thread's handle, in this order:
+//   1. an event becomes one webhook_deliveries row per subscription (status pending, next_attempt_at) in one
+//      INSERT, committed before any attempt is asked for;
+//   2. only then is the attempt posted to the delivery worker (workers/webhook-sender.ts), which signs, resolves,
+//      checks the address, sends and times out, and answers with the outcome;
+//   3. outcomes are recorded in batches (attempt rows, the delivery's next state, failure counts, auto-disable)
+//      in one transaction each.
+// A process killed at any point loses nothing: a row written in 1 is pending until 3 commits, so after a restart
+// the poll finds it due and makes the attempt again with the same delivery id and body (at-least-once; an
+// attempt that was in flight is repeated under the same number). The worker keeps the HTTP work, with its
+// sockets, TLS and timeouts, off the thread that serves requests and applies price batches.
+
+import {
+  CREDITS_PER_DELIVERY, DEFAULT_RETRY_DELAYS_MS, DEFER_MINUTES, DISABLE_AFTER, ATTEMPT_TIMEOUT_MS, WEBHOOK_TIERS, matches,
+  type Format, type SubscriptionFilter,
+} from '../engine/webhook-catalogue.js';
+import { WebhookEvaluator, type WebhookEvent } from '../engine/webhook-events.js';
+import { renderBody } from '../engine/webhook-format.js';
+import { newDeliveryId, newEventId } from '../engine/webhook-sign.js';
+import type { Accounts } from '../http/accounts.js';
+import type { Database } from '../sql/connection.js';
+import {
+  dueDeliveries, getDelivery, insertDeliveries, loadWebhooks, markNotification, recordResults, scheduledCounts,
+  unsentNotifications, type AttemptResult, type DueDelivery, type NewDelivery, type WebhookRow,
+} from '../sql/webhooks.js';
+import type { Hub } from './hub.js';
+import { DeliveryWorker } from './webhook-delivery.js';
+import { sendMail } from './webhook-mail.js';
+import type { SendResult } from './webhook-protocol.js';
+
+const READY_MAX = 100_000;
+const ANALYTICS_TYPES = ['arb_flagged', 'live_arb', 'ev_alert', 'arbitrage.opened', 'arbitrage.closed', 'ev.flagged'];
+
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOW_PRIVATE=1: private and loopback destinations (and http) allowed, for local testing */
+  allowPrivate: boolean;
+  /** delays before attempts 2, 3, ... (WEBHOOK_RETRY_DELAYS_MS, default 30 s, 5 min) */
+  retryDelaysMs: number[];
+  timeoutMs: number;
+  /** the rate limits' window (one minute; tests shorten it) */
+  rateWindowMs: number;
+  /** events past the rate wait at most this many windows */
+  deferWindows: number;
+  /** how often due attempts (retries, deferred events, leftovers of a restart) are looked for */
+  pollMs: number;
+  /** attempts in flight at once */
+  maxInFlight: number;
+  smtpUrl: string | null;
+  mailFrom: string;
+}
+
+export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
+  allowPrivate: false,
+  retryDelaysMs: [...DEFAULT_RETRY_DELAYS_MS],
+  timeoutMs: ATTEMPT_TIMEOUT_MS,
+  rateWindowMs: 60_000,
+  deferWindows: DEFER_MINUTES,
+  pollMs: 250,
+  maxInFlight: 512,
+  smtpUrl: null,
+  mailFrom: 'linewire@localhost',
+};
+
+export interface WebhookDeps {
+  hub: Hub;
+  accounts: Accounts;
+  db: Database;
+  now(): number;
+  feed: string;
+  log?(msg: string): void;
+}
+
+/** A subscription as the dispatcher holds it. */
+export class Sub {
+  filter: SubscriptionFilter;
+  /** first attempts scheduled per rate window start */
+  readonly windows = new Map<number, number>();
+  /** total failures queued and not yet written: a success must then reset the count even if the cache says 0 */
+  incPending = 0;
+  constructor(public row: WebhookRow) {
+    this.filter = Sub.compile(row);
+  }
+
+  static compile(row: WebhookRow): SubscriptionFilter {
+    return {
+      variant: row.variant,
+      events: new Set(row.events),
+      sports: row.sportKeys === null ? null : new Set(row.sportKeys),
+      minEdge: row.minEdgePct,
+    };
+  }
+
+  /** The id receivers see: Variant A's integer, Variant B's opaque id. */
+  get publicId(): string {
+    return this.row.publicId ?? String(this.row.pk);
+  }
+}
+
+interface QueuedInsert {
+  row: NewDelivery;
+  sub: Sub;
+}
+
+interface QueuedResult {
+  result: AttemptResult;
+  done: () => void;
+}
+
+export interface SyncOutcome {
+  deliveryId: string;
+  delivered: boolean;
+  statusCode: number | null;
+  error: string | null;
+  attempt: number;
+}
+
+export class WebhookService {
+  readonly subs = new Map<number, Sub>();
+  private byType = new Map<string, Sub[]>();
+  readonly evaluator: WebhookEvaluator;
+  private readonly sender = new DeliveryWorker();
+  private chain: Promise<unknown> = Promise.resolve();
+  private inserts: QueuedInsert[] = [];
+  private results: QueuedResult[] = [];
+  private insertScheduled = false;
+  private insertsWriting = 0;
+  private resultScheduled = false;
+  private readonly inflight = new Set<number>();
+  /** Inserted rows due now that wait for a free slot, oldest first. While any wait here the poll is skipped: a
+   *  row is then claimed by exactly one of this queue and the in-flight set, and the poll never sees a row twice.
+   *  Bounded; rows past the bound are left to the poll (they are in the outbox either way). */
+  private ready: DueDelivery[] = [];
+  private readyHead = 0;
+  private readonly sending = new Set<Promise<unknown>>();
+  private timers: NodeJS.Timeout[] = [];
+  private closed = false;
+  private analyticsOn = false;
+  private activeSubs = 0;
+  private mailing: Promise<void> | null = null;
+  /** counters for /metrics and the benchmark */
+  readonly stats = { events: 0, enqueued: 0, delivered: 0, failedAttempts: 0, rateLimited: 0, outOfCredits: 0 };
+
+  constructor(private readonly d: WebhookDeps, readonly cfg: WebhookConfig = DEFAULT_WEBHOOK_CONFIG) {
+    const rm = d.hub.readModel;
+    this.evaluator = new WebhookEvaluator({
+      event: (idx) => rm.event(idx),
+      player: (id) => (id < 0 ? null : d.hub.players.name(id)),
+      emit: (ev) => this.onEvent(ev),
+      feed: d.feed,
+    });
+  }
+
+  async start(): Promise<void> {
+    const now = this.d.now();
+    for (const row of await loadWebhooks(this.d.db)) this.subs.set(row.pk, new Sub(row));
+    const W = this.cfg.rateWindowMs;
+    for (const c of await scheduledCounts(this.d.db, Math.floor(now / W) * W, W)) {
+      this.subs.get(c.webhookPk)?.windows.set(c.window, c.n);
+    }
+    this.reindex();
+    await this.sender.start();
+    this.d.hub.onBatch((b) => {
+      if (!this.closed) this.guard(() => this.evaluator.changes(b.records, b.count, this.d.now()));
+    });
+    const tick = setInterval(() => {
+      this.guard(() => this.evaluator.tick(this.d.now(), this.d.hub.readModel.newestByBook, this.d.hub.counters));
+    }, 1000);
+    // the baseline of the rejection rate and of the books' classes
+    this.evaluator.tick(this.d.now(), this.d.hub.readModel.newestByBook, this.d.hub.counters);
+    const poll = setInterval(() => this.poll(), this.cfg.pollMs);
+    tick.unref();
+    poll.unref();
+    this.timers.push(tick, poll);
+    this.poll();
+    this.mail();
+  }
+
+  /** The subscription cache follows every change made through the API. */
+  put(row: WebhookRow): void {
+    const old = this.subs.get(row.pk);
+    if (old !== undefined) {
+      old.row = row;
+      old.filter = Sub.compile(row);
+    } else this.subs.set(row.pk, new Sub(row));
+    this.reindex();
+    if (row.isActive) this.poll();
+  }
+
+  remove(pk: number): void {
+    this.subs.delete(pk);
+    this.reindex();
+  }
+
+  private reindex(): void {
+    const byType = new Map<string, Sub[]>();
+    for (const s of this.subs.values()) {
+      if (!s.row.isActive) continue;
+      for (const t of s.row.events) {
+        let list = byType.get(t);
+        if (list === undefined) byType.set(t, (list = []));
+        list.push(s);
+      }
+    }
+    this.byType = byType;
+    this.activeSubs = 0;
+    for (const x of this.subs.values()) if (x.row.isActive) this.activeSubs++;
+    this.evaluator.setWanted(byType.keys());
+    // the hub copies opened and closed analytics rows only once someone listens: listen from the first
+    // subscription that needs them (and for good: the arbitrages announced must be followed to their close)
+    if (!this.analyticsOn && ANALYTICS_TYPES.some((x) => byType.has(x))) {
+      this.analyticsOn = true;
+      this.d.hub.onAnalytics((ch) => {
+        if (!this.closed) this.guard(() => this.evaluator.analytics(ch, this.d.now()));
+      });
+    }
+  }
+
+  /** The evaluator runs inside the hub's callbacks: a fault of ours must not break the engine's batch handling. */
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.d.log?.(`webhook evaluation failed: ${e instanceof Error ? e.stack : String(e)}`);
+    }
+  }
+
+  /** Serialises outbox statements on the one handle, so a poll never races the insert of a row it would pick. */
+  private op<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.chain.then(fn);
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  private onEvent(ev: WebhookEvent): void {
+    const subs = this.byType.get(ev.type);
+    if (subs === undefined) return;
+    this.stats.events++;
+    const now = this.d.now();
+    const id = newEventId();
+    const bodies = new Map<string, string>();
+    for (const sub of subs) {
+      if (!matches(sub.filter, ev)) continue;
+      const fmt: Format = sub.row.variant === 'A' ? 'json' : sub.row.format;
+      const bk = sub.row.variant + fmt;
+      let body = bodies.get(bk);
+      if (body === undefined) bodies.set(bk, (body = renderBody(sub.row.variant, fmt, { id, type: ev.type, at: ev.at, data: ev.data })));
+      const next = this.rate(sub, now);
+      if (next === null) this.stats.rateLimited++;
+      this.inserts.push({
+        sub,
+        row: {
+          deliveryId: newDeliveryId(), webhookPk: sub.row.pk, eventId: id, eventType: ev.type, body,
+          status: next === null ? 'rate_limited' : 'pending', nextAttemptAt: next, dedupe: ev.dedupe,
+        },
+      });
+    }
+    if (!this.insertScheduled && this.inserts.length > 0) {
+      this.insertScheduled = true;
+      setImmediate(() => {
+        this.insertScheduled = false;
+        void this.op(() => this.flushInserts());
+      });
+    }
+  }
+
+  /** When the event's first attempt may be made under the subscription's rate, or null (rate_limited). */
+  private rate(sub: Sub, now: number): number | null {
+    const key = this.d.accounts.keyById(sub.row.billingKeyId);
+    const limit = key === undefined ? 0 : WEBHOOK_TIERS[key.tier]?.perMinute ?? 0;
+    const W = this.cfg.rateWindowMs;
+    const w0 = Math.floor(now / W) * W;
+    if (sub.windows.size > this.cfg.deferWindows + 2) for (const w of sub.windows.keys()) if (w < w0) sub.windows.delete(w);
+    for (let k = 0; k <= this.cfg.deferWindows; k++) {
+      const w = w0 + k * W;
+      const n = sub.windows.get(w) ?? 0;
+      if (n < limit) {
+        sub.windows.set(w, n + 1);
+        return k === 0 ? now : w;
+      }
+    }
+    return null;
+  }
+
+  private async flushInserts(): Promise<void> {
+    const batch = this.inserts;
+    this.inserts = [];
+    if (batch.length === 0) return;
+    const now = this.d.now();
+    let pks: number[];
+    this.insertsWriting++;
+    try {
+      pks = await insertDeliveries(this.d.db, batch.map((b) => b.row), now);
+    } catch (e) {
+      // nothing was written: keep the events and try again (no attempt was made for them)
+      this.d.log?.(`webhook outbox insert failed, retrying: ${String(e)}`);
+      this.inserts = batch.concat(this.inserts);
+      setTimeout(() => void this.op(() => this.flushInserts()), 500).unref();
+      return;
+    } finally {
+      this.insertsWriting--;
+    }
+    this.stats.enqueued += batch.length;
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i].row;
+      if (pks[i] < 0 || r.status !== 'pending' || r.nextAttemptAt! > now) continue;
+      const d: DueDelivery = { pk: pks[i], deliveryId: r.deliveryId, webhookPk: r.webhookPk, eventType: r.eventType, body: r.body, status: 'pending', attempts: 0 };
+      if (this.inflight.size < this.cfg.maxInFlight && this.readyHead === this.ready.length) this.dispatch(d);
+      else if (this.ready.length - this.readyHead < READY_MAX) this.ready.push(d);
+    }
+  }
+
+  private drainReady(): void {
+    while (this.readyHead < this.ready.length && this.inflight.size < this.cfg.maxInFlight && !this.closed) {
+      this.dispatch(this.ready[this.readyHead++]);
+    }
+    if (this.readyHead === this.ready.length) {
+      this.ready = [];
+      this.readyHead = 0;
+    }
+  }
+
+  private polling = false;
+  private poll(): void {
+    this.drainReady();
+    // without an active subscription nothing can be due (the query joins active ones): no query at all
+    if (this.activeSubs === 0 || this.closed || this.polling || this.inflight.size >= this.cfg.maxInFlight || this.readyHead < this.ready.length) return;
+    this.polling = true;
+    void this.op(async () => {
+      if (this.readyHead < this.ready.length) return;
+      const due = await dueDeliveries(this.d.db, this.d.now(), this.cfg.maxInFlight - this.inflight.size, [...this.inflight]);
+      for (const d of due) if (!this.inflight.has(d.pk)) this.dispatch(d);
+    }).catch((e: unknown) => this.d.log?.(`webhook poll failed: ${String(e)}`)).finally(() => { this.polling = false; });
+  }
+
+  private dispatch(d: DueDelivery): void {
+    const sub = this.subs.get(d.webhookPk);
+    if (sub === undefined || !sub.row.isActive || this.closed) return;
+    this.inflight.add(d.pk);
+    const number = d.attempts + 1;
+    const key = this.d.accounts.keyById(sub.row.billingKeyId);
+    const base = { deliveryPk: d.pk, webhookPk: d.webhookPk, number };
+    if (key === undefined || !this.d.accounts.reserve(key, CREDITS_PER_DELIVERY, this.d.now())) {
+      this.stats.outOfCredits++;
+      void this.record({
+        ...base, attemptedAt: this.d.now(), statusCode: null, durationMs: 0, error: 'out of credits', status: 'out_of_credits',
+        nextAttemptAt: null, attempts: d.attempts, failures: 'none', attempted: false,
+      });
+      return;
+    }
+    const p = this.send(sub, d.deliveryId, d.eventType, d.body, number).then((res) => {
+      const ok = isOk(res);
+      if (!ok) this.d.accounts.refund(key, CREDITS_PER_DELIVERY);
+      const delays = this.cfg.retryDelaysMs;
+      let status: AttemptResult['status'];
+      let next: number | null = null;
+      let failures: AttemptResult['failures'] = 'none';
+      if (ok) {
+        status = 'delivered';
+        // most successes follow successes: writing a zero over a zero would touch the subscription row every time
+        failures = sub.row.consecutiveFailures > 0 || sub.incPending > 0 ? 'reset' : 'none';
+        this.stats.delivered++;
+      } else {
+        this.stats.failedAttempts++;
+        if (number <= delays.length) {
+          status = 'retrying';
+          next = this.d.now() + delays[number - 1];
+        } else {
+          status = 'failed';
+          failures = 'inc';
+          sub.incPending++;
+        }
+      }
+      return this.record({
+        ...base, attemptedAt: res.attemptedAt, statusCode: res.statusCode, durationMs: res.durationMs, error: res.error, status,
+        nextAttemptAt: next, attempts: number, failures, attempted: true,
+      });
+    });
+    this.sending.add(p);
+    void p.finally(() => this.sending.delete(p));
+  }
+
+  private send(sub: Sub, deliveryId: string, eventType: string, body: string, attempt: number): Promise<SendResult> {
+    return this.sender.send({
+      url: sub.row.url, body, secret: sub.row.secret, variant: sub.row.variant, eventType, webhookId: sub.publicId,
+      deliveryId, attempt, timeoutMs: this.cfg.timeoutMs, allowPrivate: this.cfg.allowPrivate,
+    });
+  }
+
+  /** Queues an outcome; resolves once it is committed (the delivery then leaves the in-flight set). */
+  private record(result: AttemptResult): Promise<void> {
+    return new Promise((done) => {
+      this.results.push({ result, done });
+      if (this.resultScheduled) return;
+      this.resultScheduled = true;
+      setImmediate(() => {
+        this.resultScheduled = false;
+        void this.op(() => this.flushResults());
+      });
+    });
+  }
+
+  private async flushResults(): Promise<void> {
+    const batch = this.results;
+    this.results = [];
+    if (batch.length === 0) return;
+    let outcome;
+    try {
+      outcome = await recordResults(this.d.db, batch.map((b) => b.result), DISABLE_AFTER, this.d.now());
+    } catch (e) {
+      this.d.log?.(`webhook result write failed, retrying: ${String(e)}`);
+      this.results = batch.concat(this.results);
+      setTimeout(() => void this.op(() => this.flushResults()), 500).unref();
+      return;
+    }
+    for (const b of batch) {
+      this.inflight.delete(b.result.deliveryPk);
+      if (b.result.failures === 'inc') {
+        const s = this.subs.get(b.result.webhookPk);
+        if (s !== undefined) s.incPending--;
+      }
+      b.done();
+    }
+    for (const f of outcome.failures) {
+      const s = this.subs.get(f.webhookPk);
+      if (s !== undefined) s.row = { ...s.row, consecutiveFailures: f.count };
+    }
+    const disabled = outcome.disabled;
+    for (const h of disabled) {
+      const s = this.subs.get(h.webhookPk);
+      if (s !== undefined) s.row = { ...s.row, isActive: false, disabledAt: new Date(this.d.now()) };
+    }
+    if (disabled.length > 0) {
+      this.reindex();
+      this.mail();
+    }
+    if (!this.closed) this.poll();
+  }
+
+  /** Resolves once every event evaluated so far is committed to the outbox. A caller that must not answer before
+   *  its events are durable (e.g. an ingest that acknowledges a batch) can await it. */
+  settled(): Promise<void> {
+    if (this.inserts.length === 0 && this.insertsWriting === 0) return Promise.resolve();
+    return this.op(() => this.flushInserts());
+  }
+
+  /** POST /v1/webhooks/{id}/test: one synchronous attempt of a `test` event, recorded, not retried, not charged. */
+  async test(sub: Sub): Promise<SyncOutcome> {
+    const now = this.d.now();
+    const env = {
+      id: newEventId(), type: 'test', at: now,
+      data: { message: 'Test delivery from linewire', webhook_id: sub.row.variant === 'A' ? sub.row.pk : sub.publicId },
+    };
+    const fmt: Format = sub.row.variant === 'A' ? 'json' : sub.row.format;
+    const body = renderBody(sub.row.variant, fmt, env);
+    const deliveryId = newDeliveryId();
+    const [pk] = await this.op(() => insertDeliveries(this.d.db, [{
+      deliveryId, webhookPk: sub.row.pk, eventId: env.id, eventType: 'test', body, status: 'pending', nextAttemptAt: null, dedupe: null,
+    }], now));
+    this.inflight.add(pk);
+    const res = await this.send(sub, deliveryId, 'test', body, 1);
+    const ok = isOk(res);
+    await this.record({
+      deliveryPk: pk, webhookPk: sub.row.pk, number: 1, attemptedAt: res.attemptedAt, statusCode: res.statusCode, durationMs: res.durationMs,
+      error: res.error, status: ok ? 'delivered' : 'failed', nextAttemptAt: null, attempts: 1, failures: 'none', attempted: true,
+    });
+    return { deliveryId, delivered: ok, statusCode: res.statusCode, error: res.error, attempt: 1 };
+  }
+
+  /**
+   * POST /v1/webhooks/{id}/replay: one synchronous attempt of a recorded delivery with its delivery id and body,
+   * numbered after its attempts so far. Charged when it delivers an event not delivered before. 'busy' when the
+   * delivery is still on its schedule; 'credits' when the owner cannot pay; null when there is no such delivery.
+   */
+  async replay(sub: Sub, deliveryId: string): Promise<SyncOutcome | 'busy' | 'credits' | null> {
+    const d = await getDelivery(this.d.db, sub.row.pk, deliveryId);
+    if (d === null) return null;
+    if (d.status === 'pending' || d.status === 'retrying' || this.inflight.has(d.pk)) return 'busy';
+    const number = Math.max(d.attempts, ...d.tries.map((t) => t.number), 0) + 1;
+    const charge = d.status !== 'delivered';
+    const key = this.d.accounts.keyById(sub.row.billingKeyId);
+    if (charge && (key === undefined || !this.d.accounts.reserve(key, CREDITS_PER_DELIVERY, this.d.now()))) return 'credits';
+    this.inflight.add(d.pk);
+    const res = await this.send(sub, d.deliveryId, d.eventType, d.body, number);
+    const ok = isOk(res);
+    if (charge && !ok) this.d.accounts.refund(key!, CREDITS_PER_DELIVERY);
+    await this.record({
+      deliveryPk: d.pk, webhookPk: sub.row.pk, number, attemptedAt: res.attemptedAt, statusCode: res.statusCode, durationMs: res.durationMs,
+      error: res.error, status: ok ? 'delivered' : null, nextAttemptAt: null, attempts: null,
+      failures: ok && d.eventType !== 'test' ? 'reset' : 'none', attempted: true,
+    });
+    return { deliveryId: d.deliveryId, delivered: ok, statusCode: res.statusCode, error: res.error, attempt: number };
+  }
+
+  /** Sends unsent notifications through SMTP_URL, one at a time; without it the rows are the record. */
+  private mail(): void {
+    const url = this.cfg.smtpUrl;
+    if (url === null || this.mailing !== null || this.closed) return;
+    this.mailing = (async () => {
+      for (const n of await this.op(() => unsentNotifications(this.d.db))) {
+        let error: string | null = null;
+        try {
+          await sendMail(url, { from: this.cfg.mailFrom, to: n.recipient!, subject: n.subject, body: n.body });
+        } catch (e) {
+          error = (e as Error).message;
+        }
+        await this.op(() => markNotification(this.d.db, n.id, error === null ? this.d.now() : null, error));
+      }
+    })().catch((e: unknown) => this.d.log?.(`webhook notification mail failed: ${String(e)}`)).finally(() => { this.mailing = null; });
+  }
+
+  /** Stops the evaluator and the poll, waits briefly for attempts in flight and records their outcomes. Attempts
+   *  still unanswered stay pending in the outbox and are made again at the next start. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    await Promise.race([Promise.allSettled([...this.sending]), new Promise((r) => setTimeout(r, 2000).unref())]);
+    await this.op(() => this.flushInserts()).catch(() => undefined);
+    await this.op(() => this.flushResults()).catch(() => undefined);
+    await this.mailing;
+    await this.sender.close();
+  }
+}
+
+function isOk(r: SendResult): boolean {
+  return r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
+}
