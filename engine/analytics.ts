@@ -122,11 +122,6 @@ export class Analytics implements StoreListener {
     store.listener = this;
   }
 
-  /** Moves the clock within the current batch (another batch merged into it; see workers/shard.ts). */
-  advance(now: number): void {
-    this.now = now;
-  }
-
   /** Starts a batch at wall-clock `now` (ms). */
   begin(now: number): void {
     this.now = now;

@@ -55,27 +55,3 @@ t.test('hub - a final event leaves the store and the read model', async (t) => {
   t.equal(hub.event('f1'), undefined, 'registry dropped it');
 });
 
-t.test('hub - a busy shard answers its queued batches together, and every one of them resolves with its changes applied', async (t) => {
-  const hub = new Hub(1);
-  await hub.start();
-  t.teardown(() => hub.close());
-  const ids = Array.from({ length: 400 }, (_, i) => `merge_${i}`);
-  await hub.ingest({ events: ids.map((id) => ev(id, 'basketball_nba', 'H', 'A')) }, now);
-  let answers = 0;
-  hub.onBatch(() => answers++);
-  // 20 batches posted at once, each moving every event's home price at five books: the shard is still applying the
-  // first when the others queue up behind it
-  const books = ['draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'pinnacle'];
-  const batches = Array.from({ length: 20 }, (_, k) => ({
-    prices: ids.flatMap((id) => books.map((book) => ({ book, event_id: id, market: 'h2h', outcome: 'H', price: 1.5 + k / 100 }))),
-  }));
-  const results = await Promise.all(batches.map((b) => hub.ingest(b, now)));
-  t.ok(results.every((r) => r.accepted === ids.length * books.length), 'every batch accepted in full');
-  t.ok(answers < batches.length, `queued batches were answered together (${answers} answers for ${batches.length} batches)`);
-  const view = hub.readModel;
-  let last = 0;
-  const evIdx = hub.eventIds.peek('merge_7');
-  for (const r of view.event(evIdx)!.records) last = Math.max(last, view.price(r, 0));
-  t.equal(last, 1.69, 'the last batch\'s price is the one held (order kept)');
-  t.equal(hub.analytics.event(evIdx)?.cons.size, 1, 'and the analytics of the merged batches are current');
-});

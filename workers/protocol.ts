@@ -27,12 +27,11 @@ export interface RemoveMsg { t: typeof MSG.REMOVE; seq: number; events: number[]
 export interface TickMsg { t: typeof MSG.TICK; now: number }
 export interface ChangesMsg extends AnalyticsBatch {
   t: typeof MSG.CHANGES;
-  /** seqs of the APPLY or REMOVE messages this answers (several when a busy shard merged its backlog; none for
-   *  the analytics of a tick or a restore) */
+  /** seq of the APPLY or REMOVE this answers (none for the analytics of a tick or a restore) */
   seqs: number[];
   n: number;
   rec: Float64Array;
-  /** observations that changed or verified a quote, over every batch answered */
+  /** observations that changed or verified a quote */
   applied: number;
   /** observations ignored as older than the quote */
   stale: number;

@@ -27,50 +27,20 @@ function reply(seqs: number[], applied: number, stale: number): void {
   port!.postMessage(buf, [buf.buffer as ArrayBuffer]);
 }
 
-// Batches that arrive while the shard is busy are answered together: each is applied to the store at once, and
-// the answer (change records of all of them, and the analytics brought up to date once) leaves when the queue
-// is empty. A message event drains every queued message before setImmediate callbacks run, so an idle shard
-// answers a lone batch one turn of the event loop after applying it, and a busy one merges its backlog: a line
-// moved by several queued batches is re-evaluated once, and one message carries them all (up to MAX_MERGED
-// observations, so the first of a long queue is not kept waiting for the rest).
-let answering: number[] = [];
-/** observations in the batches being answered: past this, answer at once (bounds the first batch's wait) */
-const MAX_MERGED = 16_384;
-let merged = 0;
-let applied = 0;
-let ignored = 0;
-let scheduled = false;
-
-function answer(): void {
-  scheduled = false;
-  if (answering.length === 0) return;
-  const seqs = answering;
-  answering = [];
-  reply(seqs, applied, ignored);
-  merged = 0;
-  applied = 0;
-  ignored = 0;
-}
-
+// Each batch is answered as soon as it is applied. (Answering a busy shard's queued batches together was tried:
+// it saves re-evaluating lines moved by several of them, but a client with a bounded number of batches in
+// flight then waits for the whole merged answer while the main thread and the shard take turns instead of
+// overlapping, and throughput fell by a third; bench/analytics.ts and bench/ingest.ts.)
 port.on('message', (buf: Uint8Array) => {
   const msg = decode<ToShard>(buf);
-  if (msg.t === MSG.APPLY) {
-    if (answering.length === 0) analytics?.begin(msg.now);
-    else analytics?.advance(msg.now);
-    const before = store.staleIgnored;
-    applied += store.apply(msg.obs, msg.n, out);
-    ignored += store.staleIgnored - before;
-    answering.push(msg.seq);
-    merged += msg.n;
-    if (merged >= MAX_MERGED) answer();
-    else if (!scheduled) {
-      scheduled = true;
-      setImmediate(answer);
-    }
-    return;
-  }
-  answer(); // in order: what was applied before this message is answered first
   switch (msg.t) {
+    case MSG.APPLY: {
+      analytics?.begin(msg.now);
+      const before = store.staleIgnored;
+      const applied = store.apply(msg.obs, msg.n, out);
+      reply([msg.seq], applied, store.staleIgnored - before);
+      break;
+    }
     case MSG.RESTORE:
       analytics?.begin(msg.now);
       store.restore(msg.rec, msg.n);
