@@ -14,15 +14,8 @@ export interface Move {
   to: number;
 }
 
-export interface Mover {
-  event: number;
-  market: number;
-  player: number;
-  book: number;
-  outcome: number;
-  point: number;
-  from: number;
-  to: number;
+/** one quote's move across a window: from its price when the window opened to its newest */
+export interface Mover extends Omit<Move, 't'> {
   moves: number;
   first_at: number;
   last_at: number;

@@ -13,7 +13,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { ApiError } from '../engine/errors.js';
 import type { Accounts } from './accounts.js';
 import { parseParams } from './params.js';
-import type { RequestCtx, Route } from './router.js';
+import type { RequestCtx, Route, RouterOptions } from './router.js';
 import { errorBody } from './serialize.js';
 
 export interface StreamPlan {
@@ -31,13 +31,8 @@ export interface StreamRoute extends Omit<Route, 'handle' | 'cost'> {
   plan(ctx: RequestCtx): Promise<StreamPlan>;
 }
 
-export interface StreamOptions {
-  accounts: Accounts;
-  headers: readonly (readonly [string, string])[];
-  now(): number;
-  onResponse?(route: string, status: number, ms: number): void;
-  onError?(error: unknown, ctx: RequestCtx): void;
-}
+/** the same options as the Router's (the streamed routes are mounted beside it) */
+export type StreamOptions = RouterOptions;
 
 const ID_PREFIX = randomBytes(8).toString('hex');
 let idCounter = 0;
