@@ -12,6 +12,7 @@ import { SLOT } from './ingest.js';
 import { decimalToAmerican } from './odds.js';
 import { ARB, CHANGE, CHG, EVR } from './records.js';
 import { slaClassOf } from './sla.js';
+import { classify } from './status.js';
 
 export interface WebhookEvent {
   type: string;
@@ -435,7 +436,7 @@ export class WebhookEvaluator {
       if (!(newest > 0)) continue;
       const cls = slaClassOf(BOOKMAKERS[b]);
       const age = Math.max(0, (now - newest) / 1000);
-      const state = age <= cls.tight_s ? 'ok' : age <= cls.slack_s ? 'degraded' : age <= cls.stale_s ? 'breach' : 'stale';
+      const state = classify(age, cls); // the same verdict as /v1/status
       const h = this.health[b];
       const thresholds = { tight_s: cls.tight_s, slack_s: cls.slack_s, stale_s: cls.stale_s };
       const head = { book: BOOKMAKERS[b].key, title: BOOKMAKERS[b].title, sla_class: cls.name };
