@@ -13,7 +13,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { ApiError } from '../engine/errors.js';
 import type { Accounts } from './accounts.js';
 import { parseParams } from './params.js';
-import type { RequestCtx, Route, RouterOptions } from './router.js';
+import { writeCommonHeaders, type RequestCtx, type Route, type RouterOptions } from './router.js';
 import { errorBody } from './serialize.js';
 
 export interface StreamPlan {
@@ -157,15 +157,7 @@ function settle(ctx: RequestCtx, reserved: number, owed: number, opts: StreamOpt
 }
 
 function writeCommon(res: HttpResponse, ctx: RequestCtx, charged: number, opts: StreamOptions): void {
-  res.writeHeader('X-Request-ID', ctx.requestId);
-  for (const [k, v] of opts.headers) res.writeHeader(k, v);
-  if (ctx.key !== null) {
-    const remaining = String(ctx.key.remaining);
-    res.writeHeader('X-RateLimit-Remaining', remaining);
-    res.writeHeader('x-requests-remaining', remaining);
-    res.writeHeader('x-requests-used', String(ctx.key.used));
-    res.writeHeader('x-requests-last', String(charged));
-  }
+  writeCommonHeaders(res, ctx, charged, opts.headers);
 }
 
 function fail(res: HttpResponse, ctx: RequestCtx, err: unknown, started: number, path: string, opts: StreamOptions): void {

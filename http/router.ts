@@ -291,15 +291,7 @@ export class Router {
   private write(res: HttpResponse, ctx: RequestCtx, reply: Reply, charged: number, started: number, routePath: string,
     close = false): void {
     res.writeStatus(STATUS_TEXT[reply.status] ?? `${reply.status} Status`);
-    res.writeHeader('X-Request-ID', ctx.requestId);
-    for (const [k, v] of this.opts.headers) res.writeHeader(k, v);
-    if (ctx.key !== null) {
-      const remaining = String(ctx.key.remaining);
-      res.writeHeader('X-RateLimit-Remaining', remaining);
-      res.writeHeader('x-requests-remaining', remaining);
-      res.writeHeader('x-requests-used', String(ctx.key.used));
-      res.writeHeader('x-requests-last', String(charged));
-    }
+    writeCommonHeaders(res, ctx, charged, this.opts.headers);
     if (reply.headers !== undefined) for (const [k, v] of reply.headers) res.writeHeader(k, v);
     if (reply.status !== 304) res.writeHeader('Content-Type', reply.contentType ?? 'application/json');
     const ms = performance.now() - started;
@@ -311,3 +303,17 @@ export class Router {
   }
 }
 
+/** The headers every answer carries: request id, the configured ones (the feed label), and the key's balance with
+ *  what this call charged. Shared with the streamed routes (http/export-stream.ts). */
+export function writeCommonHeaders(res: HttpResponse, ctx: RequestCtx, charged: number,
+  headers: readonly (readonly [string, string])[]): void {
+  res.writeHeader('X-Request-ID', ctx.requestId);
+  for (const [k, v] of headers) res.writeHeader(k, v);
+  if (ctx.key !== null) {
+    const remaining = String(ctx.key.remaining);
+    res.writeHeader('X-RateLimit-Remaining', remaining);
+    res.writeHeader('x-requests-remaining', remaining);
+    res.writeHeader('x-requests-used', String(ctx.key.used));
+    res.writeHeader('x-requests-last', String(charged));
+  }
+}
