@@ -22,6 +22,16 @@ function prices(ts: number, bump = 0) {
   return out;
 }
 
+/** draftkings and fanduel crossed on a moneyline: 2.10 / 2.10 is an arbitrage */
+function crossed(ev: (typeof events)[number], ts: number) {
+  return [
+    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 2.1, ts },
+    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 1.7, ts },
+    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.7, ts },
+    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.1, ts },
+  ];
+}
+
 function kindsOf(hub: Hub): number[] {
   const kinds: number[] = [];
   hub.onBatch((b) => {
@@ -84,13 +94,7 @@ t.test('shard crash - the analytics of a restarted shard pick up where they were
   t.teardown(() => hub.close());
   const ev = events[0];
   const t0 = Date.now();
-  // draftkings and fanduel cross: 2.10 / 2.10 is an arbitrage
-  await hub.ingest({ events: [ev], prices: [
-    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 2.1, ts: t0 },
-    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 1.7, ts: t0 },
-    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.7, ts: t0 },
-    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.1, ts: t0 },
-  ] }, t0);
+  await hub.ingest({ events: [ev], prices: crossed(ev, t0) }, t0);
   const idx = hub.eventIds.peek(ev.id);
   t.equal(hub.analytics.event(idx)?.arbs.size, 1, 'arbitrage open before the crash');
   await hub.pool.kill(0);
@@ -110,12 +114,7 @@ t.test('shard crash - rows a restarted shard no longer has leave the view (its q
   t.teardown(() => hub.close());
   const ev = events[1];
   const t0 = clock;
-  await hub.ingest({ events: [ev], prices: [
-    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 2.1, ts: t0 },
-    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 1.7, ts: t0 },
-    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.7, ts: t0 },
-    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.1, ts: t0 },
-  ] }, t0);
+  await hub.ingest({ events: [ev], prices: crossed(ev, t0) }, t0);
   const idx = hub.eventIds.peek(ev.id);
   t.equal(hub.analytics.event(idx)?.arbs.size, 1, 'arbitrage open before the crash');
   // the shard comes back an hour later: every quote of the arbitrage is stale by then, so the rebuilt shard
