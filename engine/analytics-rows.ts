@@ -181,10 +181,11 @@ export function writeArb(store: PriceStore, line: number, flags: boolean, d: Flo
 
 /** per line of a group: the best two fresh quotes on the over side (outcome 0) and the under side (outcome 1),
  *  as [book, raw price, effective price] x 2, book -1 when none */
-const TOPS = new Float64Array(64 * 12);
+export const TOPS_SIZE = 12;
+const TOPS = new Float64Array(64 * TOPS_SIZE);
 const MID_REC = new Float64Array(MID.STRIDE);
 
-function topTwo(store: PriceStore, line: number, o: number, flags: boolean, now: number, d: Float64Array, off: number): void {
+export function topTwo(store: PriceStore, line: number, o: number, flags: boolean, now: number, d: Float64Array, off: number): void {
   const ladder = store.ladder(line, o);
   let k = 0;
   for (let i = 0; i < ladder.length && k < 2; i += LD.STRIDE) {
@@ -203,9 +204,11 @@ function topTwo(store: PriceStore, line: number, o: number, flags: boolean, now:
  *  leg of the line with home point h' covers below -h'. Each middle is handed to `emit` in a scratch record
  *  that is reused: copy what you keep. `books` is the group's distinct books with a fresh quote, counted here
  *  when -1 (the incremental engine keeps it as it goes). With `only`, just the pairs of which one line's index j
- *  has only[j] = 1. Returns how many pairs of lines (lo < hi) it evaluated that gave no middle. */
+ *  has only[j] = 1. With `tops`, each line's top two are read from tops at line * TOPS_SIZE (kept current by the
+ *  caller, see topTwo) instead of being searched. Returns how many pairs of lines (lo < hi) it evaluated that gave
+ *  no middle. */
 export function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number, books: number,
-  only: Uint8Array | null, emit: (rec: Float64Array) => void): number {
+  only: Uint8Array | null, emit: (rec: Float64Array) => void, tops: Float64Array | null = null): number {
   const market = store.lineMarket(lines[0]);
   const spreads = market === SPREADS;
   const n = Math.min(lines.length, 64);
@@ -225,32 +228,35 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
       }
     }
   }
-  for (let j = 0; j < n; j++) {
-    const l = lines[j];
-    topTwo(store, l, 0, flags, now, TOPS, j * 12);
-    topTwo(store, l, 1, flags, now, TOPS, j * 12 + 6);
+  const T = tops ?? TOPS;
+  if (tops === null) {
+    for (let j = 0; j < n; j++) {
+      const l = lines[j];
+      topTwo(store, l, 0, flags, now, TOPS, j * TOPS_SIZE);
+      topTwo(store, l, 1, flags, now, TOPS, j * TOPS_SIZE + 6);
+    }
   }
   const rec = MID_REC;
   let none = 0;
   for (let a = 0; a < n; a++) {
     const lo = lines[a];
     const xl = spreads ? -store.linePoint(lo) : store.linePoint(lo);
-    const ov = a * 12;
+    const ov = (tops === null ? a : lo) * TOPS_SIZE;
     for (let b = 0; b < n; b++) {
       const hi = lines[b];
       const xh = spreads ? -store.linePoint(hi) : store.linePoint(hi);
       if (!(xl < xh)) continue;
       if (only !== null && only[a] === 0 && only[b] === 0) continue;
-      const un = b * 12 + 6;
-      if (TOPS[ov] < 0 || TOPS[un] < 0) {
+      const un = (tops === null ? b : hi) * TOPS_SIZE + 6;
+      if (T[ov] < 0 || T[un] < 0) {
         none++;
         continue;
       }
       let o = ov;
       let u = un;
-      if (TOPS[ov] === TOPS[un]) {
-        const alt1 = TOPS[ov + 3] < 0 ? -Infinity : TOPS[ov + 5] + TOPS[un + 2];
-        const alt2 = TOPS[un + 3] < 0 ? -Infinity : TOPS[ov + 2] + TOPS[un + 5];
+      if (T[ov] === T[un]) {
+        const alt1 = T[ov + 3] < 0 ? -Infinity : T[ov + 5] + T[un + 2];
+        const alt2 = T[un + 3] < 0 ? -Infinity : T[ov + 2] + T[un + 5];
         if (alt1 === -Infinity && alt2 === -Infinity) {
           none++;
           continue;
@@ -264,12 +270,12 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
       rec[MID.PLAYER] = store.linePlayer(lo);
       rec[MID.LO] = xl;
       rec[MID.HI] = xh;
-      rec[MID.OVER_BOOK] = TOPS[o];
-      rec[MID.OVER_PRICE] = TOPS[o + 1];
-      rec[MID.OVER_EFF] = TOPS[o + 2];
-      rec[MID.UNDER_BOOK] = TOPS[u];
-      rec[MID.UNDER_PRICE] = TOPS[u + 1];
-      rec[MID.UNDER_EFF] = TOPS[u + 2];
+      rec[MID.OVER_BOOK] = T[o];
+      rec[MID.OVER_PRICE] = T[o + 1];
+      rec[MID.OVER_EFF] = T[o + 2];
+      rec[MID.UNDER_BOOK] = T[u];
+      rec[MID.UNDER_PRICE] = T[u + 1];
+      rec[MID.UNDER_EFF] = T[u + 2];
       rec[MID.BOOKS] = books;
       emit(rec);
     }

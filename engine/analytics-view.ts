@@ -177,26 +177,28 @@ export class AnalyticsView {
     const changes = this.changes;
     if (changes === null) this.applyTo(this.ev, rec, n);
     else {
-      this.applyTo(this.ev, rec, n, (q, off, r) =>
-        this.notify(changes, q, off, r < 0 ? 0 : this.ev.data[r * EVQ.STRIDE + EVQ.MASK], q[off + EVQ.MASK]));
+      this.applyTo(this.ev, rec, n, (q, off, r) => this.notify(changes, q, off, r));
     }
   }
 
-  /** Opened and closed (quote, sharp) rows of one EVQ record whose mask goes from `old` to `now`. */
-  private notify(changes: AnalyticsChanges, rec: Float64Array, off: number, old: number, now: number): void {
+  /** Opened and closed (quote, sharp) rows of one EVQ record replacing the held record `r` (-1: none). A closed
+   *  row is priced as the held record was. */
+  private notify(changes: AnalyticsChanges, rec: Float64Array, off: number, r: number): void {
+    const old = r < 0 ? 0 : this.ev.data[r * EVQ.STRIDE + EVQ.MASK];
+    const now = rec[off + EVQ.MASK];
     for (let s = 0; s < SHARP_BOOK.length; s++) {
-      const was = (old >>> (s * N_METHODS)) & METHOD_BITS;
-      const is = (now >>> (s * N_METHODS)) & METHOD_BITS;
-      if ((was === 0) === (is === 0)) continue;
-      if (is !== 0) changes.evOpened.push(this.evRow(rec, off, s, is));
-      else changes.evClosed.push(this.evRow(rec, off, s, was));
+      const was = (old >>> s) & 1;
+      const is = (now >>> s) & 1;
+      if (was === is) continue;
+      if (is !== 0) changes.evOpened.push(this.evRow(rec, off, s, rec[off + EVQ.EFF]));
+      else changes.evClosed.push(this.evRow(this.ev.data, r * EVQ.STRIDE, s, this.ev.data[r * EVQ.STRIDE + EVQ.EFF]));
     }
   }
 
-  /** One quote against sharp index s as an EVR row: methods of `bits` get the fair probability of the sharp's
-   *  current no-vig line (NaN when it has none), the others NaN; the price is the record's (the quote's when its
-   *  mask last changed). */
-  evRow(q: Float64Array, off: number, s: number, bits: number): Float64Array {
+  /** One quote against sharp index s as an EVR row at effective price `eff`: each method whose edge is positive
+   *  there gets the fair probability of the sharp's current no-vig line, the others (and every method when the
+   *  sharp has no line) NaN; the price is the record's (the quote's when its mask last changed). */
+  evRow(q: Float64Array, off: number, s: number, eff: number): Float64Array {
     const row = new Float64Array(EVR.STRIDE);
     row[EVR.KIND] = ROW.UPSERT;
     row[EVR.EVENT] = q[off + EVQ.EVENT];
@@ -207,12 +209,14 @@ export class AnalyticsView {
     row[EVR.BOOK] = q[off + EVQ.BOOK];
     row[EVR.SHARP] = SHARP_BOOK[s];
     row[EVR.PRICE] = q[off + EVQ.PRICE];
-    row[EVR.EFF] = q[off + EVQ.EFF];
+    row[EVR.EFF] = eff;
     const f = this.fair.index.get(q[off + EVQ.EVENT], lineNum(q[off + EVQ.MARKET], q[off + EVQ.PLAYER], q[off + EVQ.POINT]) * 8 + s);
     const fd = this.fair.data;
     const o = q[off + EVQ.OUTCOME];
+    const valid = f >= 0 ? fd[f * FAIR.STRIDE + FAIR.VALID] : 0;
     for (let m = 0; m < N_METHODS; m++) {
-      row[EVR.FAIR + m] = f >= 0 && (bits & (1 << m)) !== 0 ? fd[f * FAIR.STRIDE + FAIR.P + m * 3 + o] : Number.NaN;
+      const p = fd[f * FAIR.STRIDE + FAIR.P + m * 3 + o];
+      row[EVR.FAIR + m] = (valid & (1 << m)) !== 0 && p * eff - 1 > 0 ? p : Number.NaN;
     }
     return row;
   }
@@ -254,12 +258,13 @@ export class AnalyticsView {
       for (const r of e.ev) {
         const off = r * EVQ.STRIDE;
         const mask = this.ev.data[off + EVQ.MASK];
+        const d = this.ev.data;
+        const price = priceOf(d[off + EVQ.EVENT], d[off + EVQ.MARKET], d[off + EVQ.POINT], d[off + EVQ.PLAYER], d[off + EVQ.OUTCOME], d[off + EVQ.BOOK]);
+        const eff = effectiveAt(price, d[off + EVQ.BOOK]);
         for (let s = 0; s < SHARP_BOOK.length; s++) {
-          const bits = (mask >>> (s * N_METHODS)) & METHOD_BITS;
-          if (bits === 0) continue;
-          const row = this.evRow(this.ev.data, off, s, bits);
-          row[EVR.PRICE] = priceOf(row[EVR.EVENT], row[EVR.MARKET], row[EVR.POINT], row[EVR.PLAYER], row[EVR.OUTCOME], row[EVR.BOOK]);
-          row[EVR.EFF] = effectiveAt(row[EVR.PRICE], row[EVR.BOOK]);
+          if (((mask >>> s) & 1) === 0) continue;
+          const row = this.evRow(d, off, s, eff);
+          row[EVR.PRICE] = price;
           sets.ev.set(evKeyOf(row, 0), row);
         }
       }
@@ -272,7 +277,6 @@ export class AnalyticsView {
   }
 }
 
-const METHOD_BITS = (1 << N_METHODS) - 1;
 
 function copy(from: Float64Array, off: number, to: Float64Array, at: number, n: number): void {
   for (let i = 0; i < n; i++) to[at + i] = from[off + i];

@@ -2,12 +2,14 @@
 // arbitrage, +EV against each sharp book's no-vig line for every de-vig method, and middles.
 //
 // The store tells the analytics of every quote change as it happens (StoreListener). What it does then:
-// - EV is kept as one bit mask per quote, bit (sharp, method) set while its edge is positive. A soft book's
-//   move recomputes its own mask against the sharps that quote the line; a sharp's move recomputes its no-vig
-//   line (sent once as a FAIR record) and the masks of the line's other quotes. A quote is sent (EVQ) only when
-//   its mask changes: a sharp's move no longer re-sends every +EV quote of the line, a +EV quote's move sends
-//   nothing unless it crosses zero somewhere, and the main thread prices a row from the read model's quote and the
-//   FAIR records.
+// - EV is kept as one bit per (quote, sharp), set while the quote's edge against that sharp's no-vig line is
+//   positive under some de-vig method. That is one comparison: the edge p * d - 1 is positive for some method
+//   exactly when it is for the method with the highest fair probability `pmax` (multiplication by d > 0 is
+//   monotone), so each (line, sharp, outcome) keeps its pmax beside the no-vig line. A soft book's move
+//   recomputes its own bits against the sharps that quote the line; a sharp's move recomputes its no-vig line
+//   (sent once as a FAIR record) and the line's other quotes' bits for that sharp. A quote is sent (EVQ) only
+//   when its bits change; the main thread prices a row, and tells which methods give it an edge, from the read
+//   model's quote and the FAIR records.
 // - Consensus is kept as running sums per line and outcome (implied probabilities in fixed point, so adding and
 //   removing is exact and the sums equal a from-scratch recomputation bit for bit), counts, and distinct books
 //   per line; best and worst prices come from the ends of the ladders.
@@ -22,11 +24,12 @@
 
 import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
+import { RecordPool, copyRecord } from './record-pool.js';
 import { ARB, CHANGE, CONS, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
-  FIXED, MAX_SHARPS, MIDDLE_MARKET, SPREADS, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, counts, middlesOfGroup,
-  staleMs, writeArb, writeConsensusHead, writeExtremes,
+  FIXED, MAX_SHARPS, MIDDLE_MARKET, SPREADS, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
+  middlesOfGroup, staleMs, topTwo, writeArb, writeConsensusHead, writeExtremes,
 } from './analytics-rows.js';
 
 export { SHARP_BOOK_IDS, isFresh, lineKeyOf, evKeyOf, midKeyOf } from './analytics-rows.js';
@@ -34,7 +37,52 @@ export { scratch, type ScratchSets } from './analytics-scratch.js';
 
 /** a no-vig line in the fair pool: VALID then P + m * 3 + o, as in the FAIR record */
 const FL = { VALID: 0, P: 1, STRIDE: 1 + N_METHODS * 3 } as const;
-const ALL_METHODS = (1 << N_METHODS) - 1;
+
+/** Per-line state, one record of LS.STRIDE numbers per line id in `ls`, and per-slot state, QS.STRIDE numbers per
+ *  quote slot in `qs`. Interleaved so an update touches two or three cache lines of analytics state instead of a
+ *  dozen separate arrays: with 1.2 M quotes spread at random every array is a cache miss (bench/analytics.ts). */
+const LS = {
+  /** the batch that marked the line's consensus dirty */
+  DIRTY: 0,
+  /** the batch that marked its arbitrage dirty */
+  ARB_STAMP: 1,
+  /** the batch in which its top two changed on either side (middles pairs with it are re-evaluated) */
+  MID_STAMP: 2,
+  /** sharps with a valid no-vig line on the line: bit per sharp index */
+  SHARPS: 3,
+  /** distinct books with a counted quote, non-prediction and prediction */
+  BOOKS: 4, PBOOKS: 5,
+  /** arbitrage open (1), since when, and 1 + the index in arbPool of the record last sent (0: none) */
+  ARB_OPEN: 6, ARB_SINCE: 7, ARB_AT: 8,
+  /** per sharp index: 1 + the no-vig line's index in the fair pool, 0 for none */
+  FAIR_AT: 9,
+  /** outcome o's block starts at O + o * OSIZE */
+  O: 9 + MAX_SHARPS,
+  /** consensus running sums (implied probabilities in units of 1 / FIXED) and counts, non-prediction then
+   *  prediction books */
+  SUM: 0, CNT: 1, PSUM: 2, PCNT: 3,
+  /** bit 0 (non-prediction) or 1 (prediction) set while EXT holds the extremes */
+  EXT_OK: 4,
+  /** best and worst counted raw price with their books: [best, book, worst, book] x non-prediction, prediction */
+  EXT: 5,
+  /** per sharp index: the highest fair probability of its no-vig line over the valid methods (0: none). The
+   *  edge p * d - 1 is positive under some method exactly when it is under the largest p. */
+  PMAX: 13,
+  OSIZE: 13 + MAX_SHARPS,
+  STRIDE: 9 + MAX_SHARPS + 3 * (13 + MAX_SHARPS),
+} as const;
+
+const QS = {
+  /** when the quote goes stale (ms) */
+  EXPIRY: 0,
+  /** what it adds to its line's consensus sums, in units of 1 / FIXED (0: it does not count) */
+  UNITS: 1,
+  /** the wheel second its live entry sits in (0: none); entries in other seconds are left-overs, skipped */
+  SCHED: 2,
+  /** bit 0: fresh; bit 1 + s: its edge against sharp index s is positive under some method */
+  BITS: 3,
+  STRIDE: 4,
+} as const;
 
 export interface AnalyticsBatch {
   cons: Float64Array; nCons: number;
@@ -53,73 +101,49 @@ export class Analytics implements StoreListener {
     ev: new RecordBuffer(EVQ.STRIDE, 64),
     mid: new RecordBuffer(MID.STRIDE, 16),
   };
-  // per line
-  private dirtyStamp = new Int32Array(1024);
-  private arbStamp = new Int32Array(1024);
+  private ls = new Float64Array(1024 * LS.STRIDE);
+  private qs = new Float64Array(4096 * QS.STRIDE);
   private readonly dirtyLines: number[] = [];
-  private groupStamp = new Int32Array(1024);
   private readonly dirtyGroups: number[] = [];
   private batch = 1;
-  private arbOpen = new Uint8Array(1024);
-  private arbSince = new Float64Array(1024);
-  private readonly arbLast = new Map<number, Float64Array>();
-  /** sharps with a valid no-vig line on the line: bit per sharp index */
-  private sharpMask = new Uint8Array(1024);
-  /** per (line, sharp index): 1 + the no-vig line's index in the fair pool, 0 for none */
-  private fairAt = new Int32Array(1024 * MAX_SHARPS);
+  private readonly arbPool = new RecordPool(ARB.STRIDE, 64);
   private fairPool = new Float64Array(256 * FL.STRIDE);
   private fairNext = 0;
   private readonly fairFree: number[] = [];
-  /** consensus running sums per (line, outcome): implied probabilities in units of 1 / FIXED, counts, for
-   *  non-prediction and prediction books apart */
-  private sum = new Float64Array(1024 * 3);
-  private cnt = new Int32Array(1024 * 3);
-  private psum = new Float64Array(1024 * 3);
-  private pcnt = new Int32Array(1024 * 3);
-  /** per middles group: distinct books with a counted quote on any of its lines, and per (group, book) how many
-   *  of the group's book-lines have one */
+  // per middles group
+  private groupStamp = new Int32Array(1024);
+  /** distinct books with a counted quote on any of its lines, and per (group, book) how many of the group's
+   *  book-lines have one */
   private groupBooks = new Int32Array(1024);
   /** groupBooks when the group's middles were last evaluated */
   private groupBooksSeen = new Int32Array(1024);
   /** the batch in which a group lost a line (its middles are then evaluated whole) */
   private groupFull = new Int32Array(1024);
-  /** the batch in which a line's top two changed on either side (middles pairs with it are re-evaluated) */
-  private midLineStamp = new Int32Array(1024);
   private readonly only = new Uint8Array(64);
   private readonly dirtyX: number[] = [];
   private readonly groupBookLines = new FlatIndex(1024);
-  /** best and worst counted raw price per (line, outcome) with their books, non-prediction then prediction books:
-   *  [best, book, worst, book] x 2; extOk bit 0 (non-prediction) or 1 (prediction) set while they are known */
-  private ext = new Float64Array(1024 * 3 * 8);
-  private extOk = new Uint8Array(1024 * 3);
-  /** distinct books with a counted quote per line, non-prediction and prediction */
-  private books = new Int32Array(1024);
-  private pbooks = new Int32Array(1024);
-  // per quote slot
-  private fresh = new Uint8Array(4096);
-  /** the raw price a slot adds to its line's consensus sums (0: none) */
-  private counted = new Float64Array(4096);
-  /** per book-line (slot / MAX_OUTCOMES): its quotes that count in the consensus */
-  private countedOutcomes = new Uint8Array(4096 / MAX_OUTCOMES + 1);
-  /** bit (sharp * N_METHODS + method) set while the quote's edge against that sharp and method is positive */
-  private evMask = new Int32Array(4096);
-  /** the wheel second a slot's live entry sits in (0: none); entries in other seconds are left-overs, skipped */
-  private scheduled = new Float64Array(4096);
-  private expiry = new Float64Array(4096);
+  /** per line of a middles market: its top two fresh quotes per side as middlesOfGroup reads them, refreshed when
+   *  they may have changed (MID_STAMP) instead of searched again for every line of a dirty group */
+  private tops = new Float64Array(1024 * TOPS_SIZE);
   private readonly wheel = new Map<number, number[]>();
   private wheelSecond = -1;
-  /** middles published per group: pair key to the record (its KIND slot holds the stamp of the last evaluation
-   *  that found it) */
-  private readonly middles = new Map<number, Map<number, Float64Array>>();
+  /** middles published, in midPool (a record's KIND holds the stamp of the last evaluation that found it), found by
+   *  (group, pair key) in midIndex and listed per group in groupMids */
+  private readonly midPool = new RecordPool(MID.STRIDE, 256);
+  private readonly midIndex = new FlatIndex(256);
+  private readonly groupMids: number[][] = [];
   private midStamp = 0;
+  /** the group being evaluated and its stamp, for middleFound */
+  private midGroup = 0;
+  private readonly middleFound: (rec: Float64Array) => void;
   private readonly implied = new Float64Array(3);
   /** the first two of `implied`, for two-way lines */
   private readonly implied2 = this.implied.subarray(0, 2);
   private readonly fairAll = new Float64Array(N_METHODS * 3);
-  private readonly newMask = new Int32Array(1);
 
   constructor(private readonly store: PriceStore) {
     store.listener = this;
+    this.middleFound = this.keepMiddle.bind(this);
   }
 
   /** Starts a batch at wall-clock `now` (ms). */
@@ -129,86 +153,91 @@ export class Analytics implements StoreListener {
   }
 
   private ensureLine(line: number): void {
-    if (line < this.dirtyStamp.length) return;
-    const n = Math.max(line + 1, this.dirtyStamp.length * 2);
-    const grow8 = (a: Uint8Array) => { const b = new Uint8Array(n); b.set(a); return b; };
-    const grow32 = (a: Int32Array) => { const b = new Int32Array(n); b.set(a); return b; };
-    this.dirtyStamp = grow32(this.dirtyStamp);
-    this.arbStamp = grow32(this.arbStamp);
-    this.groupStamp = grow32(this.groupStamp);
-    this.arbOpen = grow8(this.arbOpen);
-    this.sharpMask = grow8(this.sharpMask);
-    this.books = grow32(this.books);
-    this.groupBooks = grow32(this.groupBooks);
-    this.groupBooksSeen = grow32(this.groupBooksSeen);
-    this.groupFull = grow32(this.groupFull);
-    this.midLineStamp = grow32(this.midLineStamp);
-    this.pbooks = grow32(this.pbooks);
-    const growF = (a: Float64Array, m: number) => { const b = new Float64Array(n * m); b.set(a); return b; };
-    const grow32m = (a: Int32Array, m: number) => { const b = new Int32Array(n * m); b.set(a); return b; };
-    this.arbSince = growF(this.arbSince, 1);
-    this.fairAt = grow32m(this.fairAt, MAX_SHARPS);
-    this.sum = growF(this.sum, 3);
-    this.psum = growF(this.psum, 3);
-    this.cnt = grow32m(this.cnt, 3);
-    this.ext = growF(this.ext, 3 * 8);
-    const ok = new Uint8Array(n * 3); ok.set(this.extOk); this.extOk = ok;
-    this.pcnt = grow32m(this.pcnt, 3);
+    if ((line + 1) * LS.STRIDE > this.ls.length) {
+      const grown = new Float64Array(Math.max(line + 1, (this.ls.length / LS.STRIDE) * 2) * LS.STRIDE);
+      grown.set(this.ls);
+      this.ls = grown;
+    }
+  }
+
+  private ensureGroup(g: number): void {
+    if (g < this.groupStamp.length) return;
+    const n = Math.max(g + 1, this.groupStamp.length * 2);
+    const grow = (a: Int32Array) => { const b = new Int32Array(n); b.set(a); return b; };
+    this.groupStamp = grow(this.groupStamp);
+    this.groupBooks = grow(this.groupBooks);
+    this.groupBooksSeen = grow(this.groupBooksSeen);
+    this.groupFull = grow(this.groupFull);
   }
 
   private ensureSlot(slot: number): void {
-    if (slot < this.fresh.length) return;
-    const n = Math.max(slot + 1, this.fresh.length * 2);
-    const f = new Uint8Array(n); f.set(this.fresh); this.fresh = f;
-    const e = new Int32Array(n); e.set(this.evMask); this.evMask = e;
-    const s = new Float64Array(n); s.set(this.scheduled); this.scheduled = s;
-    const x = new Float64Array(n); x.set(this.expiry); this.expiry = x;
-    const c = new Float64Array(n); c.set(this.counted); this.counted = c;
-    const co = new Uint8Array(Math.ceil(n / MAX_OUTCOMES) + 1); co.set(this.countedOutcomes); this.countedOutcomes = co;
+    if ((slot + MAX_OUTCOMES) * QS.STRIDE <= this.qs.length) return;
+    const grown = new Float64Array(Math.max(slot + MAX_OUTCOMES, (this.qs.length / QS.STRIDE) * 2) * QS.STRIDE);
+    grown.set(this.qs);
+    this.qs = grown;
   }
 
-  /** Keeps the consensus sums in step with what a slot adds: `price` its raw price while it counts, else 0. */
-  private count(line: number, outcome: number, slot: number, book: number, price: number): void {
-    const old = this.counted[slot];
+  private fresh(slot: number): boolean {
+    return (this.qs[slot * QS.STRIDE + QS.BITS] & 1) !== 0;
+  }
+
+  private setFresh(slot: number, fresh: boolean): void {
+    const q = slot * QS.STRIDE + QS.BITS;
+    this.qs[q] = fresh ? this.qs[q] | 1 : this.qs[q] & ~1;
+  }
+
+  /** the slot's EV bits, bit s per sharp index */
+  private evMask(slot: number): number {
+    return this.qs[slot * QS.STRIDE + QS.BITS] >> 1;
+  }
+
+  private setEvMask(slot: number, mask: number): void {
+    const q = slot * QS.STRIDE + QS.BITS;
+    this.qs[q] = (this.qs[q] & 1) | (mask << 1);
+  }
+
+  /** Keeps the consensus sums in step with what a slot adds: `price` its raw price while it counts, else 0;
+   *  `old` the raw price it counted with until now (0: none). */
+  private count(line: number, outcome: number, slot: number, book: number, old: number, price: number): void {
     if (old === price) return;
-    this.counted[slot] = price;
-    const i = line * 3 + outcome;
-    const bl = (slot / MAX_OUTCOMES) | 0;
+    const qs = this.qs;
+    const q = slot * QS.STRIDE;
+    const units = price === 0 ? 0 : Math.round(FIXED / price);
+    const oldUnits = qs[q + QS.UNITS];
+    qs[q + QS.UNITS] = units;
+    const ls = this.ls;
+    const b = line * LS.STRIDE;
+    const i = b + LS.O + outcome * LS.OSIZE;
     const prediction = PREDICTION[book] === 1;
     // the extremes stay known unless the quote that held one leaves or moves (then the ladder is searched again)
     const bit = prediction ? 2 : 1;
-    const e = i * 8 + (prediction ? 4 : 0);
-    const ext = this.ext;
-    if (old !== 0 && (this.extOk[i] & bit) !== 0 && (ext[e + 1] === book || ext[e + 3] === book)) this.extOk[i] &= ~bit;
-    if (price !== 0 && (this.extOk[i] & bit) !== 0) {
-      if (ext[e + 1] < 0 || price > ext[e] || (price === ext[e] && book < ext[e + 1])) { ext[e] = price; ext[e + 1] = book; }
-      if (ext[e + 3] < 0 || price < ext[e + 2] || (price === ext[e + 2] && book < ext[e + 3])) { ext[e + 2] = price; ext[e + 3] = book; }
+    const e = i + LS.EXT + (prediction ? 4 : 0);
+    if (old !== 0 && (ls[i + LS.EXT_OK] & bit) !== 0 && (ls[e + 1] === book || ls[e + 3] === book)) ls[i + LS.EXT_OK] &= ~bit;
+    if (price !== 0 && (ls[i + LS.EXT_OK] & bit) !== 0) {
+      if (ls[e + 1] < 0 || price > ls[e] || (price === ls[e] && book < ls[e + 1])) { ls[e] = price; ls[e + 1] = book; }
+      if (ls[e + 3] < 0 || price < ls[e + 2] || (price === ls[e + 2] && book < ls[e + 3])) { ls[e + 2] = price; ls[e + 3] = book; }
     }
-    if (old !== 0) {
-      if (prediction) { this.psum[i] -= Math.round(FIXED / old); this.pcnt[i]--; }
-      else { this.sum[i] -= Math.round(FIXED / old); this.cnt[i]--; }
-      if (--this.countedOutcomes[bl] === 0) {
-        if (prediction) this.pbooks[line]--;
-        else this.books[line]--;
-        this.groupBook(line, book, -1);
-      }
-    }
-    if (price !== 0) {
-      if (prediction) { this.psum[i] += Math.round(FIXED / price); this.pcnt[i]++; }
-      else { this.sum[i] += Math.round(FIXED / price); this.cnt[i]++; }
-      if (this.countedOutcomes[bl]++ === 0) {
-        if (prediction) this.pbooks[line]++;
-        else this.books[line]++;
-        this.groupBook(line, book, 1);
-      }
-    }
+    const sum = i + (prediction ? LS.PSUM : LS.SUM);
+    const cnt = i + (prediction ? LS.PCNT : LS.CNT);
+    ls[sum] += units - oldUnits;
+    ls[cnt] += (units === 0 ? 0 : 1) - (oldUnits === 0 ? 0 : 1);
+    if ((oldUnits === 0) === (units === 0)) return;
+    // the book-line's first counted outcome counts its book on the line and in the group, its last uncounts it;
+    // its outcomes are the neighbouring slots
+    const first = (slot - (slot % MAX_OUTCOMES)) * QS.STRIDE + QS.UNITS;
+    let others = 0;
+    for (let k = 0; k < MAX_OUTCOMES; k++) if (first + k * QS.STRIDE !== q + QS.UNITS && qs[first + k * QS.STRIDE] !== 0) others++;
+    if (others !== 0) return;
+    const step = units === 0 ? -1 : 1;
+    ls[b + (prediction ? LS.PBOOKS : LS.BOOKS)] += step;
+    this.groupBook(line, book, step);
   }
 
   /** A book-line of a middles market started (+1) or stopped (-1) counting: its group's distinct books. */
   private groupBook(line: number, book: number, step: number): void {
     if (MIDDLE_MARKET[this.store.lineMarket(line)] !== 1) return;
     const g = this.store.lineGroup(line);
-    if (g >= this.groupBooks.length) this.ensureLine(g);
+    this.ensureGroup(g);
     const n = this.groupBookLines.get(g, book);
     const next = (n < 0 ? 0 : n) + step;
     if (next === 0) {
@@ -223,16 +252,17 @@ export class Analytics implements StoreListener {
   /** Marks a line's consensus dirty, its arbitrage when the change reached the top ARB.ALTS of a ladder (`rank`),
    *  and its group's middles when it reached the top two (a middle takes the best or second best per side). */
   private markLine(line: number, rank = 0): void {
-    if (this.dirtyStamp[line] !== this.batch) {
-      this.dirtyStamp[line] = this.batch;
+    const b = line * LS.STRIDE;
+    if (this.ls[b + LS.DIRTY] !== this.batch) {
+      this.ls[b + LS.DIRTY] = this.batch;
       this.dirtyLines.push(line);
     }
-    if (rank < ARB.ALTS) this.arbStamp[line] = this.batch;
+    if (rank < ARB.ALTS) this.ls[b + LS.ARB_STAMP] = this.batch;
     if (rank >= 2) return;
-    const group = this.store.lineGroup(line);
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
-      this.midLineStamp[line] = this.batch;
-      if (group >= this.groupStamp.length) this.ensureLine(group);
+      const group = this.store.lineGroup(line);
+      this.ls[b + LS.MID_STAMP] = this.batch;
+      this.ensureGroup(group);
       if (this.groupStamp[group] !== this.batch) {
         this.groupStamp[group] = this.batch;
         this.dirtyGroups.push(group);
@@ -247,29 +277,30 @@ export class Analytics implements StoreListener {
     this.ensureLine(line);
     this.ensureSlot(slot);
     const store = this.store;
-    const was = this.fresh[slot] === 1;
+    const qs = this.qs;
+    const q = slot * QS.STRIDE;
+    const was = this.fresh(slot);
     if (kind === CHANGE.REMOVED) {
-      this.fresh[slot] = 0;
-      this.scheduled[slot] = 0;
-      this.count(line, outcome, slot, book, 0);
+      this.setFresh(slot, false);
+      qs[q + QS.SCHED] = 0;
+      this.count(line, outcome, slot, book, was ? oldPrice : 0, 0);
       if (was) this.leave(line, outcome, slot, book);
       else this.markLine(line); // the line's book count may change
       return;
     }
     const now = this.now;
     const fresh = counts(book) && now - lu <= staleMs(book);
-    this.expiry[slot] = lu + staleMs(book);
+    const expiry = lu + staleMs(book);
+    qs[q + QS.EXPIRY] = expiry;
     // a verification of a quote that stays fresh changes nothing derived (ages are read when served)
     if (was && fresh && kind === CHANGE.VERIFIED) return;
-    this.fresh[slot] = fresh ? 1 : 0;
+    this.setFresh(slot, fresh);
     const ladder = store.ladder(line, outcome);
     const at = tuple >= 0 ? tuple : store.tupleOf(line, outcome, slot);
     ladder[at + LD.FLAG] = fresh ? 1 : 0;
-    this.count(line, outcome, slot, book, fresh ? ladder[at + LD.RAW] : 0);
+    this.count(line, outcome, slot, book, was ? oldPrice : 0, fresh ? ladder[at + LD.RAW] : 0);
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
-    if (fresh && (this.scheduled[slot] === 0 || this.scheduled[slot] > wheelSecondOf(this.expiry[slot]))) {
-      this.schedule(slot, this.expiry[slot]);
-    }
+    if (fresh && (qs[q + QS.SCHED] === 0 || qs[q + QS.SCHED] > wheelSecondOf(expiry))) this.schedule(slot, expiry);
     if (!fresh) {
       if (was) this.leave(line, outcome, slot, book);
       else if (kind === CHANGE.NEW) this.markLine(line);
@@ -294,7 +325,8 @@ export class Analytics implements StoreListener {
   lineFreed(line: number): void {
     this.ensureLine(line);
     // its quotes were all REMOVED first; what is left is the line-level state
-    if (this.arbOpen[line] === 1) this.closeArb(line);
+    const b = line * LS.STRIDE;
+    if (this.ls[b + LS.ARB_OPEN] === 1) this.closeArb(line);
     const off = this.out.cons.push();
     const d = this.out.cons.data;
     d.fill(0, off, off + CONS.STRIDE);
@@ -303,20 +335,15 @@ export class Analytics implements StoreListener {
     d[off + CONS.MARKET] = this.store.lineMarket(line);
     d[off + CONS.POINT] = this.store.linePoint(line);
     d[off + CONS.PLAYER] = this.store.linePlayer(line);
-    this.sharpMask[line] = 0;
     for (let s = 0; s < MAX_SHARPS; s++) this.releaseFair(line, s);
-    this.books[line] = 0;
-    this.pbooks[line] = 0;
-    for (let o = 0; o < 3; o++) {
-      this.sum[line * 3 + o] = 0; this.cnt[line * 3 + o] = 0; this.psum[line * 3 + o] = 0; this.pcnt[line * 3 + o] = 0;
-      this.extOk[line * 3 + o] = 0;
-    }
+    // everything but the batch stamps (a line id reused in this batch must not be listed dirty twice)
+    this.ls.fill(0, b + LS.SHARPS, b + LS.STRIDE);
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
       const g = this.store.lineGroup(line);
       if (this.store.groupLines(g).length === 1) this.groupFreed(g);
       else {
         // its pairs go: evaluate the whole group
-        if (g >= this.groupFull.length) this.ensureLine(g);
+        this.ensureGroup(g);
         this.groupFull[g] = this.batch;
         this.markLine(line);
       }
@@ -336,7 +363,7 @@ export class Analytics implements StoreListener {
     let list = this.wheel.get(sec);
     if (list === undefined) this.wheel.set(sec, (list = []));
     list.push(slot);
-    this.scheduled[slot] = sec;
+    this.qs[slot * QS.STRIDE + QS.SCHED] = sec;
     if (this.wheelSecond < 0 || sec < this.wheelSecond) this.wheelSecond = sec;
   }
 
@@ -351,20 +378,23 @@ export class Analytics implements StoreListener {
       const slots = this.wheel.get(sec)!;
       this.wheel.delete(sec);
       for (const slot of slots) {
-        if (this.scheduled[slot] !== sec) continue;
-        this.scheduled[slot] = 0;
-        if (this.fresh[slot] === 0) continue;
-        if (this.expiry[slot] >= now) {
-          this.schedule(slot, this.expiry[slot]);
+        const q = slot * QS.STRIDE;
+        if (this.qs[q + QS.SCHED] !== sec) continue;
+        this.qs[q + QS.SCHED] = 0;
+        if (!this.fresh(slot)) continue;
+        if (this.qs[q + QS.EXPIRY] >= now) {
+          this.schedule(slot, this.qs[q + QS.EXPIRY]);
           continue;
         }
-        this.fresh[slot] = 0;
+        this.setFresh(slot, false);
         const line = this.store.lineOfSlot(slot);
         const outcome = slot % MAX_OUTCOMES;
-        this.store.ladder(line, outcome)[this.store.tupleOf(line, outcome, slot) + LD.FLAG] = 0;
+        const ladder = this.store.ladder(line, outcome);
+        const at = this.store.tupleOf(line, outcome, slot);
+        ladder[at + LD.FLAG] = 0;
         this.ensureLine(line);
         const book = this.store.bookOf(slot);
-        this.count(line, outcome, slot, book, 0);
+        this.count(line, outcome, slot, book, ladder[at + LD.RAW], 0);
         this.leave(line, outcome, slot, book);
       }
     }
@@ -375,17 +405,18 @@ export class Analytics implements StoreListener {
   // EV
 
   private releaseFair(line: number, s: number): void {
-    const i = line * MAX_SHARPS + s;
-    const at = this.fairAt[i];
+    const b = line * LS.STRIDE;
+    for (let o = 0; o < 3; o++) this.ls[b + LS.O + o * LS.OSIZE + LS.PMAX + s] = 0;
+    const at = this.ls[b + LS.FAIR_AT + s];
     if (at === 0) return;
     this.fairFree.push(at - 1);
-    this.fairAt[i] = 0;
+    this.ls[b + LS.FAIR_AT + s] = 0;
   }
 
   /** offset in the fair pool of (line, sharp)'s no-vig line, allocated when missing */
   private fairSlot(line: number, s: number): number {
-    const i = line * MAX_SHARPS + s;
-    let at = this.fairAt[i] - 1;
+    const i = line * LS.STRIDE + LS.FAIR_AT + s;
+    let at = this.ls[i] - 1;
     if (at < 0) {
       const free = this.fairFree.pop();
       if (free !== undefined) at = free;
@@ -397,92 +428,87 @@ export class Analytics implements StoreListener {
           this.fairPool = grown;
         }
       }
-      this.fairAt[i] = at + 1;
+      this.ls[i] = at + 1;
     }
     return at * FL.STRIDE;
   }
 
-  /** Recomputes sharp `s`'s no-vig line on `line`, sends it, and updates the other books' masks against it. */
+  /** Recomputes sharp `s`'s no-vig line on `line`, sends it, and updates the other books' bits against it. */
   private sharpChanged(line: number, s: number, book: number): void {
     const store = this.store;
     const n = OUTCOMES[store.lineMarket(line)];
-    const had = (this.sharpMask[line] & (1 << s)) !== 0;
+    const lb = line * LS.STRIDE;
+    const ls = this.ls;
+    const had = (ls[lb + LS.SHARPS] & (1 << s)) !== 0;
     let ok = true;
     const base = store.slotOfBook(line, book);
     for (let o = 0; o < n; o++) {
       const slot = base + o;
-      if (base < 0 || store.priceOf(slot) === 0 || this.fresh[slot] === 0) {
+      if (base < 0 || store.priceOf(slot) === 0 || !this.fresh(slot)) {
         ok = false;
         break;
       }
       this.implied[o] = 1 / store.priceOf(slot);
     }
     let f = -1;
-    let valid = 0;
+    const pm = lb + LS.O + LS.PMAX + s;
     if (ok) {
       f = this.fairSlot(line, s);
       const pool = this.fairPool;
-      valid = devigAll(n === 3 ? this.implied : this.implied2, this.fairAll);
+      const valid = devigAll(n === 3 ? this.implied : this.implied2, this.fairAll);
       for (let i = 0; i < N_METHODS * 3; i++) pool[f + FL.P + i] = this.fairAll[i];
       pool[f + FL.VALID] = valid;
       if (valid === 0) ok = false;
+      for (let o = 0; o < 3; o++) {
+        let best = 0;
+        for (let m = 0; m < N_METHODS; m++) if ((valid & (1 << m)) !== 0 && this.fairAll[m * 3 + o] > best) best = this.fairAll[m * 3 + o];
+        ls[pm + o * LS.OSIZE] = o < n ? best : 0;
+      }
     }
     if (!ok) {
-      this.sharpMask[line] &= ~(1 << s);
+      ls[lb + LS.SHARPS] &= ~(1 << s);
       this.releaseFair(line, s);
       if (!had) return;
       f = -1;
-    } else this.sharpMask[line] |= 1 << s;
+    } else ls[lb + LS.SHARPS] |= 1 << s;
     this.sendFair(line, s, f);
     // every quote of the other books on this line, against this sharp
-    const shift = s * N_METHODS;
-    const clear = ~(ALL_METHODS << shift);
-    const pool = this.fairPool;
+    const bit = 1 << s;
     for (let o = 0; o < n; o++) {
       const ladder = store.ladder(line, o);
+      const p = f >= 0 ? ls[pm + o * LS.OSIZE] : 0;
       for (let k = 0; k < ladder.length; k += LD.STRIDE) {
         const b = ladder[k + LD.BOOK];
         if (b === book) continue;
         const slot = ladder[k + LD.SLOT];
-        const old = this.evMask[slot];
-        let bits = 0;
-        if (f >= 0 && ladder[k + LD.FLAG] === 1) {
-          const eff = ladder[k + LD.PRICE];
-          for (let m = 0; m < N_METHODS; m++) {
-            if ((valid & (1 << m)) !== 0 && pool[f + FL.P + m * 3 + o] * eff - 1 > 0) bits |= 1 << m;
-          }
-        }
-        const mask = (old & clear) | (bits << shift);
+        const old = this.evMask(slot);
+        const on = ladder[k + LD.FLAG] === 1 && p * ladder[k + LD.PRICE] - 1 > 0;
+        const mask = on ? old | bit : old & ~bit;
         if (mask === old) continue;
-        this.evMask[slot] = mask;
+        this.setEvMask(slot, mask);
         this.sendQuote(line, o, b, ladder[k + LD.RAW], ladder[k + LD.PRICE], mask);
       }
     }
   }
 
-  /** A quote moved (or arrived fresh): its mask against every sharp quoting the line; sent when it changes (a
+  /** A quote moved (or arrived fresh): its bits against every sharp quoting the line; sent when they change (a
    *  quote that stays +EV as it moves is priced from the read model when served). */
   private softEdges(line: number, outcome: number, slot: number, book: number, raw: number, eff: number): void {
-    let sharps = this.sharpMask[line];
+    const ls = this.ls;
+    let sharps = ls[line * LS.STRIDE + LS.SHARPS];
     let mask = 0;
-    const pool = this.fairPool;
-    for (let s = 0; sharps !== 0; s++, sharps >>= 1) {
-      if ((sharps & 1) === 0 || SHARP_BOOK[s] === book) continue;
-      const f = (this.fairAt[line * MAX_SHARPS + s] - 1) * FL.STRIDE;
-      const valid = pool[f + FL.VALID];
-      for (let m = 0; m < N_METHODS; m++) {
-        if ((valid & (1 << m)) !== 0 && pool[f + FL.P + m * 3 + outcome] * eff - 1 > 0) mask |= 1 << (s * N_METHODS + m);
-      }
+    for (let s = 0, at = line * LS.STRIDE + LS.O + outcome * LS.OSIZE + LS.PMAX; sharps !== 0; s++, sharps >>= 1, at++) {
+      if ((sharps & 1) !== 0 && SHARP_BOOK[s] !== book && ls[at] * eff - 1 > 0) mask |= 1 << s;
     }
-    if (mask === this.evMask[slot]) return;
-    this.evMask[slot] = mask;
+    if (mask === this.evMask(slot)) return;
+    this.setEvMask(slot, mask);
     this.sendQuote(line, outcome, book, raw, eff, mask);
   }
 
   /** Withdraws a quote from the EV set. */
   private dropEdges(line: number, outcome: number, slot: number, book: number): void {
-    if (this.evMask[slot] === 0) return;
-    this.evMask[slot] = 0;
+    if (this.evMask(slot) === 0) return;
+    this.setEvMask(slot, 0);
     this.sendQuote(line, outcome, book, 0, 0, 0);
   }
 
@@ -527,9 +553,10 @@ export class Analytics implements StoreListener {
   flush(copy = true): AnalyticsBatch {
     const store = this.store;
     for (const line of this.dirtyLines) {
-      if (!store.lineLive(line) || this.dirtyStamp[line] !== this.batch) continue;
+      const b = line * LS.STRIDE;
+      if (!store.lineLive(line) || this.ls[b + LS.DIRTY] !== this.batch) continue;
       this.emitConsensus(line);
-      if (this.arbStamp[line] === this.batch) this.evaluateArb(line);
+      if (this.ls[b + LS.ARB_STAMP] === this.batch) this.evaluateArb(line);
     }
     this.dirtyLines.length = 0;
     for (const g of this.dirtyGroups) this.evaluateMiddles(g);
@@ -550,66 +577,91 @@ export class Analytics implements StoreListener {
     const store = this.store;
     writeConsensusHead(store, line, d, off);
     const n = OUTCOMES[store.lineMarket(line)];
+    const ls = this.ls;
+    const lb = line * LS.STRIDE;
     for (let o = 0; o < 3; o++) {
       const b = off + CONS.O + o * CONS.OSIZE;
-      const i = line * 3 + o;
-      const cnt = o < n ? this.cnt[i] : 0;
-      const pcnt = o < n ? this.pcnt[i] : 0;
-      d[b + CONS.SUM] = cnt === 0 ? 0 : this.sum[i] / FIXED;
-      d[b + CONS.CNT] = cnt;
-      d[b + CONS.PSUM] = pcnt === 0 ? 0 : this.psum[i] / FIXED;
-      d[b + CONS.PCNT] = pcnt;
-      const ok = o < n ? this.extOk[i] : 3;
-      if (ok !== 3) writeExtremes(store, line, o, (ok & 1) !== 0 ? 0 : cnt, (ok & 2) !== 0 ? 0 : pcnt, true, 0, d, b);
       if (o >= n) {
+        d[b + CONS.SUM] = 0; d[b + CONS.CNT] = 0; d[b + CONS.PSUM] = 0; d[b + CONS.PCNT] = 0;
         d[b + CONS.BEST] = 0; d[b + CONS.BEST_BOOK] = -1; d[b + CONS.WORST] = 0; d[b + CONS.WORST_BOOK] = -1;
         d[b + CONS.PBEST] = 0; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST] = 0; d[b + CONS.PWORST_BOOK] = -1;
         continue;
       }
-      const ext = this.ext;
-      const e = i * 8;
+      const i = lb + LS.O + o * LS.OSIZE;
+      const cnt = ls[i + LS.CNT];
+      const pcnt = ls[i + LS.PCNT];
+      d[b + CONS.SUM] = cnt === 0 ? 0 : ls[i + LS.SUM] / FIXED;
+      d[b + CONS.CNT] = cnt;
+      d[b + CONS.PSUM] = pcnt === 0 ? 0 : ls[i + LS.PSUM] / FIXED;
+      d[b + CONS.PCNT] = pcnt;
+      const ok = ls[i + LS.EXT_OK];
+      if (ok !== 3) writeExtremes(store, line, o, (ok & 1) !== 0 ? 0 : cnt, (ok & 2) !== 0 ? 0 : pcnt, true, 0, d, b);
+      const e = i + LS.EXT;
       if ((ok & 1) !== 0) {
-        d[b + CONS.BEST] = ext[e]; d[b + CONS.BEST_BOOK] = ext[e + 1]; d[b + CONS.WORST] = ext[e + 2]; d[b + CONS.WORST_BOOK] = ext[e + 3];
+        d[b + CONS.BEST] = ls[e]; d[b + CONS.BEST_BOOK] = ls[e + 1]; d[b + CONS.WORST] = ls[e + 2]; d[b + CONS.WORST_BOOK] = ls[e + 3];
       } else {
-        ext[e] = d[b + CONS.BEST]; ext[e + 1] = d[b + CONS.BEST_BOOK]; ext[e + 2] = d[b + CONS.WORST]; ext[e + 3] = d[b + CONS.WORST_BOOK];
+        ls[e] = d[b + CONS.BEST]; ls[e + 1] = d[b + CONS.BEST_BOOK]; ls[e + 2] = d[b + CONS.WORST]; ls[e + 3] = d[b + CONS.WORST_BOOK];
       }
       if ((ok & 2) !== 0) {
-        d[b + CONS.PBEST] = ext[e + 4]; d[b + CONS.PBEST_BOOK] = ext[e + 5]; d[b + CONS.PWORST] = ext[e + 6]; d[b + CONS.PWORST_BOOK] = ext[e + 7];
+        d[b + CONS.PBEST] = ls[e + 4]; d[b + CONS.PBEST_BOOK] = ls[e + 5]; d[b + CONS.PWORST] = ls[e + 6]; d[b + CONS.PWORST_BOOK] = ls[e + 7];
       } else {
-        ext[e + 4] = d[b + CONS.PBEST]; ext[e + 5] = d[b + CONS.PBEST_BOOK]; ext[e + 6] = d[b + CONS.PWORST]; ext[e + 7] = d[b + CONS.PWORST_BOOK];
+        ls[e + 4] = d[b + CONS.PBEST]; ls[e + 5] = d[b + CONS.PBEST_BOOK]; ls[e + 6] = d[b + CONS.PWORST]; ls[e + 7] = d[b + CONS.PWORST_BOOK];
       }
-      this.extOk[i] = 3;
+      ls[i + LS.EXT_OK] = 3;
     }
-    d[off + CONS.BOOKS] = this.books[line];
-    d[off + CONS.PBOOKS] = this.pbooks[line];
+    d[off + CONS.BOOKS] = ls[lb + LS.BOOKS];
+    d[off + CONS.PBOOKS] = ls[lb + LS.PBOOKS];
   }
 
   private evaluateArb(line: number): void {
+    // most lines hold no arbitrage: the implied sum of each outcome's best fresh price says so before the record
+    // is written (the same sum writeArb takes, in the same order)
+    const store = this.store;
+    const n = OUTCOMES[store.lineMarket(line)];
+    let S = 0;
+    for (let o = 0; o < n && S < 1; o++) {
+      const ladder = store.ladder(line, o);
+      let k = 0;
+      while (k < ladder.length && ladder[k + LD.FLAG] !== 1) k += LD.STRIDE;
+      S = k < ladder.length ? S + 1 / ladder[k + LD.PRICE] : Infinity;
+    }
+    if (!(S < 1)) {
+      if (this.ls[line * LS.STRIDE + LS.ARB_OPEN] === 1) this.closeArb(line);
+      return;
+    }
+    this.writeArbRecord(line);
+  }
+
+  private writeArbRecord(line: number): void {
     const buf = this.out.arb;
     const off = buf.push();
     const S = writeArb(this.store, line, true, buf.data, off);
     if (S < 1) {
-      const prev = this.arbLast.get(line);
       const d = buf.data;
-      if (this.arbOpen[line] === 0) {
-        this.arbOpen[line] = 1;
-        this.arbSince[line] = this.now;
-      } else if (prev !== undefined && sameArb(prev, d, off)) {
+      const lb = line * LS.STRIDE;
+      let r = this.ls[lb + LS.ARB_AT] - 1;
+      if (this.ls[lb + LS.ARB_OPEN] === 0) {
+        this.ls[lb + LS.ARB_OPEN] = 1;
+        this.ls[lb + LS.ARB_SINCE] = this.now;
+      } else if (r >= 0 && sameArb(this.arbPool.data, r * ARB.STRIDE, d, off)) {
         buf.length--; // unchanged: nothing to send
         return;
       }
       d[off + ARB.KIND] = ROW.UPSERT;
-      d[off + ARB.DETECTED_AT] = this.arbSince[line];
-      this.arbLast.set(line, d.slice(off, off + ARB.STRIDE));
+      d[off + ARB.DETECTED_AT] = this.ls[lb + LS.ARB_SINCE];
+      if (r < 0) this.ls[lb + LS.ARB_AT] = (r = this.arbPool.alloc()) + 1;
+      copyRecord(d, off, this.arbPool.data, r * ARB.STRIDE, ARB.STRIDE);
       return;
     }
     buf.length--;
-    if (this.arbOpen[line] === 1) this.closeArb(line);
+    if (this.ls[line * LS.STRIDE + LS.ARB_OPEN] === 1) this.closeArb(line);
   }
 
   private closeArb(line: number): void {
-    this.arbOpen[line] = 0;
-    this.arbLast.delete(line);
+    const lb = line * LS.STRIDE;
+    this.ls[lb + LS.ARB_OPEN] = 0;
+    if (this.ls[lb + LS.ARB_AT] > 0) this.arbPool.release(this.ls[lb + LS.ARB_AT] - 1);
+    this.ls[lb + LS.ARB_AT] = 0;
     const off = this.out.arb.push();
     const d = this.out.arb.data;
     d.fill(-1, off, off + ARB.STRIDE);
@@ -621,10 +673,21 @@ export class Analytics implements StoreListener {
   }
 
   private groupFreed(g: number): void {
-    const prev = this.middles.get(g);
-    if (prev === undefined) return;
-    for (const rec of prev.values()) this.pushMiddle(ROW.REMOVE, rec);
-    this.middles.delete(g);
+    const list = this.groupMids[g];
+    if (list === undefined) return;
+    while (list.length > 0) this.dropMiddle(g, list, list.length - 1);
+  }
+
+  /** Withdraws the middle at position i of its group's list. */
+  private dropMiddle(g: number, list: number[], i: number): void {
+    const r = list[i];
+    const at = r * MID.STRIDE;
+    const pool = this.midPool.data;
+    this.midIndex.delete(g, midPairKey(pool[at + MID.LO], pool[at + MID.HI]));
+    this.pushMiddle(ROW.REMOVE, pool, at);
+    this.midPool.release(r);
+    list[i] = list[list.length - 1];
+    list.pop();
   }
 
   /** Re-evaluates a group's middles and publishes what changed; unchanged records are kept, not rebuilt. Only the
@@ -633,55 +696,79 @@ export class Analytics implements StoreListener {
   private evaluateMiddles(g: number): void {
     const store = this.store;
     const lines = store.groupLines(g);
-    let prev = this.middles.get(g);
+    let list = this.groupMids[g];
     const stamp = ++this.midStamp;
-    const full = this.groupFull[g] === this.batch || this.groupBooks[g] !== this.groupBooksSeen[g] || prev === undefined;
+    const full = this.groupFull[g] === this.batch || this.groupBooks[g] !== this.groupBooksSeen[g] || list === undefined || list.length === 0;
     this.groupBooksSeen[g] = this.groupBooks[g];
     const dirtyX = this.dirtyX;
     dirtyX.length = 0;
     let only: Uint8Array | null = null;
-    if (!full && lines !== undefined) {
-      only = this.only;
+    if (lines !== undefined) {
+      only = full ? null : this.only;
       const spreads = store.lineMarket(lines[0]) === SPREADS;
-      for (let j = 0; j < lines.length && j < 64; j++) {
-        const dirty = this.midLineStamp[lines[j]] === this.batch;
+      // every line's tops, also past the first 64 that pair up (a removal may move one of them up)
+      for (let j = 0; j < lines.length; j++) {
+        const l = lines[j];
+        const dirty = this.ls[l * LS.STRIDE + LS.MID_STAMP] === this.batch;
+        if (dirty) {
+          if ((l + 1) * TOPS_SIZE > this.tops.length) {
+            const grown = new Float64Array(Math.max((l + 1) * TOPS_SIZE, this.tops.length * 2));
+            grown.set(this.tops);
+            this.tops = grown;
+          }
+          topTwo(store, l, 0, true, 0, this.tops, l * TOPS_SIZE);
+          topTwo(store, l, 1, true, 0, this.tops, l * TOPS_SIZE + 6);
+        }
+        if (only === null || j >= 64) continue;
         only[j] = dirty ? 1 : 0;
-        if (dirty) dirtyX.push(spreads ? -store.linePoint(lines[j]) : store.linePoint(lines[j]));
+        if (dirty) dirtyX.push(spreads ? -store.linePoint(l) : store.linePoint(l));
       }
     }
     let none = 0;
     if (lines !== undefined && lines.length > 1 && store.lineLive(lines[0])) {
-      none = middlesOfGroup(store, lines, true, 0, this.groupBooks[g], only, (rec) => {
-        const key = midPairKey(rec[MID.LO], rec[MID.HI]);
-        if (prev === undefined) this.middles.set(g, (prev = new Map()));
-        const old = prev.get(key);
-        if (old !== undefined && sameValues(old, rec)) {
-          old[MID.KIND] = stamp;
-          return;
-        }
-        const copy = rec.slice();
-        copy[MID.KIND] = stamp;
-        prev.set(key, copy);
-        this.pushMiddle(ROW.UPSERT, copy);
-      });
+      this.midGroup = g;
+      none = middlesOfGroup(store, lines, true, 0, this.groupBooks[g], only, this.middleFound, this.tops);
+      list = this.groupMids[g];
     }
-    if (prev === undefined) return;
+    if (list === undefined) return;
     // records not met in this evaluation are gone (KIND holds the stamp of the evaluation that last met them);
     // a partial evaluation only speaks for the pairs it evaluated, and when each of those gave a middle, every
     // record it could have withdrawn was met
     if (only !== null && none === 0) return;
-    for (const [key, rec] of prev) {
-      if (rec[MID.KIND] === stamp) continue;
-      if (only !== null && !dirtyX.includes(rec[MID.LO]) && !dirtyX.includes(rec[MID.HI])) continue;
-      prev.delete(key);
-      this.pushMiddle(ROW.REMOVE, rec);
+    const pool = this.midPool;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const at = list[i] * MID.STRIDE;
+      if (pool.data[at + MID.KIND] === stamp) continue;
+      if (only !== null && !dirtyX.includes(pool.data[at + MID.LO]) && !dirtyX.includes(pool.data[at + MID.HI])) continue;
+      this.dropMiddle(g, list, i);
     }
-    if (prev.size === 0) this.middles.delete(g);
   }
 
-  private pushMiddle(kind: number, rec: Float64Array): void {
+  /** A middle found by the evaluation of group midGroup (stamp midStamp): kept, and sent when it changed. */
+  private keepMiddle(rec: Float64Array): void {
+    const g = this.midGroup;
+    const key = midPairKey(rec[MID.LO], rec[MID.HI]);
+    let r = this.midIndex.get(g, key);
+    if (r >= 0 && sameMiddle(this.midPool.data, r * MID.STRIDE, rec)) {
+      this.midPool.data[r * MID.STRIDE + MID.KIND] = this.midStamp;
+      return;
+    }
+    if (r < 0) {
+      r = this.midPool.alloc();
+      this.midIndex.set(g, key, r);
+      let list = this.groupMids[g];
+      if (list === undefined) this.groupMids[g] = list = [];
+      list.push(r);
+    }
+    const at = r * MID.STRIDE;
+    copyRecord(rec, 0, this.midPool.data, at, MID.STRIDE);
+    this.midPool.data[at + MID.KIND] = this.midStamp;
+    this.pushMiddle(ROW.UPSERT, this.midPool.data, at);
+  }
+
+  private pushMiddle(kind: number, from: Float64Array, at: number): void {
     const off = this.out.mid.push();
-    this.out.mid.data.set(rec, off);
+    copyRecord(from, at, this.out.mid.data, off, MID.STRIDE);
     this.out.mid.data[off + MID.KIND] = kind;
   }
 }
@@ -696,17 +783,20 @@ function wheelSecondOf(at: number): number {
   return Math.floor(at / 1000) + 1;
 }
 
-function sameValues(a: Float64Array, b: Float64Array): boolean {
-  for (let i = 1; i < a.length; i++) if (a[i] !== b[i] && !(a[i] !== a[i] && b[i] !== b[i])) return false;
-  return true;
-}
-
-function sameArb(prev: Float64Array, d: Float64Array, off: number): boolean {
-  for (let i: number = ARB.N; i < ARB.STRIDE; i++) {
-    if (i === ARB.DETECTED_AT) continue;
-    if (prev[i] !== d[off + i]) return false;
+/** a kept middle (pool at `at`) equals a freshly found one, KIND aside (NaN equals NaN: a missing point) */
+function sameMiddle(pool: Float64Array, at: number, rec: Float64Array): boolean {
+  for (let i = 1; i < MID.STRIDE; i++) {
+    const a = pool[at + i];
+    const b = rec[i];
+    if (a !== b && !(a !== a && b !== b)) return false;
   }
   return true;
 }
 
-/** Distinct-book counting without clearing: a book is counted once per stamp. */
+function sameArb(pool: Float64Array, at: number, d: Float64Array, off: number): boolean {
+  for (let i: number = ARB.N; i < ARB.STRIDE; i++) {
+    if (i === ARB.DETECTED_AT) continue;
+    if (pool[at + i] !== d[off + i]) return false;
+  }
+  return true;
+}

@@ -131,11 +131,12 @@ export const FAIR = {
   STRIDE: 25,
 } as const;
 
-/** A quote with a positive edge against some sharp's no-vig line: one record per quote for every sharp and
- *  de-vig method at once. MASK bit (s * N_METHODS + m) is set while the quote's edge against sharp index s
- *  (engine/analytics-rows.ts SHARP_BOOK) under method m is positive; the fair probabilities themselves travel
- *  in FAIR records. Sent only when the mask changes (REMOVE when it becomes 0), so PRICE and EFF are the
- *  quote's at that moment: its current price is the read model's (one point per book, market and player). */
+/** A quote with a positive edge against some sharp's no-vig line: one record per quote for every sharp at once.
+ *  MASK bit s is set while the quote's edge against sharp index s (engine/analytics-rows.ts SHARP_BOOK) is
+ *  positive under at least one de-vig method; which methods, and the fair probabilities, follow from the FAIR
+ *  records and the quote's price. Sent only when the mask changes (REMOVE when it becomes 0), so PRICE and EFF
+ *  are the quote's at that moment: its current price is the read model's (one point per book, market and
+ *  player). */
 export const EVQ = {
   KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, OUTCOME: 5, BOOK: 6, PRICE: 7, EFF: 8, MASK: 9,
   STRIDE: 10,

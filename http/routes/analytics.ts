@@ -318,14 +318,14 @@ export function analyticsRoutes(s: Services): Route[] {
       const markets = marketFilter(p);
       const d = view.evData();
       const cons = view.consData();
-      const bit = 1 << (SHARP_BOOK_IDS.indexOf(sharp) * DEVIG_METHODS.length + method);
+      const bit = 1 << SHARP_BOOK_IDS.indexOf(sharp);
       const rows = [];
       for (const e of events(ctx, p.include_live === true)) {
         const a = view.event(e.idx);
         if (a === undefined) continue;
         for (const r of a.ev) {
           const off = r * EVQ.STRIDE;
-          if ((d[off + EVQ.MASK] & bit) === 0) continue; // no positive edge against this sharp under this method
+          if ((d[off + EVQ.MASK] & bit) === 0) continue; // no positive edge against this sharp under any method
           const market = d[off + EVQ.MARKET];
           if (markets !== null && !markets.has(market)) continue;
           const point = d[off + EVQ.POINT];
@@ -334,12 +334,14 @@ export function analyticsRoutes(s: Services): Route[] {
           // the sharp's current no-vig line (a quote's mask and its line arrive in the same batch)
           const f = view.fairOf(e.idx, market, point, player, sharp);
           if (f < 0) continue;
+          if ((view.fairData()[f * FAIR.STRIDE + FAIR.VALID] & (1 << method)) === 0) continue; // no valid line by this method
           const fair = view.fairData()[f * FAIR.STRIDE + FAIR.P + method * 3 + o];
           const book = d[off + EVQ.BOOK];
           // the quote's price now (the record holds it as of its last mask change)
           const price = rm.quotePrice(e.idx, market, point, player, o, book);
           if (price === 0) continue;
           const eff = effectiveAt(price, book);
+          if (!(fair * eff - 1 > 0)) continue; // no positive edge under this method
           const edge = (fair * eff - 1) * 100;
           if (edge < minEdge) continue;
           const c = view.consOf(e.idx, market, point, player);
