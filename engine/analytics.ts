@@ -124,7 +124,7 @@ export class Analytics implements StoreListener {
   private readonly groupBookLines = new FlatIndex(1024);
   /** per line of a middles market: its top two fresh quotes per side as middlesOfGroup reads them, refreshed when
    *  they may have changed (MID_STAMP) instead of searched again for every line of a dirty group */
-  private tops = new Float64Array(1024 * TOPS_SIZE);
+  private tops = new Float64Array(1024 * TOPS_SIZE).fill(-1);
   private readonly wheel = new Map<number, number[]>();
   private wheelSecond = -1;
   /** middles published, in midPool (a record's KIND holds the stamp of the last evaluation that found it), found by
@@ -243,8 +243,12 @@ export class Analytics implements StoreListener {
     if (next === 0) {
       this.groupBookLines.delete(g, book);
       this.groupBooks[g]--;
+      this.markGroup(g); // every middle of the group carries its book count
     } else {
-      if (n < 0) this.groupBooks[g]++;
+      if (n < 0) {
+        this.groupBooks[g]++;
+        this.markGroup(g);
+      }
       this.groupBookLines.set(g, book, next);
     }
   }
@@ -260,13 +264,17 @@ export class Analytics implements StoreListener {
     if (rank < ARB.ALTS) this.ls[b + LS.ARB_STAMP] = this.batch;
     if (rank >= 2) return;
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
-      const group = this.store.lineGroup(line);
       this.ls[b + LS.MID_STAMP] = this.batch;
-      this.ensureGroup(group);
-      if (this.groupStamp[group] !== this.batch) {
-        this.groupStamp[group] = this.batch;
-        this.dirtyGroups.push(group);
-      }
+      this.markGroup(this.store.lineGroup(line));
+    }
+  }
+
+  /** Lists a middles group for evaluation at the end of the batch. */
+  private markGroup(group: number): void {
+    this.ensureGroup(group);
+    if (this.groupStamp[group] !== this.batch) {
+      this.groupStamp[group] = this.batch;
+      this.dirtyGroups.push(group);
     }
   }
 
@@ -284,8 +292,8 @@ export class Analytics implements StoreListener {
       this.setFresh(slot, false);
       qs[q + QS.SCHED] = 0;
       this.count(line, outcome, slot, book, was ? oldPrice : 0, 0);
-      if (was) this.leave(line, outcome, slot, book);
-      else this.markLine(line); // the line's book count may change
+      // the tuple is gone; the quotes above its old place are where they were
+      if (was) this.leave(line, outcome, slot, book, freshAbove(store.ladder(line, outcome), oldRank * LD.STRIDE));
       return;
     }
     const now = this.now;
@@ -302,21 +310,17 @@ export class Analytics implements StoreListener {
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
     if (fresh && (qs[q + QS.SCHED] === 0 || qs[q + QS.SCHED] > wheelSecondOf(expiry))) this.schedule(slot, expiry);
     if (!fresh) {
-      if (was) this.leave(line, outcome, slot, book);
-      else if (kind === CHANGE.NEW) this.markLine(line);
+      if (was) this.leave(line, outcome, slot, book, 0);
+      else if (kind === CHANGE.NEW) this.markLine(line, ARB.ALTS); // a new line has a consensus, if an empty one
       return;
     }
     // same price and still fresh: nothing derived changes (ages are read from the read model when served)
     if (was && kind !== CHANGE.NEW && ladder[at + LD.RAW] === oldPrice) return;
-    // a price move that stays out of the top of its ladder, before and after, leaves arbitrage and middles
-    // alone. Only this quote moved, so its best place among fresh quotes, old or new, is the number of fresh
-    // quotes above the higher of its two positions in the current ladder.
-    let rank = 0;
-    if (was && kind === CHANGE.PRICE && oldRank >= 0) {
-      const top = Math.min(oldRank, at / LD.STRIDE) * LD.STRIDE;
-      for (let k = 0; k < top && rank < ARB.ALTS; k += LD.STRIDE) if (ladder[k + LD.FLAG] === 1) rank++;
-    }
-    this.markLine(line, rank);
+    // a quote that arrives, moves or turns fresh below the top of its ladder, before and after, leaves arbitrage
+    // and middles alone. Only this quote moved, so its best place among fresh quotes, old or new, is the number of
+    // fresh quotes above the higher of its two positions in the current ladder.
+    const top = was && kind === CHANGE.PRICE && oldRank >= 0 ? Math.min(oldRank * LD.STRIDE, at) : at;
+    this.markLine(line, freshAbove(ladder, top));
     const s = SHARP_INDEX[book];
     if (s >= 0) this.sharpChanged(line, s, book);
     this.softEdges(line, outcome, slot, book, ladder[at + LD.RAW], ladder[at + LD.PRICE]);
@@ -338,6 +342,8 @@ export class Analytics implements StoreListener {
     for (let s = 0; s < MAX_SHARPS; s++) this.releaseFair(line, s);
     // everything but the batch stamps (a line id reused in this batch must not be listed dirty twice)
     this.ls.fill(0, b + LS.SHARPS, b + LS.STRIDE);
+    // no top two: a line that reuses the id holds none until its first fresh quote refreshes them
+    if ((line + 1) * TOPS_SIZE <= this.tops.length) this.tops.fill(-1, line * TOPS_SIZE, (line + 1) * TOPS_SIZE);
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
       const g = this.store.lineGroup(line);
       if (this.store.groupLines(g).length === 1) this.groupFreed(g);
@@ -351,8 +357,8 @@ export class Analytics implements StoreListener {
   }
 
   /** A quote stops counting (removed or stale). */
-  private leave(line: number, outcome: number, slot: number, book: number): void {
-    this.markLine(line);
+  private leave(line: number, outcome: number, slot: number, book: number, rank: number): void {
+    this.markLine(line, rank);
     this.dropEdges(line, outcome, slot, book);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.sharpChanged(line, s, book);
@@ -395,7 +401,7 @@ export class Analytics implements StoreListener {
         this.ensureLine(line);
         const book = this.store.bookOf(slot);
         this.count(line, outcome, slot, book, ladder[at + LD.RAW], 0);
-        this.leave(line, outcome, slot, book);
+        this.leave(line, outcome, slot, book, freshAbove(ladder, at));
       }
     }
     this.wheelSecond = -1;
@@ -710,12 +716,13 @@ export class Analytics implements StoreListener {
       for (let j = 0; j < lines.length; j++) {
         const l = lines[j];
         const dirty = this.ls[l * LS.STRIDE + LS.MID_STAMP] === this.batch;
+        // every line of the group has tops to read (none until refreshed)
+        if ((l + 1) * TOPS_SIZE > this.tops.length) {
+          const grown = new Float64Array(Math.max((l + 1) * TOPS_SIZE, this.tops.length * 2)).fill(-1);
+          grown.set(this.tops);
+          this.tops = grown;
+        }
         if (dirty) {
-          if ((l + 1) * TOPS_SIZE > this.tops.length) {
-            const grown = new Float64Array(Math.max((l + 1) * TOPS_SIZE, this.tops.length * 2));
-            grown.set(this.tops);
-            this.tops = grown;
-          }
           topTwo(store, l, 0, true, 0, this.tops, l * TOPS_SIZE);
           topTwo(store, l, 1, true, 0, this.tops, l * TOPS_SIZE + 6);
         }
@@ -799,4 +806,11 @@ function sameArb(pool: Float64Array, at: number, d: Float64Array, off: number): 
     if (pool[at + i] !== d[off + i]) return false;
   }
   return true;
+}
+
+/** fresh quotes (FLAG 1) above tuple offset `top` of a ladder, counted up to ARB.ALTS (all a caller asks) */
+function freshAbove(ladder: readonly number[], top: number): number {
+  let rank = 0;
+  for (let k = 0; k < top && rank < ARB.ALTS; k += LD.STRIDE) if (ladder[k + LD.FLAG] === 1) rank++;
+  return rank;
 }
