@@ -1,8 +1,13 @@
-// The thread protocol between the main thread and the shard workers. Every message is one msgpackr-encoded
-// buffer (typed arrays included, via msgpackr's `moreTypes`) that is transferred, not cloned.
+// The thread protocol between the main thread and the shard workers. Every message is one buffer that is
+// transferred, not cloned. The two on the hot path, APPLY and CHANGES, are one Float64Array each: a header of
+// numbers (APPLY_HEAD, CHANGES_HEAD) followed by the record arrays back to back, read on arrival as views
+// without a copy. The others are msgpackr-encoded Uint8Arrays. (Packing the record arrays into msgpack cost
+// two copies and the codec's own work per batch: about a fifth of a busy shard's time on the simulator's market,
+// bench/analytics.ts and bench/ingest.ts.)
 
 import { Packr } from 'msgpackr';
 import type { AnalyticsBatch } from '../engine/analytics.js';
+import { ARB, CHG, CONS, EVQ, FAIR, MID, OBS } from '../engine/records.js';
 
 export const MSG = {
   /** shard -> main: started and empty */
@@ -44,13 +49,91 @@ export type FromShard = ReadyMsg | ChangesMsg;
 
 const packr = new Packr({ useRecords: false, moreTypes: true });
 
-/** Encodes a message into its own ArrayBuffer, ready to transfer. */
-export function encode(msg: ToShard | FromShard): Uint8Array {
+/** APPLY: header, then the observations (OBS layout). */
+const APPLY_HEAD = { T: 0, SEQ: 1, N: 2, NOW: 3, SIZE: 4 } as const;
+/** CHANGES: header, then the answered seqs, then the CHG, CONS, ARB, FAIR, EVQ and MID records in that order. */
+const CHANGES_HEAD = {
+  T: 0, SEQS: 1, N: 2, APPLIED: 3, STALE: 4, QUOTES: 5, CONS: 6, ARB: 7, FAIR: 8, EV: 9, MID: 10, SIZE: 11,
+} as const;
+
+/** A message in its own buffer, ready to transfer. */
+export type Encoded = Uint8Array | Float64Array;
+
+export function encode(msg: ToShard | FromShard): Encoded {
+  if (msg.t === MSG.APPLY) {
+    const buf = new Float64Array(APPLY_HEAD.SIZE + msg.n * OBS.STRIDE);
+    buf[APPLY_HEAD.T] = MSG.APPLY;
+    buf[APPLY_HEAD.SEQ] = msg.seq;
+    buf[APPLY_HEAD.N] = msg.n;
+    buf[APPLY_HEAD.NOW] = msg.now;
+    buf.set(msg.obs.subarray(0, msg.n * OBS.STRIDE), APPLY_HEAD.SIZE);
+    return buf;
+  }
+  if (msg.t === MSG.CHANGES) return encodeChanges(msg);
   // msgpackr reuses its output buffer between calls: copy out into an exact-size buffer of our own before
   // transferring it (Buffer#slice would be a view of msgpackr's buffer, and transferring that detaches it).
   return new Uint8Array(packr.pack(msg));
 }
 
-export function decode<T extends ToShard | FromShard>(buf: Uint8Array): T {
-  return packr.unpack(buf) as T;
+function encodeChanges(msg: ChangesMsg): Float64Array {
+  const parts = [
+    msg.rec.subarray(0, msg.n * CHG.STRIDE), msg.cons.subarray(0, msg.nCons * CONS.STRIDE),
+    msg.arb.subarray(0, msg.nArb * ARB.STRIDE), msg.fair.subarray(0, msg.nFair * FAIR.STRIDE),
+    msg.ev.subarray(0, msg.nEv * EVQ.STRIDE), msg.mid.subarray(0, msg.nMid * MID.STRIDE),
+  ];
+  let size = CHANGES_HEAD.SIZE + msg.seqs.length;
+  for (const p of parts) size += p.length;
+  const buf = new Float64Array(size);
+  const h = CHANGES_HEAD;
+  buf[h.T] = MSG.CHANGES;
+  buf[h.SEQS] = msg.seqs.length;
+  buf[h.N] = msg.n;
+  buf[h.APPLIED] = msg.applied;
+  buf[h.STALE] = msg.stale;
+  buf[h.QUOTES] = msg.quotes;
+  buf[h.CONS] = msg.nCons;
+  buf[h.ARB] = msg.nArb;
+  buf[h.FAIR] = msg.nFair;
+  buf[h.EV] = msg.nEv;
+  buf[h.MID] = msg.nMid;
+  let at = h.SIZE;
+  for (const seq of msg.seqs) buf[at++] = seq;
+  for (const p of parts) {
+    buf.set(p, at);
+    at += p.length;
+  }
+  return buf;
+}
+
+export function decode<T extends ToShard | FromShard>(buf: Encoded): T {
+  if (!(buf instanceof Float64Array)) return packr.unpack(buf) as T;
+  if (buf[0] === MSG.APPLY) {
+    const n = buf[APPLY_HEAD.N];
+    const msg: ApplyMsg = {
+      t: MSG.APPLY, seq: buf[APPLY_HEAD.SEQ], n, now: buf[APPLY_HEAD.NOW],
+      obs: buf.subarray(APPLY_HEAD.SIZE, APPLY_HEAD.SIZE + n * OBS.STRIDE),
+    };
+    return msg as T;
+  }
+  const h = CHANGES_HEAD;
+  const seqs: number[] = [];
+  let at = h.SIZE;
+  for (let i = 0; i < buf[h.SEQS]; i++) seqs.push(buf[at++]);
+  const take = (records: number, stride: number): Float64Array => {
+    const view = buf.subarray(at, at + records * stride);
+    at += records * stride;
+    return view;
+  };
+  const n = buf[h.N];
+  const nCons = buf[h.CONS];
+  const nArb = buf[h.ARB];
+  const nFair = buf[h.FAIR];
+  const nEv = buf[h.EV];
+  const nMid = buf[h.MID];
+  const msg: ChangesMsg = {
+    t: MSG.CHANGES, seqs, n, applied: buf[h.APPLIED], stale: buf[h.STALE], quotes: buf[h.QUOTES],
+    rec: take(n, CHG.STRIDE), cons: take(nCons, CONS.STRIDE), nCons, arb: take(nArb, ARB.STRIDE), nArb,
+    fair: take(nFair, FAIR.STRIDE), nFair, ev: take(nEv, EVQ.STRIDE), nEv, mid: take(nMid, MID.STRIDE), nMid,
+  };
+  return msg as T;
 }

@@ -3,7 +3,7 @@
 // again in order.
 
 import { Worker } from 'node:worker_threads';
-import { MSG, decode, encode, type ChangesMsg, type FromShard, type ToShard } from './protocol.js';
+import { MSG, decode, encode, type ChangesMsg, type Encoded, type FromShard, type ToShard } from './protocol.js';
 
 export interface ShardPoolOptions {
   shards: number;
@@ -105,7 +105,7 @@ export class ShardPool {
     return new Promise((resolve, reject) => {
       const worker = new Worker(this.url, { workerData: { analytics: this.opts.analytics !== false } });
       let ready = false;
-      worker.on('message', (buf: Uint8Array) => {
+      worker.on('message', (buf: Encoded) => {
         const msg = decode<FromShard>(buf);
         if (msg.t === MSG.READY) {
           ready = true;

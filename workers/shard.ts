@@ -5,7 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Analytics } from '../engine/analytics.js';
 import { PriceStore } from '../engine/price-store.js';
 import { CHG, RecordBuffer } from '../engine/records.js';
-import { MSG, decode, encode, type ChangesMsg, type ToShard } from './protocol.js';
+import { MSG, decode, encode, type ChangesMsg, type Encoded, type ToShard } from './protocol.js';
 
 const port = parentPort;
 if (port === null) throw new Error('workers/shard.js must run as a worker thread');
@@ -31,7 +31,7 @@ function reply(seqs: number[], applied: number, stale: number): void {
 // it saves re-evaluating lines moved by several of them, but a client with a bounded number of batches in
 // flight then waits for the whole merged answer while the main thread and the shard take turns instead of
 // overlapping, and throughput fell by a third; bench/analytics.ts and bench/ingest.ts.)
-port.on('message', (buf: Uint8Array) => {
+port.on('message', (buf: Encoded) => {
   const msg = decode<ToShard>(buf);
   switch (msg.t) {
     case MSG.APPLY: {
