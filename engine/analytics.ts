@@ -304,7 +304,7 @@ export class Analytics implements StoreListener {
     if (was && fresh && kind === CHANGE.VERIFIED) return;
     this.setFresh(slot, fresh);
     const ladder = store.ladder(line, outcome);
-    const at = tuple >= 0 ? tuple : store.tupleOf(line, outcome, slot);
+    const at = tuple >= 0 ? tuple : store.tupleOf(slot);
     ladder[at + LD.FLAG] = fresh ? 1 : 0;
     this.count(line, outcome, slot, book, was ? oldPrice : 0, fresh ? ladder[at + LD.RAW] : 0);
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
@@ -396,7 +396,7 @@ export class Analytics implements StoreListener {
         const line = this.store.lineOfSlot(slot);
         const outcome = slot % MAX_OUTCOMES;
         const ladder = this.store.ladder(line, outcome);
-        const at = this.store.tupleOf(line, outcome, slot);
+        const at = this.store.tupleOf(slot);
         ladder[at + LD.FLAG] = 0;
         this.ensureLine(line);
         const book = this.store.bookOf(slot);

@@ -44,9 +44,11 @@ const BL = {
   BOOK: 5,
   /** first quote field; outcome o's fields start at Q + o * QF.SIZE */
   Q: 6,
-  STRIDE: 15,
+  STRIDE: 18,
 } as const;
-const QF = { PRICE: 0, CHANGED: 1, VERIFIED: 2, SIZE: 3 } as const;
+/** AT: the offset of the quote's tuple in its line's ladder, kept as tuples move (a move or a removal finds its
+ *  tuple without scanning the ladder: bench/analytics.ts) */
+const QF = { PRICE: 0, CHANGED: 1, VERIFIED: 2, AT: 3, SIZE: 4 } as const;
 
 /** Line record layout; its ladders are `ladders[line * 3 + outcome]`. */
 const LN = { EVENT: 0, MARKET: 1, PLAYER: 2, POINT: 3, QUOTES: 4, GROUP: 5, STRIDE: 6 } as const;
@@ -83,31 +85,35 @@ function ranksAbove(l: number[], a: number, b: number): boolean {
   return l[a + 2] < l[b + 2];
 }
 
-/** Moves the tuple at offset `at` up or down to its rank; returns its new offset. */
-function rerank(l: number[], at: number): number {
+/** where a slot's QF fields start in the book-line records */
+function qoffOf(slot: number): number {
+  const b = (slot / MAX_OUTCOMES) | 0;
+  return b * BL.STRIDE + BL.Q + (slot - b * MAX_OUTCOMES) * QF.SIZE;
+}
+
+/** Moves the tuple at offset `at` up or down to its rank, keeping every moved tuple's QF.AT in `bl`; returns its
+ *  new offset. */
+function rerank(l: number[], at: number, bl: Float64Array): number {
   let k = at;
   while (k > 0 && ranksAbove(l, k, k - LD.STRIDE)) {
-    swap(l, k, k - LD.STRIDE);
+    swap(l, k, k - LD.STRIDE, bl);
     k -= LD.STRIDE;
   }
   while (k + LD.STRIDE < l.length && ranksAbove(l, k + LD.STRIDE, k)) {
-    swap(l, k, k + LD.STRIDE);
+    swap(l, k, k + LD.STRIDE, bl);
     k += LD.STRIDE;
   }
+  bl[qoffOf(l[k + LD.SLOT]) + QF.AT] = k;
   return k;
 }
 
-function swap(l: number[], a: number, b: number): void {
+function swap(l: number[], a: number, b: number, bl: Float64Array): void {
   for (let f = 0; f < LD.STRIDE; f++) {
     const t = l[a + f];
     l[a + f] = l[b + f];
     l[b + f] = t;
   }
-}
-
-function tupleOf(l: number[], slot: number): number {
-  for (let k = LD.SLOT; k < l.length; k += LD.STRIDE) if (l[k] === slot) return k - LD.SLOT;
-  return -1;
+  bl[qoffOf(l[a + LD.SLOT]) + QF.AT] = a;
 }
 
 function blKey(market: number, player: number, book: number): number {
@@ -234,7 +240,7 @@ export class PriceStore {
       d[q + QF.CHANGED] = ts;
       d[q + QF.VERIFIED] = ts;
       ladder.push(this.effective(price, book), ts, book, slot, price, 0);
-      const at = rerank(ladder, ladder.length - LD.STRIDE);
+      const at = rerank(ladder, ladder.length - LD.STRIDE, d);
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
       this.emit(out, CHANGE.NEW, b, outcome);
@@ -254,12 +260,12 @@ export class PriceStore {
     }
     d[q + QF.PRICE] = price;
     d[q + QF.CHANGED] = ts;
-    const at = tupleOf(ladder, slot);
+    const at = d[q + QF.AT];
     const oldRank = at / LD.STRIDE;
     ladder[at + LD.PRICE] = this.effective(price, book);
     ladder[at + LD.CHANGED] = ts;
     ladder[at + LD.RAW] = price;
-    const now = rerank(ladder, at);
+    const now = rerank(ladder, at, d);
     this.emit(out, CHANGE.PRICE, b, outcome);
     if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.PRICE, old, oldRank, book, now, ts);
     return true;
@@ -285,7 +291,7 @@ export class PriceStore {
       const ladder = this.ladders[line * MAX_OUTCOMES + outcome];
       const book = d[b * BL.STRIDE + BL.BOOK];
       ladder.push(this.effective(d[q + QF.PRICE], book), d[q + QF.CHANGED], book, b * MAX_OUTCOMES + outcome, d[q + QF.PRICE], 0);
-      const at = rerank(ladder, ladder.length - LD.STRIDE);
+      const at = rerank(ladder, ladder.length - LD.STRIDE, d);
       this.ln[line * LN.STRIDE + LN.QUOTES]++;
       this.live++;
       if (this.listener !== null) {
@@ -421,8 +427,10 @@ export class PriceStore {
       if (d[q + QF.PRICE] === 0) continue;
       this.emit(out, CHANGE.REMOVED, b, o);
       const ladder = this.ladders[line * MAX_OUTCOMES + o];
-      const at = tupleOf(ladder, b * MAX_OUTCOMES + o);
+      const at = d[q + QF.AT];
       ladder.splice(at, LD.STRIDE);
+      // the tuples below moved up one place
+      for (let k = at; k < ladder.length; k += LD.STRIDE) d[qoffOf(ladder[k + LD.SLOT]) + QF.AT] = k;
       const old = d[q + QF.PRICE];
       d[q + QF.PRICE] = 0;
       this.ln[line * LN.STRIDE + LN.QUOTES]--;
@@ -460,8 +468,7 @@ export class PriceStore {
   }
 
   private qoff(slot: number): number {
-    const b = (slot / MAX_OUTCOMES) | 0;
-    return b * BL.STRIDE + BL.Q + (slot - b * MAX_OUTCOMES) * QF.SIZE;
+    return qoffOf(slot);
   }
 
   private emit(out: RecordBuffer, kind: number, b: number, outcome: number): void {
@@ -490,9 +497,10 @@ export class PriceStore {
     return this.ladders[line * MAX_OUTCOMES + outcome];
   }
 
-  /** offset of a quote's tuple in its ladder, or -1 */
-  tupleOf(line: number, outcome: number, slot: number): number {
-    return tupleOf(this.ladders[line * MAX_OUTCOMES + outcome], slot);
+  /** offset of a quote's tuple in its line's ladder, or -1 when it has none */
+  tupleOf(slot: number): number {
+    const q = qoffOf(slot);
+    return this.bl[q + QF.PRICE] === 0 ? -1 : this.bl[q + QF.AT];
   }
 
   lineEvent(line: number): number { return this.ln[line * LN.STRIDE + LN.EVENT]; }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MAX_OUTCOMES, PriceStore } from '../engine/price-store.js';
+import { LD, MAX_OUTCOMES, PriceStore } from '../engine/price-store.js';
 import { ReadModel } from '../engine/read-model.js';
 import { CHANGE, CHG, OBS, RESTORE, RecordBuffer } from '../engine/records.js';
 import { uniform as mulberry32 } from '../engine/prng.js';
@@ -544,7 +544,7 @@ function runProperty(t: Asserts, seed: number, ops: number): void {
   };
 
   /** Ladder order must equal a sort of the reference quotes: price desc, line_changed_at asc, book asc. */
-  const lad = { checked: 0, bad: 0, firstBad: '', deepest: 0, ties: 0 };
+  const lad = { checked: 0, bad: 0, firstBad: '', deepest: 0, ties: 0, indexed: 0, badIndex: 0 };
   const checkLadders = (): Map<string, { book: number; q: RefQuote }[]> => {
     const ladders = new Map<string, { book: number; q: RefQuote }[]>();
     for (const rl of ref.lines.values()) {
@@ -569,6 +569,17 @@ function runProperty(t: Asserts, seed: number, ops: number): void {
       lad.deepest = Math.max(lad.deepest, entries.length);
       for (let k = 1; k < entries.length; k++) {
         if (entries[k].q.price === entries[k - 1].q.price && entries[k].q.changedAt === entries[k - 1].q.changedAt) lad.ties++;
+      }
+    }
+    // every quote knows where its tuple is (moves, removals and line moves keep the index)
+    for (let line = 0; line < store.lineIdLimit; line++) {
+      if (!store.lineLive(line)) continue;
+      for (let o = 0; o < MAX_OUTCOMES; o++) {
+        const l = store.ladder(line, o);
+        for (let k = 0; k < l.length; k += LD.STRIDE) {
+          lad.indexed++;
+          if (store.tupleOf(l[k + LD.SLOT]) !== k) lad.badIndex++;
+        }
       }
     }
     return ladders;
@@ -711,6 +722,7 @@ function runProperty(t: Asserts, seed: number, ops: number): void {
   t.ok(lad.deepest >= 4, `seed ${seed}: some ladders are deep (deepest ${lad.deepest})`);
   t.ok(lad.ties > 0, `seed ${seed}: ${lad.ties} times neighbours tied on price and line_changed_at (book id decides)`);
   t.equal(lad.bad, 0, `seed ${seed}: ${lad.checked} ladder checks, all in reference order${lad.firstBad ? ` (first: ${lad.firstBad})` : ''}`);
+  t.equal(lad.badIndex, 0, `seed ${seed}: ${lad.indexed} tuple positions looked up, each where its tuple is`);
 
   // 4. the read model replayed from the change records equals the reference
   let badModel = 0;
