@@ -128,7 +128,7 @@ for (const database of appDatabases()) {
     t.test('SSRF at delivery: the address is checked after DNS resolution, before connecting', async (t) => {
       const rx = await startReceiver(t);
       const job = {
-        id: 1, body: '{}', secret: 's', variant: 'A' as const, eventType: 'test', webhookId: '1', deliveryId: 'dlv_x', attempt: 1,
+        id: 1, body: '{}', secret: 's', variant: 'A' as const, eventType: 'test', webhookId: '1', deliveryId: 'dlv_x', attempt: 1, replay: 0,
         timeoutMs: 2000, allowPrivate: false,
       };
       const viaName = await attempt({ ...job, url: `http://localhost:${rx.port}/hook` });

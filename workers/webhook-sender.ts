@@ -46,6 +46,7 @@ function headersFor(job: SendJob, unix: number): Record<string, string> {
     base['X-Service-Event'] = job.eventType;
     base['X-Service-Delivery-Id'] = job.deliveryId;
   }
+  if (job.replay > 0) base['X-Service-Replay'] = String(job.replay);
   return base;
 }
 
