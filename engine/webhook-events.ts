@@ -5,6 +5,10 @@
 //
 // Per-quote state (last price, line-move anchors, 5-minute samples) is kept only while some subscription wants
 // a type that needs it (`setWanted`), so a service without webhooks pays one loop over NEW records per batch.
+//
+// The once-a-second checks' state (each book's verdict and newest write, the feed's parser flag) is reported
+// through `persist` at every change and restored with `restore`: the caller commits it with the outbox rows of the
+// events emitted with it, which makes the checks' transitions exactly-once across a kill (see CheckState).
 
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';

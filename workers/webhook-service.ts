@@ -12,8 +12,10 @@
 //      in one transaction each.
 // A process killed at any point loses nothing: a row written in 1 is pending until 3 commits, so after a restart
 // the poll finds it due and makes the attempt again with the same delivery id and body (at-least-once; an
-// attempt that was in flight is repeated under the same number). The worker keeps the HTTP work, with its
-// sockets, TLS and timeouts, off the thread that serves requests and applies price batches.
+// attempt that was in flight is repeated under the same number). The checks' state (engine/webhook-events.ts
+// CheckState) rides with the INSERT of step 1, in one transaction with the rows of its events: a transition is
+// committed with its events or not at all, and detected again after a restart when it was not. The worker keeps
+// the HTTP work, with its sockets, TLS and timeouts, off the thread that serves requests and applies price batches.
 
 import {
   CREDITS_PER_DELIVERY, DEFAULT_RETRY_DELAYS_MS, DEFER_MINUTES, DISABLE_AFTER, ATTEMPT_TIMEOUT_MS, WEBHOOK_TIERS, matches,
