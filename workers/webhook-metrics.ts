@@ -44,7 +44,12 @@ export class WebhookMetrics {
       help: 'Webhook deliveries in the outbox still on their schedule (pending or retrying)',
       registers,
       async collect() {
-        this.set(await backlog());
+        // a database that does not answer must not fail the whole scrape: the gauge keeps its last value
+        try {
+          this.set(await backlog());
+        } catch {
+          /* reported by the database's own health checks */
+        }
       },
     });
     for (const o of ['delivered', 'http_error', 'no_response']) this.attempts.inc({ outcome: o }, 0);
