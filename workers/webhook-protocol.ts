@@ -28,3 +28,8 @@ export interface SendResult {
   attemptedAt: number;
   durationMs: number;
 }
+
+/** The worker's first message, once it listens for jobs: its module graph is loaded, so a job is served at once. */
+export interface WorkerReady {
+  ready: true;
+}
