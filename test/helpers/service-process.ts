@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase, type Database } from '../../sql/connection.js';
 import { freshDataDir, testSchemaName } from './db.js';
+import type { Receiver } from './webhook-receiver.js';
 
 const main = fileURLToPath(new URL('../../http/main.js', import.meta.url));
 
@@ -117,5 +118,28 @@ export function client(svc: () => ServiceProcess) {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body),
     }),
     get: (path: string, key: string) => fetch(svc().base + path, { headers: { 'x-api-key': key } }),
+  };
+}
+
+/** the book of the check tests: a fast book, ok up to 15 s after its newest write, degraded to 60 s, breach to 180 s */
+export const BOOK = 'draftkings';
+
+/** A service on the database (private destinations allowed) with a Variant B subscription to source_quality.* on a
+ *  path of its own; `ingest` writes one BOOK price at `ts`. */
+export async function checkService(t: Teardown, db: ServiceDatabase, rx: Receiver) {
+  let svc: ServiceProcess = await startService(t, db, { WEBHOOK_ALLOW_PRIVATE: '1' });
+  const c = client(() => svc);
+  const key = ((await (await c.post('/v1/admin/keys', SERVICE_ADMIN_KEY, { tier: 'business' })).json()) as { key: string }).key;
+  const path = `?sq-${db.name}`;
+  const hook = (await (await c.post('/v1/webhooks', key, { destination_url: rx.url + path, events: ['source_quality.breach', 'source_quality.recovery'] })).json()) as { id: string };
+  const got = (type: string) => rx.requests.filter((r) => r.path.endsWith(path) && r.headers['x-service-event'] === type);
+  const ingest = (ts: number, id: string) => c.post('/v1/ingest', SERVICE_ADMIN_KEY, {
+    events: [{ id, sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' }],
+    prices: [{ book: BOOK, event_id: id, market: 'h2h', outcome: 'Boston Celtics', price: 1.9, ts }],
+  });
+  return {
+    svc: () => svc,
+    restart: async () => { svc = await startService(t, db, { WEBHOOK_ALLOW_PRIVATE: '1' }); },
+    key, hook, path, got, ingest,
   };
 }
