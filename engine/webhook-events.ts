@@ -76,8 +76,9 @@ export const PARSER_MIN_ITEMS = 20;
 export const PARSER_DEGRADED_PCT = 10;
 /** the parser check keeps one counter sample per this interval (it also runs after every acknowledged ingest) */
 export const PARSER_SAMPLE_MS = 1000;
-/** a book's newest write is persisted when it moved on by this much (and at every change of its state): after a
- *  restart a book not written since is judged on it, so a breach that began while the process was down is found */
+/** books' newest writes are persisted once one moved on by this much (every book that moved, at once), and a
+ *  book's at every change of its verdict: after a restart a book not written since is judged on it, so a breach
+ *  that began while the process was down is found */
 export const STATE_HEARTBEAT_MS = 10_000;
 const MAX_SAMPLES = 32;
 const MULTIPLICATIVE = DEVIG_METHODS.indexOf('multiplicative');
@@ -152,6 +153,7 @@ export class WebhookEvaluator {
   private readonly breachClass: string[] = BOOKMAKERS.map(() => '');
   /** each book's newest write as last persisted (restored at start: the judgement of a book not written since) */
   private readonly storedNewest = new Float64Array(BOOKMAKERS.length);
+  private readonly moved: number[] = [];
   private readonly parserSamples: { t: number; obs: number; rej: number }[] = [];
   private parserDegraded = false;
   private wanted = new Set<string>();
@@ -491,6 +493,11 @@ export class WebhookEvaluator {
    * written since a restart is judged on its newest write persisted before it.
    */
   books(now: number, newestByBook: readonly number[]): void {
+    // books whose newest write moved on since persisted: all are written when one is due (one write per heartbeat
+    // rather than one per book), and a book whose verdict changed is written at once
+    const moved = this.moved;
+    moved.length = 0;
+    let due = false;
     for (let b = 0; b < BOOKMAKERS.length; b++) {
       const live = newestByBook[b];
       const stored = this.storedNewest[b];
@@ -521,10 +528,19 @@ export class WebhookEvaluator {
           });
         }
       }
-      if (this.health[b] !== h || newest - stored >= STATE_HEARTBEAT_MS) {
+      if (this.health[b] !== h) {
         this.storedNewest[b] = newest;
         this.o.persist?.(this.bookState(b, newest));
+      } else if (newest > stored) {
+        moved.push(b);
+        if (newest - stored >= STATE_HEARTBEAT_MS) due = true;
       }
+    }
+    if (!due) return;
+    for (const b of moved) {
+      const newest = Math.max(newestByBook[b], this.storedNewest[b]);
+      this.storedNewest[b] = newest;
+      this.o.persist?.(this.bookState(b, newest));
     }
   }
 

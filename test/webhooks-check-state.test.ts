@@ -29,7 +29,7 @@ function setup(types: string[], restored: CheckState[] = []) {
 
 const SQ = ['source_quality.breach', 'source_quality.recovery'];
 
-t.test('every change of a book\'s verdict is persisted with its newest write; the newest write within 10 s', async (t) => {
+t.test('every change of a book\'s verdict is persisted with its newest write; moved newest writes every 10 s, together', async (t) => {
   const { ev, saved } = setup(SQ);
   const newest: number[] = [];
   newest[DK] = T0;
@@ -43,9 +43,19 @@ t.test('every change of a book\'s verdict is persisted with its newest write; th
   ev.books(T0 + STATE_HEARTBEAT_MS + 1000, newest);
   t.equal(saved.get('book:draftkings')?.newestAt, T0 + STATE_HEARTBEAT_MS, 'the heartbeat');
   saved.clear();
-  ev.books(T0 + STATE_HEARTBEAT_MS + 61_000, newest);
+  const FD = book('fanduel');
+  newest[FD] = T0 + STATE_HEARTBEAT_MS + 1000;
+  ev.books(T0 + STATE_HEARTBEAT_MS + 1500, newest);
+  t.same([...saved.keys()], ['book:fanduel'], 'a book seen ok for the first time is written at once');
+  saved.clear();
+  newest[FD] = T0 + STATE_HEARTBEAT_MS + 2000;
+  newest[DK] = T0 + 2 * STATE_HEARTBEAT_MS;
+  ev.books(T0 + 2 * STATE_HEARTBEAT_MS + 100, newest);
+  t.same([...saved.keys()].sort(), ['book:draftkings', 'book:fanduel'], 'one book due for its heartbeat takes along every book that moved');
+  saved.clear();
+  ev.books(T0 + 2 * STATE_HEARTBEAT_MS + 61_000, newest);
   t.same(saved.get('book:draftkings'), {
-    kind: 'book', key: 'draftkings', state: 'breached', since: T0 + STATE_HEARTBEAT_MS + 61_000, detail: 'breach', newestAt: T0 + STATE_HEARTBEAT_MS,
+    kind: 'book', key: 'draftkings', state: 'breached', since: T0 + 2 * STATE_HEARTBEAT_MS + 61_000, detail: 'breach', newestAt: T0 + 2 * STATE_HEARTBEAT_MS,
   }, 'the breach with when and how');
 });
 
