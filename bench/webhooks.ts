@@ -179,7 +179,7 @@ async function main(): Promise<void> {
   const lane = async () => {
     while (next < total) {
       next++;
-      await attempt({ id: next, url: rx.url, body, secret: 'whsec_x', variant: 'A', eventType: 'arb_flagged', webhookId: '1', deliveryId: 'dlv_x', attempt: 1, timeoutMs: 10_000, allowPrivate: true });
+      await attempt({ id: next, url: rx.url, body, secret: 'whsec_x', variant: 'A', eventType: 'arb_flagged', webhookId: '1', deliveryId: 'dlv_x', attempt: 1, replay: 0, timeoutMs: 10_000, allowPrivate: true });
     }
   };
   await Promise.all(Array.from({ length: 512 }, lane));

@@ -5,6 +5,10 @@
 //
 // Per-quote state (last price, line-move anchors, 5-minute samples) is kept only while some subscription wants
 // a type that needs it (`setWanted`), so a service without webhooks pays one loop over NEW records per batch.
+//
+// The once-a-second checks' state (each book's verdict and newest write, the feed's parser flag) is reported
+// through `persist` at every change and restored with `restore`: the caller commits it with the outbox rows of the
+// events emitted with it, which makes the checks' transitions exactly-once across a kill (see CheckState).
 
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
@@ -39,8 +43,26 @@ export interface EvaluatorOptions {
   event(idx: number): EventInfo | undefined;
   player(id: number): string | null;
   emit(ev: WebhookEvent): void;
+  /** A check's state changed (or a book's newest write moved on by STATE_HEARTBEAT_MS). The caller persists it in
+   *  the same transaction as the outbox rows of the events emitted with it, so the two survive a kill together. */
+  persist?(s: CheckState): void;
   /** feed label for parser.degraded */
   feed: string;
+}
+
+/**
+ * What the once-a-second checks compare against, as persisted (sql/migrations/007_webhook_state.sql):
+ * - kind `book`, key the book key: `state` unknown (never seen ok) | healthy | breached, `since` when breached,
+ *   `detail` the class the breach reached (breach or stale), `newestAt` the newest write the check has seen;
+ * - kind `parser`, key the feed label: `state` ok | degraded, `since` when degraded.
+ */
+export interface CheckState {
+  kind: 'book' | 'parser';
+  key: string;
+  state: string;
+  since: number | null;
+  detail: string | null;
+  newestAt: number | null;
 }
 
 export const LINE_MOVE_POINTS = 0.5;
@@ -52,6 +74,12 @@ export const STEAM_WINDOW_MS = 10_000;
 export const PARSER_WINDOW_MS = 60_000;
 export const PARSER_MIN_ITEMS = 20;
 export const PARSER_DEGRADED_PCT = 10;
+/** the parser check keeps one counter sample per this interval (it also runs after every acknowledged ingest) */
+export const PARSER_SAMPLE_MS = 1000;
+/** books' newest writes are persisted once one moved on by this much (every book that moved, at once), and a
+ *  book's at every change of its verdict: after a restart a book not written since is judged on it, so a breach
+ *  that began while the process was down is found */
+export const STATE_HEARTBEAT_MS = 10_000;
 const MAX_SAMPLES = 32;
 const MULTIPLICATIVE = DEVIG_METHODS.indexOf('multiplicative');
 const MONEYLINE = new Set(MARKETS.flatMap((m, i) => (m.key === 'h2h' || m.key === 'h2h_3_way' ? [i] : [])));
@@ -123,6 +151,9 @@ export class WebhookEvaluator {
   private readonly health: BookHealth[] = BOOKMAKERS.map(() => 'unknown');
   private readonly breachedAt: number[] = BOOKMAKERS.map(() => 0);
   private readonly breachClass: string[] = BOOKMAKERS.map(() => '');
+  /** each book's newest write as last persisted (restored at start: the judgement of a book not written since) */
+  private readonly storedNewest = new Float64Array(BOOKMAKERS.length);
+  private readonly moved: number[] = [];
   private readonly parserSamples: { t: number; obs: number; rej: number }[] = [];
   private parserDegraded = false;
   private wanted = new Set<string>();
@@ -425,14 +456,52 @@ export class WebhookEvaluator {
     }
   }
 
-  /**
-   * Once a second: books' freshness classes from their newest writes (source_quality.*), and the ingest
-   * rejection rate (parser.degraded). A book is `healthy` once seen ok; reaching breach or stale from there
-   * (through degraded or not) is a breach; ok again is a recovery.
-   */
+  /** The checks' state as persisted before a restart (see CheckState). Unknown books and other feeds are ignored. */
+  restore(rows: readonly CheckState[]): void {
+    for (const r of rows) {
+      if (r.kind === 'parser') {
+        if (r.key !== this.o.feed) continue;
+        this.parserDegraded = r.state === 'degraded';
+        continue;
+      }
+      const b = BOOKMAKERS.findIndex((x) => x.key === r.key);
+      if (b < 0) continue;
+      this.health[b] = r.state === 'healthy' || r.state === 'breached' ? r.state : 'unknown';
+      this.breachedAt[b] = r.since ?? 0;
+      this.breachClass[b] = r.detail ?? '';
+      this.storedNewest[b] = r.newestAt ?? 0;
+    }
+  }
+
+  /** Once a second: both checks. */
   tick(now: number, newestByBook: readonly number[], counters: { observations: number; rejected: number }): void {
+    this.books(now, newestByBook);
+    this.parser(now, counters);
+  }
+
+  private bookState(b: number, newest: number): CheckState {
+    const h = this.health[b];
+    return {
+      kind: 'book', key: BOOKMAKERS[b].key, state: h, since: h === 'breached' ? this.breachedAt[b] : null,
+      detail: h === 'breached' ? this.breachClass[b] : null, newestAt: newest,
+    };
+  }
+
+  /**
+   * Books' freshness classes from their newest writes (source_quality.*): a book is `healthy` once seen ok;
+   * reaching breach or stale from there (through degraded or not) is a breach; ok again is a recovery. A book not
+   * written since a restart is judged on its newest write persisted before it.
+   */
+  books(now: number, newestByBook: readonly number[]): void {
+    // books whose newest write moved on since persisted: all are written when one is due (one write per heartbeat
+    // rather than one per book), and a book whose verdict changed is written at once
+    const moved = this.moved;
+    moved.length = 0;
+    let due = false;
     for (let b = 0; b < BOOKMAKERS.length; b++) {
-      const newest = newestByBook[b];
+      const live = newestByBook[b];
+      const stored = this.storedNewest[b];
+      const newest = live > stored ? live : stored;
       if (!(newest > 0)) continue;
       const cls = slaClassOf(BOOKMAKERS[b]);
       const age = Math.max(0, (now - newest) / 1000);
@@ -459,10 +528,31 @@ export class WebhookEvaluator {
           });
         }
       }
+      if (this.health[b] !== h) {
+        this.storedNewest[b] = newest;
+        this.o.persist?.(this.bookState(b, newest));
+      } else if (newest > stored) {
+        moved.push(b);
+        if (newest - stored >= STATE_HEARTBEAT_MS) due = true;
+      }
     }
+    if (!due) return;
+    for (const b of moved) {
+      const newest = Math.max(newestByBook[b], this.storedNewest[b]);
+      this.storedNewest[b] = newest;
+      this.o.persist?.(this.bookState(b, newest));
+    }
+  }
 
+  /**
+   * The ingest rejection rate over the last minute (parser.degraded): degraded above PARSER_DEGRADED_PCT of at
+   * least PARSER_MIN_ITEMS items; re-armed once at least PARSER_MIN_ITEMS items show under half of it (a feed that
+   * goes quiet stays degraded: silence is no evidence of health, and a restart does not announce it again).
+   */
+  parser(now: number, counters: { observations: number; rejected: number }): void {
     const samples = this.parserSamples;
-    samples.push({ t: now, obs: counters.observations, rej: counters.rejected });
+    const lastT = samples.length > 0 ? samples[samples.length - 1].t : -Infinity;
+    if (now - lastT >= PARSER_SAMPLE_MS) samples.push({ t: now, obs: counters.observations, rej: counters.rejected });
     while (samples.length > 2 && now - samples[1].t >= PARSER_WINDOW_MS) samples.shift();
     const first = samples[0];
     const obs = counters.observations - first.obs;
@@ -476,6 +566,10 @@ export class WebhookEvaluator {
           data: { feed: this.o.feed, window_s: Math.round((now - first.t) / 1000), observations: obs, rejected: rej, rejected_pct: pct, threshold_pct: PARSER_DEGRADED_PCT },
         });
       }
-    } else if (this.parserDegraded && pct < PARSER_DEGRADED_PCT / 2) this.parserDegraded = false;
+      this.o.persist?.({ kind: 'parser', key: this.o.feed, state: 'degraded', since: now, detail: null, newestAt: null });
+    } else if (this.parserDegraded && obs >= PARSER_MIN_ITEMS && pct < PARSER_DEGRADED_PCT / 2) {
+      this.parserDegraded = false;
+      this.o.persist?.({ kind: 'parser', key: this.o.feed, state: 'ok', since: null, detail: null, newestAt: null });
+    }
   }
 }

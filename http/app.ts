@@ -83,6 +83,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     host: env.HOST || '0.0.0.0',
     port: int('PORT', 8080, 0, 65535),
     databaseUrl: env.DATABASE_URL || undefined,
+    // DATABASE_SCHEMA: the schema of DATABASE_URL (or of the embedded database) the service keeps its tables in
+    schema: env.DATABASE_SCHEMA || undefined,
     dataDir: env.DATA_DIR || './data',
     feeds: feeds.filter((f) => f !== 'none'),
     simSeed: int('SIM_SEED', 1, 0, 2 ** 31 - 1),
@@ -190,7 +192,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       version: VERSION,
     };
 
-    const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log },
+    const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log, registry: metrics.registry },
       { ...DEFAULT_WEBHOOK_CONFIG, ...cfg.webhooks });
     await webhooks.start();
     cleanups.push(() => webhooks.close());

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const lines = [
     `linewire ${s.version} listening on ${cfg.host}:${app.port}`,
     `  feed: ${s.feed}${s.simulated ? ' (SIMULATED prices: real book keys, not real bookmaker prices)' : ''}`,
-    `  database: ${s.db.kind === 'embedded' ? `embedded PGlite in ${join(cfg.dataDir, 'pg')}` : 'PostgreSQL (DATABASE_URL)'}`,
+    `  database: ${s.db.kind === 'embedded' ? `embedded PGlite in ${join(cfg.dataDir, 'pg')}` : `PostgreSQL (DATABASE_URL)${s.db.schema !== 'public' ? `, schema ${s.db.schema}` : ''}`}`,
     `  shards: ${cfg.shards}`,
   ];
   if (cfg.webhooks?.allowPrivate) lines.push('  WEBHOOK_ALLOW_PRIVATE=1: webhooks may target loopback and private addresses over http (local testing only)');

@@ -7,7 +7,31 @@ import type { Route } from './router.js';
 import { ErrorSchema } from './schemas.js';
 import { EVENT_TYPES } from '../engine/webhook-catalogue.js';
 
-/** OpenAPI 3.1 `webhooks`: one outgoing POST per event type, with its body (Variant A envelope or Variant B json). */
+const header = (name: string, schema: object, description: string, required = true) => ({ name, in: 'header', required, schema, description });
+const str = { type: 'string' };
+const REPLAY_HEADER = header('X-Service-Replay', { type: 'integer', minimum: 1 },
+  'only on replays (POST /v1/webhooks/{id}/replay): the ordinal of the replay among the delivery\'s replays', false);
+/** the headers of a delivery per variant (GET /v1/meta/webhooks says the same in words) */
+const WEBHOOK_HEADERS = {
+  A: [
+    header('X-Service-Signature', str, 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">'),
+    header('X-Service-Event-Type', str, 'event type'),
+    header('X-Service-Webhook-Id', { type: 'integer' }, 'subscription id'),
+    header('X-Service-Delivery-Attempt', { type: 'integer', minimum: 1, maximum: 3 }, 'the attempt\'s place in its retry schedule; a replay is attempt 1 of a schedule of its own'),
+    header('X-Service-Delivery-Id', str, 'the same on every attempt and replay of one delivery: dedupe on it'),
+    REPLAY_HEADER,
+  ],
+  B: [
+    header('X-Service-Signature', str, 'hex HMAC-SHA256 of "<timestamp>.<raw body>"'),
+    header('X-Service-Timestamp', { type: 'integer' }, 'Unix seconds'),
+    header('X-Service-Event', str, 'event type'),
+    header('X-Service-Delivery-Id', str, 'the same on every attempt and replay of one delivery: dedupe on it'),
+    REPLAY_HEADER,
+  ],
+};
+
+/** OpenAPI 3.1 `webhooks`: one outgoing POST per event type, with its headers and body (Variant A envelope or
+ *  Variant B json). */
 function webhookDoc(): Record<string, object> {
   const out: Record<string, object> = {};
   for (const [type, def] of Object.entries(EVENT_TYPES)) {
@@ -18,6 +42,7 @@ function webhookDoc(): Record<string, object> {
       post: {
         summary: `Variant ${def.variant}: ${def.fires}`,
         description: 'Signed with X-Service-Signature; see GET /v1/meta/webhooks',
+        parameters: WEBHOOK_HEADERS[def.variant],
         requestBody: { content: { 'application/json': { schema: envelope } } },
         responses: { '200': { description: 'any 2xx acknowledges the delivery' } },
       },

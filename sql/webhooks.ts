@@ -3,6 +3,8 @@
 // due times follow the same clock as the rest of the service. Batches travel as one JSON parameter (as
 // saveBalances does): the statement text stays fixed whatever the batch size.
 
+import type postgres from 'postgres';
+import type { CheckState } from '../engine/webhook-events.js';
 import type { Database } from './connection.js';
 
 export interface WebhookRow {
@@ -139,15 +141,28 @@ export interface NewDelivery {
   dedupe: string | null;
 }
 
-/** Writes deliveries before any attempt; returns the primary keys of those inserted (a repeated dedupe key of
- *  the same subscription is skipped), in input order with -1 for skipped ones. */
-export async function insertDeliveries(db: Database, rows: readonly NewDelivery[], now: number): Promise<number[]> {
+/**
+ * Writes deliveries before any attempt; returns the primary keys of those inserted (a repeated dedupe key of
+ * the same subscription is skipped), in input order with -1 for skipped ones. With check states (one per kind
+ * and key), those are written in the same transaction: the events a check produced and the state it moved to
+ * are committed together or not at all.
+ */
+export async function insertDeliveries(db: Database, rows: readonly NewDelivery[], now: number, states: readonly CheckState[] = []): Promise<number[]> {
+  if (states.length === 0) return insertRows(db.sql, rows, now);
+  return db.sql.begin(async (tx) => {
+    const pks = await insertRows(tx, rows, now);
+    await saveCheckStates(tx, states, now);
+    return pks;
+  });
+}
+
+async function insertRows(sql: postgres.Sql | postgres.TransactionSql, rows: readonly NewDelivery[], now: number): Promise<number[]> {
   if (rows.length === 0) return [];
   const batch = JSON.stringify(rows.map((r) => ({
     d: r.deliveryId, w: r.webhookPk, e: r.eventId, t: r.eventType, b: r.body, s: r.status,
     n: r.nextAttemptAt === null ? null : new Date(r.nextAttemptAt).toISOString(), k: r.dedupe,
   })));
-  const ins = await db.sql<{ id: string; delivery_id: string }[]>`
+  const ins = await sql<{ id: string; delivery_id: string }[]>`
     insert into webhook_deliveries (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, dedupe_key, created_at)
     select v.d, v.w, v.e, v.t, v.b, v.s, v.n, v.k, ${new Date(now)}
     from json_to_recordset(${batch}::text::json) as v(d text, w bigint, e text, t text, b text, s text, n timestamptz, k text)
@@ -155,6 +170,35 @@ export async function insertDeliveries(db: Database, rows: readonly NewDelivery[
     returning id, delivery_id`;
   const byId = new Map(ins.map((r) => [r.delivery_id, Number(r.id)]));
   return rows.map((r) => byId.get(r.deliveryId) ?? -1);
+}
+
+async function saveCheckStates(sql: postgres.TransactionSql, states: readonly CheckState[], now: number): Promise<void> {
+  const iso = (t: number | null) => (t === null || !(t > 0) ? null : new Date(t).toISOString());
+  const batch = JSON.stringify(states.map((x) => ({ k: x.kind, y: x.key, s: x.state, c: iso(x.since), d: x.detail, n: iso(x.newestAt) })));
+  await sql`
+    insert into webhook_check_state (kind, key, state, since, detail, newest_at, updated_at)
+    select v.k, v.y, v.s, v.c, v.d, v.n, ${new Date(now)}
+    from json_to_recordset(${batch}::text::json) as v(k text, y text, s text, c timestamptz, d text, n timestamptz)
+    on conflict (kind, key) do update
+      set state = excluded.state, since = excluded.since, detail = excluded.detail, updated_at = excluded.updated_at,
+          newest_at = greatest(webhook_check_state.newest_at, excluded.newest_at)`;
+}
+
+/** The checks' state as last committed (restored into the evaluator at start). */
+export async function loadCheckStates(db: Database): Promise<CheckState[]> {
+  const rows = await db.sql<{ kind: 'book' | 'parser'; key: string; state: string; since: Date | null; detail: string | null; newest_at: Date | null }[]>`
+    select kind, key, state, since, detail, newest_at from webhook_check_state order by kind, key`;
+  return rows.map((r) => ({
+    kind: r.kind, key: r.key, state: r.state, since: r.since === null ? null : r.since.getTime(), detail: r.detail,
+    newestAt: r.newest_at === null ? null : r.newest_at.getTime(),
+  }));
+}
+
+/** Deliveries still on their schedule (pending or retrying), for the outbox backlog gauge. */
+export async function outboxBacklog(db: Database): Promise<number> {
+  const [{ n }] = await db.sql<{ n: string }[]>`
+    select count(*) as n from webhook_deliveries where next_attempt_at is not null and status in ('pending', 'retrying')`;
+  return Number(n);
 }
 
 export interface DueDelivery {
@@ -332,7 +376,8 @@ export interface DeliveryRow {
   createdAt: Date;
   nextAttemptAt: Date | null;
   deliveredAt: Date | null;
-  tries: { number: number; attempted_at: string; status_code: number | null; duration_ms: number; error: string | null }[];
+  /** every attempt; `replay`: made by POST .../replay (numbered after the schedule's attempts) */
+  tries: { number: number; attempted_at: string; status_code: number | null; duration_ms: number; error: string | null; replay: boolean }[];
 }
 
 type DeliveryRecord = {
@@ -353,7 +398,8 @@ export async function listDeliveries(db: Database, webhookPk: number, limit: num
   const rows = await db.sql<DeliveryRecord[]>`
     select d.*, (
       select coalesce(json_agg(json_build_object('number', a.number, 'attempted_at', a.attempted_at, 'status_code', a.status_code,
-                                                 'duration_ms', a.duration_ms, 'error', a.error) order by a.number), '[]'::json)::text
+                                                 'duration_ms', a.duration_ms, 'error', a.error, 'replay', a.number > d.attempts)
+                                       order by a.number), '[]'::json)::text
       from webhook_attempts a where a.delivery_pk = d.id) as tries
     from webhook_deliveries d
     where d.webhook_id = ${webhookPk} and (${status}::text is null or d.status = ${status}::text)
@@ -366,7 +412,8 @@ export async function getDelivery(db: Database, webhookPk: number, deliveryId: s
   const [r] = await db.sql<DeliveryRecord[]>`
     select d.*, (
       select coalesce(json_agg(json_build_object('number', a.number, 'attempted_at', a.attempted_at, 'status_code', a.status_code,
-                                                 'duration_ms', a.duration_ms, 'error', a.error) order by a.number), '[]'::json)::text
+                                                 'duration_ms', a.duration_ms, 'error', a.error, 'replay', a.number > d.attempts)
+                                       order by a.number), '[]'::json)::text
       from webhook_attempts a where a.delivery_pk = d.id) as tries
     from webhook_deliveries d where d.webhook_id = ${webhookPk} and d.delivery_id = ${deliveryId}`;
   return r === undefined ? null : toDelivery(r);

@@ -128,7 +128,7 @@ for (const database of appDatabases()) {
     t.test('SSRF at delivery: the address is checked after DNS resolution, before connecting', async (t) => {
       const rx = await startReceiver(t);
       const job = {
-        id: 1, body: '{}', secret: 's', variant: 'A' as const, eventType: 'test', webhookId: '1', deliveryId: 'dlv_x', attempt: 1,
+        id: 1, body: '{}', secret: 's', variant: 'A' as const, eventType: 'test', webhookId: '1', deliveryId: 'dlv_x', attempt: 1, replay: 0,
         timeoutMs: 2000, allowPrivate: false,
       };
       const viaName = await attempt({ ...job, url: `http://localhost:${rx.port}/hook` });
@@ -199,6 +199,13 @@ for (const database of appDatabases()) {
       t.same(meta.variants.A.event_types.arb_flagged.data.required.sort(), ['away_team', 'edge_pct', 'home_team', 'legs', 'market', 'match_id', 'sport_key'], 'arb_flagged data per SPEC');
       const doc = await j(await app.get('/openapi.json'));
       t.ok(doc.webhooks?.arb_flagged?.post, 'OpenAPI webhooks section');
+      const attemptHeader = doc.webhooks.arb_flagged.post.parameters.find((p: { name: string }) => p.name === 'X-Service-Delivery-Attempt');
+      t.same([attemptHeader.schema.minimum, attemptHeader.schema.maximum], [1, 3], 'the attempt header is 1 to 3');
+      for (const ty of ['arb_flagged', 'arbitrage.opened']) {
+        t.ok(doc.webhooks[ty].post.parameters.some((p: { name: string; required: boolean }) => p.name === 'X-Service-Replay' && !p.required), `${ty}: X-Service-Replay documented`);
+      }
+      t.match(meta.variants.A.headers['X-Service-Replay'], /replay/, 'and in /v1/meta/webhooks');
+      t.match(meta.delivery.replay, /X-Service-Delivery-Attempt 1 and X-Service-Replay/, 'with the replay decision');
       t.ok(doc.paths['/v1/webhooks/{webhook_id}'].patch && doc.paths['/v1/webhooks/{webhook_id}'].delete, 'PATCH and DELETE documented');
       const codes = doc['x-error-codes'].map((e: { code: string }) => e.code);
       for (const c of ['WEBHOOK_LIMIT', 'WEBHOOK_NOT_FOUND', 'IDEMPOTENCY_KEY_REUSED', 'UNSUPPORTED_EVENT_TYPE']) t.ok(codes.includes(c), `${c} in the catalogue`);

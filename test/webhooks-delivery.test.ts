@@ -165,16 +165,25 @@ for (const database of appDatabases()) {
       t.equal((await j(page)).length, 1, 'one per page');
 
       const replay = await j(await call(app, 'POST', `/v1/webhooks/${w.id}/replay?delivery_id=${bad.id}`, key));
-      t.same([replay.delivered, replay.status_code, replay.attempt, replay.delivery_id], [false, 500, 4, bad.id], 'replay: a new attempt, same id');
+      t.same([replay.delivered, replay.status_code, replay.attempt, replay.replay, replay.delivery_id], [false, 500, 4, 1, bad.id],
+        'replay: a new attempt of the same delivery, recorded as its fourth, the first replay');
+      const first = rx.requests[rx.requests.length - 1];
+      t.same([first.headers['x-service-delivery-attempt'], first.headers['x-service-replay']], ['1', '1'],
+        'on the wire: attempt 1 of a schedule of its own (the header stays 1 to 3), marked as replay 1');
       rx.respond = () => 200;
       const replay2 = await j(await call(app, 'POST', `/v1/webhooks/${w.id}/replay?delivery_id=${bad.id}`, key));
-      t.same([replay2.delivered, replay2.attempt], [true, 5], 'replay delivers');
+      t.same([replay2.delivered, replay2.attempt, replay2.replay], [true, 5, 2], 'replay delivers');
       const last = rx.requests[rx.requests.length - 1];
       t.equal(last.headers['x-service-delivery-id'], bad.id, 'same delivery id on the wire');
+      t.same([last.headers['x-service-delivery-attempt'], last.headers['x-service-replay']], ['1', '2'], 'replay 2, attempt 1');
+      t.ok(byId.get(bad.id)!.every((r) => r.headers['x-service-replay'] === undefined), 'scheduled attempts carry no X-Service-Replay');
+      t.ok(verifyA(w.secret, last.headers['x-service-signature'] as string, last.raw), 'signed afresh');
       t.equal(last.raw, byId.get(bad.id)![0].raw, 'same body');
       const after = (await deliveries(key, w.id)).find((d: { id: string }) => d.id === bad.id);
       t.equal(after.status, 'delivered', 'recorded as delivered');
       t.equal(after.attempts.length, 5, 'five attempts listed');
+      t.same(after.attempts.map((a: { number: number; replay: boolean }) => [a.number, a.replay]), [[1, false], [2, false], [3, false], [4, true], [5, true]],
+        'numbered in order, the replays marked');
       const missing = await call(app, 'POST', `/v1/webhooks/${w.id}/replay?delivery_id=dlv_nope`, key);
       t.equal(missing.status, 404, 'unknown delivery 404');
       await call(app, 'DELETE', `/v1/webhooks/${w.id}`, key);

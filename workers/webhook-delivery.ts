@@ -3,7 +3,7 @@
 // retry schedule takes them again and nothing waits forever.
 
 import { Worker } from 'node:worker_threads';
-import type { SendJob, SendResult } from './webhook-protocol.js';
+import type { SendJob, SendResult, WorkerReady } from './webhook-protocol.js';
 
 export class DeliveryWorker {
   private worker: Worker | null = null;
@@ -16,13 +16,15 @@ export class DeliveryWorker {
     return new Promise((resolve, reject) => {
       const w = new Worker(this.url);
       this.worker = w;
-      w.on('message', (r: SendResult) => {
+      w.on('message', (r: SendResult | WorkerReady) => {
+        // ready, not 'online': 'online' comes before the worker's modules are loaded, and under load that took
+        // seconds during which the first jobs waited unanswered
+        if ('ready' in r) return resolve();
         const p = this.pending.get(r.id);
         if (p === undefined) return;
         this.pending.delete(r.id);
         p.done(r);
       });
-      w.once('online', () => resolve());
       w.once('error', (e) => {
         if (this.worker === w) this.restart(e);
         reject(e);

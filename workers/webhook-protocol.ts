@@ -11,7 +11,10 @@ export interface SendJob {
   /** X-Service-Webhook-Id (Variant A: the integer id; Variant B: the opaque id) */
   webhookId: string;
   deliveryId: string;
+  /** X-Service-Delivery-Attempt: the attempt's place in its schedule (a replay is attempt 1 of its own) */
   attempt: number;
+  /** X-Service-Replay when > 0: the ordinal of a replay among the delivery's replays */
+  replay: number;
   timeoutMs: number;
   allowPrivate: boolean;
 }
@@ -24,4 +27,9 @@ export interface SendResult {
   /** wall clock when the attempt started (ms) */
   attemptedAt: number;
   durationMs: number;
+}
+
+/** The worker's first message, once it listens for jobs: its module graph is loaded, so a job is served at once. */
+export interface WorkerReady {
+  ready: true;
 }

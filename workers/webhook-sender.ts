@@ -12,7 +12,7 @@ import { parentPort } from 'node:worker_threads';
 import { isForbiddenAddress } from '../engine/webhook-address.js';
 import { USER_AGENT } from '../engine/webhook-catalogue.js';
 import { hmacHex, signatureA } from '../engine/webhook-sign.js';
-import type { SendJob, SendResult } from './webhook-protocol.js';
+import type { SendJob, SendResult, WorkerReady } from './webhook-protocol.js';
 
 const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 256 });
@@ -46,6 +46,7 @@ function headersFor(job: SendJob, unix: number): Record<string, string> {
     base['X-Service-Event'] = job.eventType;
     base['X-Service-Delivery-Id'] = job.deliveryId;
   }
+  if (job.replay > 0) base['X-Service-Replay'] = String(job.replay);
   return base;
 }
 
@@ -108,4 +109,6 @@ if (parentPort !== null) {
   port.on('message', (job: SendJob) => {
     void attempt(job).then((r) => port.postMessage(r));
   });
+  const ready: WorkerReady = { ready: true };
+  port.postMessage(ready);
 }

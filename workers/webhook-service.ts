@@ -12,25 +12,29 @@
 //      in one transaction each.
 // A process killed at any point loses nothing: a row written in 1 is pending until 3 commits, so after a restart
 // the poll finds it due and makes the attempt again with the same delivery id and body (at-least-once; an
-// attempt that was in flight is repeated under the same number). The worker keeps the HTTP work, with its
-// sockets, TLS and timeouts, off the thread that serves requests and applies price batches.
+// attempt that was in flight is repeated under the same number). The checks' state (engine/webhook-events.ts
+// CheckState) rides with the INSERT of step 1, in one transaction with the rows of its events: a transition is
+// committed with its events or not at all, and detected again after a restart when it was not. The worker keeps
+// the HTTP work, with its sockets, TLS and timeouts, off the thread that serves requests and applies price batches.
 
 import {
   CREDITS_PER_DELIVERY, DEFAULT_RETRY_DELAYS_MS, DEFER_MINUTES, DISABLE_AFTER, ATTEMPT_TIMEOUT_MS, WEBHOOK_TIERS, matches,
   type Format, type SubscriptionFilter,
 } from '../engine/webhook-catalogue.js';
-import { WebhookEvaluator, type WebhookEvent } from '../engine/webhook-events.js';
+import { WebhookEvaluator, type CheckState, type WebhookEvent } from '../engine/webhook-events.js';
 import { renderBody } from '../engine/webhook-format.js';
 import { newDeliveryId, newEventId } from '../engine/webhook-sign.js';
+import type { Registry } from 'prom-client';
 import type { Accounts } from '../http/accounts.js';
 import type { Database } from '../sql/connection.js';
 import {
-  dueDeliveries, getDelivery, insertDeliveries, loadWebhooks, markNotification, recordResults, scheduledCounts,
-  unsentNotifications, type AttemptResult, type DueDelivery, type NewDelivery, type WebhookRow,
+  dueDeliveries, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, markNotification, outboxBacklog, recordResults,
+  scheduledCounts, unsentNotifications, type AttemptResult, type DueDelivery, type NewDelivery, type WebhookRow,
 } from '../sql/webhooks.js';
 import type { Hub } from './hub.js';
 import { DeliveryWorker } from './webhook-delivery.js';
 import { sendMail } from './webhook-mail.js';
+import { WebhookMetrics } from './webhook-metrics.js';
 import type { SendResult } from './webhook-protocol.js';
 
 const READY_MAX = 100_000;
@@ -73,6 +77,8 @@ export interface WebhookDeps {
   now(): number;
   feed: string;
   log?(msg: string): void;
+  /** the registry GET /metrics serves; the webhook counters are registered in it */
+  registry?: Registry;
 }
 
 /** A subscription as the dispatcher holds it. */
@@ -116,7 +122,10 @@ export interface SyncOutcome {
   delivered: boolean;
   statusCode: number | null;
   error: string | null;
+  /** the attempt's number in the delivery's record (GET .../deliveries) */
   attempt: number;
+  /** a replay's ordinal among the delivery's replays; 0 for the test send */
+  replay: number;
 }
 
 export class WebhookService {
@@ -126,6 +135,8 @@ export class WebhookService {
   private readonly sender = new DeliveryWorker();
   private chain: Promise<unknown> = Promise.resolve();
   private inserts: QueuedInsert[] = [];
+  /** check states to commit with the next outbox insert, the newest per kind and key */
+  private states = new Map<string, CheckState>();
   private results: QueuedResult[] = [];
   private insertScheduled = false;
   private insertsWriting = 0;
@@ -142,8 +153,10 @@ export class WebhookService {
   private analyticsOn = false;
   private activeSubs = 0;
   private mailing: Promise<void> | null = null;
-  /** counters for /metrics and the benchmark */
+  /** counters for the benchmark */
   readonly stats = { events: 0, enqueued: 0, delivered: 0, failedAttempts: 0, rateLimited: 0, outOfCredits: 0 };
+  /** counters for GET /metrics */
+  readonly metrics: WebhookMetrics;
 
   constructor(private readonly d: WebhookDeps, readonly cfg: WebhookConfig = DEFAULT_WEBHOOK_CONFIG) {
     const rm = d.hub.readModel;
@@ -151,13 +164,20 @@ export class WebhookService {
       event: (idx) => rm.event(idx),
       player: (id) => (id < 0 ? null : d.hub.players.name(id)),
       emit: (ev) => this.onEvent(ev),
+      persist: (st) => {
+        this.states.set(`${st.kind}:${st.key}`, st);
+        this.scheduleInsert();
+      },
       feed: d.feed,
     });
+    this.metrics = new WebhookMetrics(d.registry ?? null, () => this.op(() => outboxBacklog(this.d.db)));
   }
 
   async start(): Promise<void> {
     const now = this.d.now();
     for (const row of await loadWebhooks(this.d.db)) this.subs.set(row.pk, new Sub(row));
+    // what the checks saw before a restart: a transition detected and not committed is detected again
+    this.evaluator.restore(await loadCheckStates(this.d.db));
     const W = this.cfg.rateWindowMs;
     for (const c of await scheduledCounts(this.d.db, Math.floor(now / W) * W, W)) {
       this.subs.get(c.webhookPk)?.windows.set(c.window, c.n);
@@ -170,8 +190,9 @@ export class WebhookService {
     const tick = setInterval(() => {
       this.guard(() => this.evaluator.tick(this.d.now(), this.d.hub.readModel.newestByBook, this.d.hub.counters));
     }, 1000);
-    // the baseline of the rejection rate and of the books' classes
-    this.evaluator.tick(this.d.now(), this.d.hub.readModel.newestByBook, this.d.hub.counters);
+    // the baseline of the rejection rate; books are judged from the first tick on, once the feed had a second
+    // to write (a book it has not written since a restart is judged on its newest write persisted before)
+    this.evaluator.parser(this.d.now(), this.d.hub.counters);
     const poll = setInterval(() => this.poll(), this.cfg.pollMs);
     tick.unref();
     poll.unref();
@@ -259,13 +280,16 @@ export class WebhookService {
         },
       });
     }
-    if (!this.insertScheduled && this.inserts.length > 0) {
-      this.insertScheduled = true;
-      setImmediate(() => {
-        this.insertScheduled = false;
-        void this.op(() => this.flushInserts());
-      });
-    }
+    this.scheduleInsert();
+  }
+
+  private scheduleInsert(): void {
+    if (this.insertScheduled || (this.inserts.length === 0 && this.states.size === 0)) return;
+    this.insertScheduled = true;
+    setImmediate(() => {
+      this.insertScheduled = false;
+      void this.op(() => this.flushInserts());
+    });
   }
 
   /** When the event's first attempt may be made under the subscription's rate, or null (rate_limited). */
@@ -288,17 +312,20 @@ export class WebhookService {
 
   private async flushInserts(): Promise<void> {
     const batch = this.inserts;
+    const states = this.states;
     this.inserts = [];
-    if (batch.length === 0) return;
+    this.states = new Map();
+    if (batch.length === 0 && states.size === 0) return;
     const now = this.d.now();
     let pks: number[];
     this.insertsWriting++;
     try {
-      pks = await insertDeliveries(this.d.db, batch.map((b) => b.row), now);
+      pks = await insertDeliveries(this.d.db, batch.map((b) => b.row), now, [...states.values()]);
     } catch (e) {
-      // nothing was written: keep the events and try again (no attempt was made for them)
+      // nothing was written: keep the events and the states and try again (no attempt was made for them)
       this.d.log?.(`webhook outbox insert failed, retrying: ${String(e)}`);
       this.inserts = batch.concat(this.inserts);
+      for (const [k, st] of states) if (!this.states.has(k)) this.states.set(k, st);
       setTimeout(() => void this.op(() => this.flushInserts()), 500).unref();
       return;
     } finally {
@@ -307,6 +334,7 @@ export class WebhookService {
     this.stats.enqueued += batch.length;
     for (let i = 0; i < batch.length; i++) {
       const r = batch[i].row;
+      if (pks[i] >= 0) this.metrics.written(r.eventType, r.status);
       if (pks[i] < 0 || r.status !== 'pending' || r.nextAttemptAt! > now) continue;
       const d: DueDelivery = { pk: pks[i], deliveryId: r.deliveryId, webhookPk: r.webhookPk, eventType: r.eventType, body: r.body, status: 'pending', attempts: 0 };
       if (this.inflight.size < this.cfg.maxInFlight && this.readyHead === this.ready.length) this.dispatch(d);
@@ -346,6 +374,7 @@ export class WebhookService {
     const base = { deliveryPk: d.pk, webhookPk: d.webhookPk, number };
     if (key === undefined || !this.d.accounts.reserve(key, CREDITS_PER_DELIVERY, this.d.now())) {
       this.stats.outOfCredits++;
+      this.metrics.skipped('out_of_credits');
       void this.record({
         ...base, attemptedAt: this.d.now(), statusCode: null, durationMs: 0, error: 'out of credits', status: 'out_of_credits',
         nextAttemptAt: null, attempts: d.attempts, failures: 'none', attempted: false,
@@ -371,6 +400,7 @@ export class WebhookService {
           next = this.d.now() + delays[number - 1];
         } else {
           status = 'failed';
+          this.metrics.failed();
           failures = 'inc';
           sub.incPending++;
         }
@@ -384,10 +414,15 @@ export class WebhookService {
     void p.finally(() => this.sending.delete(p));
   }
 
-  private send(sub: Sub, deliveryId: string, eventType: string, body: string, attempt: number): Promise<SendResult> {
+  /** One HTTP attempt: `attempt` is its place in its schedule (1 to 3 by default), `replay` the ordinal of a
+   *  replay (0 for scheduled attempts and tests). */
+  private send(sub: Sub, deliveryId: string, eventType: string, body: string, attempt: number, replay = 0): Promise<SendResult> {
     return this.sender.send({
       url: sub.row.url, body, secret: sub.row.secret, variant: sub.row.variant, eventType, webhookId: sub.publicId,
-      deliveryId, attempt, timeoutMs: this.cfg.timeoutMs, allowPrivate: this.cfg.allowPrivate,
+      deliveryId, attempt, replay, timeoutMs: this.cfg.timeoutMs, allowPrivate: this.cfg.allowPrivate,
+    }).then((res) => {
+      this.metrics.attempt(res.statusCode);
+      return res;
     });
   }
 
@@ -435,6 +470,7 @@ export class WebhookService {
       if (s !== undefined) s.row = { ...s.row, isActive: false, disabledAt: new Date(this.d.now()) };
     }
     if (disabled.length > 0) {
+      this.metrics.disabled(disabled.length);
       this.reindex();
       this.mail();
     }
@@ -444,7 +480,9 @@ export class WebhookService {
   /** Resolves once every event evaluated so far is committed to the outbox. A caller that must not answer before
    *  its events are durable (e.g. an ingest that acknowledges a batch) can await it. */
   settled(): Promise<void> {
-    if (this.inserts.length === 0 && this.insertsWriting === 0) return Promise.resolve();
+    // the rejection rate is judged on the batch just applied, so its parser.degraded is committed before the ack
+    if (!this.closed) this.guard(() => this.evaluator.parser(this.d.now(), this.d.hub.counters));
+    if (this.inserts.length === 0 && this.states.size === 0 && this.insertsWriting === 0) return Promise.resolve();
     return this.op(() => this.flushInserts());
   }
 
@@ -468,24 +506,28 @@ export class WebhookService {
       deliveryPk: pk, webhookPk: sub.row.pk, number: 1, attemptedAt: res.attemptedAt, statusCode: res.statusCode, durationMs: res.durationMs,
       error: res.error, status: ok ? 'delivered' : 'failed', nextAttemptAt: null, attempts: 1, failures: 'none', attempted: true,
     });
-    return { deliveryId, delivered: ok, statusCode: res.statusCode, error: res.error, attempt: 1 };
+    return { deliveryId, delivered: ok, statusCode: res.statusCode, error: res.error, attempt: 1, replay: 0 };
   }
 
   /**
-   * POST /v1/webhooks/{id}/replay: one synchronous attempt of a recorded delivery with its delivery id and body,
-   * numbered after its attempts so far. Charged when it delivers an event not delivered before. 'busy' when the
-   * delivery is still on its schedule; 'credits' when the owner cannot pay; null when there is no such delivery.
+   * POST /v1/webhooks/{id}/replay: one synchronous attempt of a recorded delivery with its delivery id and body.
+   * A replay is a schedule of its own of one attempt: on the wire it is attempt 1 (X-Service-Delivery-Attempt keeps
+   * its meaning, the place in a schedule, 1 to 3) marked X-Service-Replay with its ordinal among the delivery's
+   * replays; its record is numbered after every attempt so far. Charged when it delivers an event not delivered
+   * before. 'busy' when the delivery is still on its schedule; 'credits' when the owner cannot pay; null when there
+   * is no such delivery.
    */
   async replay(sub: Sub, deliveryId: string): Promise<SyncOutcome | 'busy' | 'credits' | null> {
     const d = await getDelivery(this.d.db, sub.row.pk, deliveryId);
     if (d === null) return null;
     if (d.status === 'pending' || d.status === 'retrying' || this.inflight.has(d.pk)) return 'busy';
     const number = Math.max(d.attempts, ...d.tries.map((t) => t.number), 0) + 1;
+    const replay = d.tries.filter((t) => t.replay).length + 1;
     const charge = d.status !== 'delivered';
     const key = this.d.accounts.keyById(sub.row.billingKeyId);
     if (charge && (key === undefined || !this.d.accounts.reserve(key, CREDITS_PER_DELIVERY, this.d.now()))) return 'credits';
     this.inflight.add(d.pk);
-    const res = await this.send(sub, d.deliveryId, d.eventType, d.body, number);
+    const res = await this.send(sub, d.deliveryId, d.eventType, d.body, 1, replay);
     const ok = isOk(res);
     if (charge && !ok) this.d.accounts.refund(key!, CREDITS_PER_DELIVERY);
     await this.record({
@@ -493,7 +535,7 @@ export class WebhookService {
       error: res.error, status: ok ? 'delivered' : null, nextAttemptAt: null, attempts: null,
       failures: ok && d.eventType !== 'test' ? 'reset' : 'none', attempted: true,
     });
-    return { deliveryId: d.deliveryId, delivered: ok, statusCode: res.statusCode, error: res.error, attempt: number };
+    return { deliveryId: d.deliveryId, delivered: ok, statusCode: res.statusCode, error: res.error, attempt: number, replay };
   }
 
   /** Sends unsent notifications through SMTP_URL, one at a time; without it the rows are the record. */

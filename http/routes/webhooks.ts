@@ -56,7 +56,10 @@ const WebhookSchema = { oneOf: [WebhookASchema, WebhookBSchema] };
 
 const AttemptSchema = {
   type: 'object',
-  properties: { number: { type: 'integer' }, attempted_at: str, status_code: nullable({ type: 'integer' }), duration_ms: { type: 'number' }, error: nullable(str) },
+  properties: {
+    number: { type: 'integer' }, attempted_at: str, status_code: nullable({ type: 'integer' }), duration_ms: { type: 'number' }, error: nullable(str),
+    replay: { ...bool, description: 'made by POST .../replay (numbered after the schedule\'s attempts; sent as attempt 1 with X-Service-Replay)' },
+  },
 } as const;
 
 export const DeliverySchema = {
@@ -72,7 +75,12 @@ export const DeliverySchema = {
 
 const SyncSchema = {
   type: 'object',
-  properties: { delivered: bool, status_code: nullable({ type: 'integer' }), delivery_id: str, attempt: { type: 'integer' }, error: nullable(str) },
+  properties: {
+    delivered: bool, status_code: nullable({ type: 'integer' }), delivery_id: str,
+    attempt: { type: 'integer', description: 'the attempt\'s number in the delivery\'s record (GET .../deliveries)' },
+    replay: { type: 'integer', description: 'replays: the ordinal among the delivery\'s replays (the X-Service-Replay header); 0 for a test' },
+    error: nullable(str),
+  },
 } as const;
 
 /** The machine-readable description (GET /v1/meta/webhooks, version 0.1). */
@@ -92,8 +100,9 @@ export function webhookMeta(retryDelaysMs: readonly number[]): object {
           'Content-Type': 'application/json', 'User-Agent': USER_AGENT,
           'X-Service-Signature': 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the secret>',
           'X-Service-Event-Type': 'event type', 'X-Service-Webhook-Id': 'subscription id (integer)',
-          'X-Service-Delivery-Attempt': 'attempt number, 1 to 3 (replays continue the count)',
+          'X-Service-Delivery-Attempt': 'the attempt\'s place in its retry schedule, 1 to 3; a replay is attempt 1 of a schedule of its own (see X-Service-Replay)',
           'X-Service-Delivery-Id': 'dlv_ id, the same on every attempt and replay of one delivery',
+          'X-Service-Replay': 'only on replays (POST .../replay): the replay\'s ordinal among the delivery\'s replays, 1, 2, ...',
         },
         filters: 'sport_filter: sport keys (umbrella keys expand to their leagues); events without a sport pass',
       },
@@ -111,6 +120,7 @@ export function webhookMeta(retryDelaysMs: readonly number[]): object {
           'X-Service-Signature': 'hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with signing_secret',
           'X-Service-Timestamp': 'Unix seconds', 'X-Service-Event': 'event type',
           'X-Service-Delivery-Id': 'dlv_ id, unique per delivery, the same on retries and replays: dedupe on it',
+          'X-Service-Replay': 'only on replays (POST .../replay): the replay\'s ordinal among the delivery\'s replays, 1, 2, ...',
         },
         filters: 'filters.sport_keys as sport_filter; filters.min_edge_pct applies to arbitrage.* (default 0) and ev.flagged (default 2)',
       },
@@ -123,6 +133,8 @@ export function webhookMeta(retryDelaysMs: readonly number[]): object {
       success: 'any 2xx; anything else, no answer or a timeout fails the attempt; redirects are not followed',
       auto_disable: `${DISABLE_AFTER} consecutive total failures set is_active false and record an e-mail to the owner`,
       guarantee: 'at-least-once: each event is written to the outbox before any attempt; after a restart pending attempts are made with the same delivery id',
+      replay: 'POST .../replay re-sends a final delivery (same delivery id and body) as a schedule of its own of one attempt: X-Service-Delivery-Attempt 1 and X-Service-Replay n (its ordinal); not retried; recorded after the schedule\'s attempts with replay true',
+      checks: 'source_quality.* and parser.degraded compare against state kept in PostgreSQL and written in the same transaction as their outbox rows: a transition is announced once, and one detected but not written before a kill (or reached while the process was down) is announced after the restart',
       statuses: ['pending', 'retrying', 'delivered', 'failed', 'rate_limited', 'out_of_credits'],
       credits_per_delivered_event: CREDITS_PER_DELIVERY,
     },
@@ -387,7 +399,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       cost: () => 0, response: SyncSchema,
       handle: async (ctx) => {
         const r = await svc.test(find(ctx));
-        return json(200, { delivered: r.delivered, status_code: r.statusCode, delivery_id: r.deliveryId, attempt: r.attempt, error: r.error });
+        return json(200, { delivered: r.delivered, status_code: r.statusCode, delivery_id: r.deliveryId, attempt: r.attempt, replay: r.replay, error: r.error });
       },
     },
     {
@@ -437,7 +449,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
         if (r === null) throw new ApiError('DELIVERY_NOT_FOUND', `No delivery ${ctx.params.delivery_id as string} of this webhook`);
         if (r === 'busy') throw new ApiError('DELIVERY_IN_PROGRESS');
         if (r === 'credits') throw new ApiError('OUT_OF_USAGE_CREDITS', `A delivery costs ${CREDITS_PER_DELIVERY} credits and ${ctx.key!.remaining} remain`);
-        return json(200, { delivered: r.delivered, status_code: r.statusCode, delivery_id: r.deliveryId, attempt: r.attempt, error: r.error });
+        return json(200, { delivered: r.delivered, status_code: r.statusCode, delivery_id: r.deliveryId, attempt: r.attempt, replay: r.replay, error: r.error });
       },
     },
   ];

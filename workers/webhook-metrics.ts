@@ -1,0 +1,80 @@
+// The webhook counters of GET /metrics (prom-client): outbox rows written per event type, attempts by outcome,
+// total failures, deliveries skipped (rate_limited, out_of_credits), subscriptions auto-disabled, and the outbox
+// backlog (deliveries still on their schedule), counted in PostgreSQL at scrape time.
+
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export class WebhookMetrics {
+  private readonly enqueued: Counter<'event_type'>;
+  private readonly attempts: Counter<'outcome'>;
+  private readonly failures: Counter;
+  private readonly skips: Counter<'reason'>;
+  private readonly disables: Counter;
+
+  /** `registry` null: counted, not exported (a service built without the HTTP front, as in the benchmark) */
+  constructor(registry: Registry | null, backlog: () => Promise<number>) {
+    const registers = registry === null ? [] : [registry];
+    this.enqueued = new Counter({
+      name: 'linewire_webhook_events_enqueued_total',
+      help: 'Webhook events written to the outbox for delivery, one per event and subscription, by event type',
+      labelNames: ['event_type'], registers,
+    });
+    this.attempts = new Counter({
+      name: 'linewire_webhook_attempts_total',
+      help: 'Webhook delivery attempts (scheduled, test and replay) by outcome: delivered (2xx), http_error (another status), no_response (refused, unreachable, timeout)',
+      labelNames: ['outcome'], registers,
+    });
+    this.failures = new Counter({
+      name: 'linewire_webhook_deliveries_failed_total',
+      help: 'Webhook deliveries failed after every attempt of their schedule (total failures)',
+      registers,
+    });
+    this.skips = new Counter({
+      name: 'linewire_webhook_deliveries_skipped_total',
+      help: 'Webhook deliveries recorded without an attempt, by reason: rate_limited, out_of_credits',
+      labelNames: ['reason'], registers,
+    });
+    this.disables = new Counter({
+      name: 'linewire_webhook_subscriptions_disabled_total',
+      help: 'Webhook subscriptions deactivated after consecutive total failures',
+      registers,
+    });
+    new Gauge({
+      name: 'linewire_webhook_outbox_backlog',
+      help: 'Webhook deliveries in the outbox still on their schedule (pending or retrying)',
+      registers,
+      async collect() {
+        // a database that does not answer must not fail the whole scrape: the gauge keeps its last value
+        try {
+          this.set(await backlog());
+        } catch {
+          /* reported by the database's own health checks */
+        }
+      },
+    });
+    for (const o of ['delivered', 'http_error', 'no_response']) this.attempts.inc({ outcome: o }, 0);
+    for (const r of ['rate_limited', 'out_of_credits']) this.skips.inc({ reason: r }, 0);
+  }
+
+  /** an outbox row committed */
+  written(eventType: string, status: 'pending' | 'rate_limited'): void {
+    if (status === 'pending') this.enqueued.inc({ event_type: eventType });
+    else this.skips.inc({ reason: 'rate_limited' });
+  }
+
+  attempt(statusCode: number | null): void {
+    this.attempts.inc({ outcome: statusCode === null ? 'no_response' : statusCode >= 200 && statusCode < 300 ? 'delivered' : 'http_error' });
+  }
+
+  failed(): void {
+    this.failures.inc();
+  }
+
+  skipped(reason: 'out_of_credits'): void {
+    this.skips.inc({ reason });
+  }
+
+  disabled(n: number): void {
+    this.disables.inc(n);
+  }
+}
