@@ -4,6 +4,7 @@
 // Frames: snapshot (segmented above limits.segmentBytes), delta, heartbeat (every 5 s), error. Channels coalesce per
 // tier window (business 1 s, enterprise 500 ms, scale 0); odds-fast pushes every change batch.
 
+import { TIERS } from '../../engine/tiers.js';
 import { randomBytes } from 'node:crypto';
 import { unpack } from 'msgpackr';
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
@@ -17,7 +18,8 @@ import { Channel, DEFAULT_LIMITS, passes, type Filters, type SocketState, type S
 import { encode, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
 
 export const HEARTBEAT_MS = 5000;
-const WINDOW_MS: Record<string, number> = { business: 1000, enterprise: 500, scale: 0 };
+/** coalescing window per tier with WebSocket access (engine/tiers.ts, the table GET /v1/pricing shows) */
+const WINDOW_MS: Record<string, number> = Object.fromEntries(TIERS.filter((t) => t.wsWindowMs !== null).map((t) => [t.tier, t.wsWindowMs!]));
 const BOOK_KEYS = new Set(BOOKMAKERS.map((b) => b.key));
 const MARKET_KEYS = new Set(MARKETS.map((m) => m.key));
 const decoder = new TextDecoder();
