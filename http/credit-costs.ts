@@ -59,7 +59,7 @@ export function endpointLabel(method: string, path: string): string {
 
 
 /** What Router.add needs of a route (kept structural so this table does not import the Router). */
-interface Priced {
+export interface Priced {
   method: string;
   path: string;
   cost?(params: Record<string, unknown>, ctx: never): number;
@@ -70,7 +70,7 @@ interface Priced {
  * the two never drift); a variable entry keeps the route's rule (which must exist). A route that charges
  * credits without an entry is refused, so the catalogue lists every priced call.
  */
-export function meteredRoute<R extends Priced>(r: R): R {
+export function meteredRoute<R extends Priced>(r: R): R & Priced {
   const e = costEntry(r.method, r.path);
   const own = (): number => {
     try {
