@@ -110,12 +110,18 @@ function patternRegex(path: string): RegExp {
 
 export class Router {
   readonly routes: Route[] = [];
+  /** each route's usage label, built once (GET /v1/usage?by_endpoint=true) */
+  private readonly usageLabels = new Map<Route, string>();
 
   constructor(private readonly opts: RouterOptions) {}
 
   /** Adds routes, each bound to the credit-cost table (http/credit-costs.ts), the one source of prices. */
   add(...routes: Route[]): void {
-    for (const r of routes) this.routes.push(meteredRoute(r));
+    for (const r of routes) {
+      const m = meteredRoute(r);
+      this.routes.push(m);
+      this.usageLabels.set(m, endpointLabel(m.method, m.path));
+    }
   }
 
   mount(app: TemplatedApp): void {
@@ -276,7 +282,7 @@ export class Router {
       charged = 0;
       if (state.aborted) return;
     } else if (route.cost !== undefined && ctx.key !== null && ctx.method !== 'HEAD') {
-      this.opts.accounts.recordUsage(ctx.key, endpointLabel(route.method, route.path), charged);
+      this.opts.accounts.recordUsage(ctx.key, this.usageLabels.get(route)!, charged);
     }
     res.cork(() => this.write(res, ctx, reply, charged, started, route.path));
   }
