@@ -11,9 +11,6 @@ import { loadAccounts, loadCurrentUsage, saveMeter, setPaymentIds, markClaimed, 
 import type { Database } from '../sql/connection.js';
 import { createKey, findKeyByHash, hashKey, loadKeys, revokeKey, type KeyRow } from '../sql/keys.js';
 
-/** Free accounts are capped at this many requests per second (SPEC Limits). */
-export const FREE_RPS = tierDef('free').requestsPerSecond;
-
 /** Calls and credits of one endpoint template in the account's current period. */
 export class UsageCell {
   calls = 0;
