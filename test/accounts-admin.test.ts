@@ -3,6 +3,7 @@
 
 import t from 'tap';
 import { ADMIN_KEY, TestClock, startTestApp } from './helpers/app.js';
+import { connect } from './helpers/ws-client.js';
 
 const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 const clock = new TestClock();
@@ -82,6 +83,8 @@ t.test('revocation - takes effect at once, for admin and for the account itself'
   const a = await issue({ tier: 'business' });
   const b = await issue({ account_id: a.account_id });
   t.equal((await app.get('/v1/bookmakers', { 'X-API-Key': a.key })).status, 200, 'works before (and is cached)');
+  const ws = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${a.key}`);
+  await ws.until((f) => f.type === 'snapshot');
   const del = await send('DELETE', `/v1/admin/keys/${a.key_id}`, undefined, admin);
   t.equal(del.status, 200, 'revoked');
   await del.arrayBuffer();
@@ -89,6 +92,8 @@ t.test('revocation - takes effect at once, for admin and for the account itself'
   t.equal(after.status, 401, 'the next request is refused');
   t.equal(((await after.json()) as { error_code: string }).error_code, 'INVALID_KEY', 'INVALID_KEY');
   t.equal((await app.get('/v1/bookmakers', { 'X-API-Key': b.key })).status, 200, 'the account\'s other key still works');
+  const closed = await ws.closedWith(5000);
+  t.same([closed.code, closed.reason], [4001, 'API key revoked'], 'its open WebSocket is closed with 4001');
   t.equal((await send('DELETE', '/v1/admin/keys/999999', undefined, admin)).status, 404, 'an unknown key: 404');
 
   // an account's own keys
