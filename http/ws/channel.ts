@@ -3,8 +3,8 @@
 // socket's own backpressure: a socket above the low watermark is marked dirty and skipped, and once drained it
 // receives one merged delta (`con: true`) that brings it exactly to the current state, or a snapshot.
 
-import type { KeyState } from '../accounts.js';
 import type { WebSocket } from 'uWebSockets.js';
+import type { KeyState } from '../accounts.js';
 import { crcOf, encode, itemKey, priced, type DeltaItem, type WireFormat } from './frames.js';
 
 export interface StreamLimits {

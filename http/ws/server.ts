@@ -4,7 +4,6 @@
 // Frames: snapshot (segmented above limits.segmentBytes), delta, heartbeat (every 5 s), error. Channels coalesce per
 // tier window (business 1 s, enterprise 500 ms, scale 0); odds-fast pushes every change batch.
 
-import { TIERS } from '../../engine/tiers.js';
 import { randomBytes } from 'node:crypto';
 import { unpack } from 'msgpackr';
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
@@ -12,6 +11,7 @@ import { BOOKMAKERS, MARKETS, resolveSportKeys } from '../../engine/catalogue.js
 import type { EventView } from '../../engine/read-model.js';
 import { CHANGE, CHG } from '../../engine/records.js';
 import { slaClassOf } from '../../engine/sla.js';
+import { TIERS } from '../../engine/tiers.js';
 import type { ChangeBatch } from '../../workers/hub.js';
 import type { Services } from '../services.js';
 import { Channel, DEFAULT_LIMITS, passes, type Filters, type SocketState, type StreamLimits } from './channel.js';
