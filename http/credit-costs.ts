@@ -66,9 +66,10 @@ export interface Priced {
 }
 
 /**
- * Binds a route to the table: a fixed entry replaces the route's own cost (which, when present, must agree, so
- * the two never drift); a variable entry keeps the route's rule (which must exist). A route that charges
- * credits without an entry is refused, so the catalogue lists every priced call.
+ * Binds a route to the table: a fixed entry replaces the route's own cost (which must agree, so the two never
+ * drift); a variable entry keeps the route's rule. A priced route must have a cost (a route metered some other
+ * way, e.g. a streamed export, is not added through the Router's cost path), and a route that charges credits
+ * without an entry is refused, so the catalogue lists every priced call.
  */
 export function meteredRoute<R extends Priced>(r: R): R & Priced {
   const e = costEntry(r.method, r.path);
@@ -83,11 +84,10 @@ export function meteredRoute<R extends Priced>(r: R): R & Priced {
     if (r.cost !== undefined && own() !== 0) throw new Error(`${r.method} ${r.path} charges credits but has no entry in http/credit-costs.ts`);
     return r;
   }
-  if (e.credits === null) {
-    if (r.cost === undefined) throw new Error(`${r.method} ${r.path}: its credit-cost entry is variable but the route has no cost rule`);
-    return r;
-  }
-  if (r.cost !== undefined && own() !== e.credits) throw new Error(`${r.method} ${r.path} costs ${own()} but http/credit-costs.ts says ${e.credits}`);
+  // a priced route without its own cost would be charged by the Router and again by whatever meters it: refused
+  if (r.cost === undefined) throw new Error(`${r.method} ${r.path} is priced in http/credit-costs.ts but the route has no cost rule`);
+  if (e.credits === null) return r;
+  if (own() !== e.credits) throw new Error(`${r.method} ${r.path} costs ${own()} but http/credit-costs.ts says ${e.credits}`);
   const credits = e.credits;
   return { ...r, cost: () => credits };
 }

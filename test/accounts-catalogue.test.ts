@@ -27,7 +27,7 @@ t.test('credit-costs - the catalogue is the table the meter charges by', async (
 t.test('credit-costs - the Router takes fixed costs from the table and refuses drift', async (t) => {
   const bound: Priced = meteredRoute({ method: 'GET', path: '/v1/verdict', cost: () => 5 });
   t.equal(bound.cost!({}, undefined as never), 5, 'a fixed entry prices the route');
-  t.equal((meteredRoute({ method: 'GET', path: '/v1/sports/{sport_key}/arbitrage' }) as Priced).cost!({}, undefined as never), 10, 'a route without its own cost gets the table\'s');
+  t.throws(() => meteredRoute({ method: 'GET', path: '/v1/sports/{sport_key}/arbitrage' }), /no cost rule/, 'a priced route without a cost of its own is refused (never metered twice)');
   t.throws(() => meteredRoute({ method: 'GET', path: '/v1/verdict', cost: () => 4 }), /says 5/, 'a route whose own price disagrees is refused');
   t.throws(() => meteredRoute({ method: 'GET', path: '/v1/new-thing', cost: () => 2 }), /no entry/, 'a priced route missing from the table is refused');
   t.doesNotThrow(() => meteredRoute({ method: 'GET', path: '/v1/free-thing', cost: () => 0 }), 'a free route needs no entry');
