@@ -150,6 +150,8 @@ export const WEBHOOK_TIERS: Readonly<Record<string, TierLimit>> = Object.freeze(
 });
 
 export const CREDITS_PER_DELIVERY = 5;
+/** how delivered events are listed in an account's usage (GET /v1/usage?by_endpoint=true) */
+export const WEBHOOK_DELIVERY_LABEL = 'webhook delivery';
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = Object.freeze([30_000, 300_000]);
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 /** consecutive total failures that deactivate a subscription */

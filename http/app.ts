@@ -32,6 +32,10 @@ import { DEFAULT_STATUS_CONFIG, StatusService, type StatusConfig } from '../work
 import { statusRoutes } from './routes/status.js';
 import { coverageRoutes } from './routes/coverage.js';
 import { statusPageRoutes } from './routes/status-page.js';
+import { agentRoutes } from './routes/agent.js';
+import { keyRoutes } from './routes/keys.js';
+import { usageRoutes } from './routes/usage.js';
+import { TrustedProxies } from './client-ip.js';
 import { bookByKey } from '../engine/catalogue.js';
 import { SIM_BOOKS } from '../engine/simulator.js';
 import { DEFAULT_WEBHOOK_CONFIG, WebhookService, type WebhookConfig } from '../workers/webhook-service.js';
@@ -67,6 +71,12 @@ export interface Config {
   status?: Partial<StatusConfig>;
   /** SIM_STALL: book keys the simulator does not quote */
   simStall?: string[];
+  /** TRUSTED_PROXIES: addresses or CIDR blocks whose X-Forwarded-For names the client */
+  trustedProxies?: string;
+  /** CHECKOUT_URL_TEMPLATE: upgrade URL with {tier} and {email}; unset, a local page says billing is not configured */
+  checkoutUrlTemplate?: string;
+  /** PUBLIC_URL: the base of links in answers and mails (claim, login, billing); default http://HOST:PORT */
+  publicUrl?: string;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv): Config {
@@ -93,7 +103,34 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     shards: int('SHARDS', Math.max(1, availableParallelism() - 1), 1, 64),
     webhooks: webhookConfigFromEnv(env),
     simStall: simStallFromEnv(env.SIM_STALL),
+    trustedProxies: env.TRUSTED_PROXIES || undefined,
+    checkoutUrlTemplate: checkoutTemplateFromEnv(env.CHECKOUT_URL_TEMPLATE),
+    publicUrl: publicUrlFromEnv(env.PUBLIC_URL),
   };
+}
+
+function checkoutTemplateFromEnv(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.replaceAll('{tier}', 'starter').replaceAll('{email}', 'a%40example.com'));
+  } catch {
+    throw new Error(`CHECKOUT_URL_TEMPLATE must be an absolute http(s) URL (with {tier} and {email} placeholders), got ${JSON.stringify(raw)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`CHECKOUT_URL_TEMPLATE must be http(s), got ${url.protocol}`);
+  return raw;
+}
+
+function publicUrlFromEnv(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`PUBLIC_URL must be an absolute http(s) URL, got ${JSON.stringify(raw)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`PUBLIC_URL must be http(s), got ${url.protocol}`);
+  return raw.replace(/\/+$/, '');
 }
 
 function simStallFromEnv(raw: string | undefined): string[] {
@@ -166,8 +203,9 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
   };
   try {
+    const trusted = new TrustedProxies(cfg.trustedProxies ?? '');
     await migrate(db);
-    const accounts = new Accounts(db);
+    const accounts = new Accounts(db, now);
     await accounts.load();
     const firstStart = await bootstrapKeys(db, accounts, cfg);
     accounts.startFlushing(1000);
@@ -210,9 +248,11 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     if (simulated) status.expected = SIM_BOOKS.map((b) => b.key);
     for (const b of cfg.simStall ?? []) status.stalled.add(b);
 
+    let listenPort = cfg.port;
     const router = new Router({
       accounts,
       now,
+      trustedProxies: trusted,
       headers: simulated ? [['X-Data-Source', 'simulated']] : [],
       onResponse: (route, code, ms) => {
         metrics.observe(route, code, ms);
@@ -244,6 +284,15 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...statusRoutes(services, status),
       ...coverageRoutes(services),
       ...statusPageRoutes(),
+      ...usageRoutes(() => [...router.routes, ...documentedRoutes]),
+      ...keyRoutes(services),
+      ...agentRoutes(services, {
+        publicUrl: () => cfg.publicUrl ?? `http://${cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host}:${listenPort}`,
+        checkoutUrlTemplate: cfg.checkoutUrlTemplate ?? null,
+        smtpUrl: cfg.webhooks?.smtpUrl ?? null,
+        mailFrom: cfg.webhooks?.mailFrom ?? DEFAULT_WEBHOOK_CONFIG.mailFrom,
+        log: cfg.log,
+      }),
     );
     const app = uWS.App();
     const streams = new Streams(services, { ...DEFAULT_LIMITS, ...cfg.streams });
@@ -265,6 +314,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       app.listen(cfg.host, cfg.port, (ls) => (ls ? resolve(ls) : reject(new Error(`cannot listen on ${cfg.host}:${cfg.port}`))));
     });
     const port = uWS.us_socket_local_port(listen);
+    listenPort = port;
     cleanups.push(async () => uWS.us_listen_socket_close(listen));
     await assertNative(port);
 

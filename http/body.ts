@@ -18,3 +18,27 @@ export function jsonObject(ctx: RequestCtx): Record<string, unknown> {
 export function invalidField(loc: string, msg: string, input: unknown): never {
   throw new ApiError('VALIDATION_ERROR', `invalid body: ${loc} ${msg}`, [{ loc: ['body', loc], msg, type: 'value_error', input }]);
 }
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,63}$/;
+
+/** An e-mail address field: a string of at most 254 characters shaped local@domain.tld, or a 422. */
+export function emailField(b: Record<string, unknown>, name: string): string {
+  const v = b[name];
+  if (typeof v !== 'string' || v.length > 254 || !EMAIL.test(v.trim())) invalidField(name, 'must be an e-mail address', v);
+  return v.trim();
+}
+
+/** An optional string field of at most `max` characters matching `re`; null when absent or null. */
+export function optionalString(b: Record<string, unknown>, name: string, max: number, re: RegExp = /^[^\u0000-\u001f]*$/): string | null {
+  const v = b[name];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string' || v.length === 0 || v.length > max || !re.test(v)) invalidField(name, `must be a string of 1 to ${max} characters`, v);
+  return v;
+}
+
+/** An integer field within [min, max], or a 422. */
+export function intField(b: Record<string, unknown>, name: string, min: number, max: number): number {
+  const v = b[name];
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) invalidField(name, `must be an integer from ${min} to ${max}`, v);
+  return v;
+}

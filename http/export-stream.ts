@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { ApiError } from '../engine/errors.js';
 import type { Accounts } from './accounts.js';
+import { endpointLabel } from './credit-costs.js';
 import { parseParams } from './params.js';
 import { writeCommonHeaders, type RequestCtx, type Route, type RouterOptions } from './router.js';
 import { errorBody } from './serialize.js';
@@ -134,7 +135,9 @@ async function serve(route: StreamRoute, names: string[], res: HttpResponse, req
     // the status line is out: a truncated body closed without its terminating chunk tells the client
     opts.onError?.(err, ctx);
   }
-  settle(ctx, reserved, plan.owed(completed), opts);
+  const owed = Math.min(reserved, Math.max(0, plan.owed(completed)));
+  settle(ctx, reserved, owed, opts);
+  if (ctx.key !== null && (completed || owed > 0)) opts.accounts.recordUsage(ctx.key, endpointLabel('GET', route.path), owed);
   if (state.aborted) return;
   if (completed) res.cork(() => res.end());
   else res.close();

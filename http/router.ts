@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { ApiError } from '../engine/errors.js';
 import type { Accounts, KeyState } from './accounts.js';
+import { normaliseAddress, type TrustedProxies } from './client-ip.js';
+import { endpointLabel, meteredRoute } from './credit-costs.js';
 import { errorBody } from './serialize.js';
 import { parseParams, type ParamSpec, type Params } from './params.js';
 
@@ -84,6 +86,8 @@ export interface RouterOptions {
   now(): number;
   onResponse?(route: string, status: number, ms: number): void;
   onError?(error: unknown, ctx: RequestCtx): void;
+  /** TRUSTED_PROXIES: peers whose X-Forwarded-For names the client (ctx.ip) */
+  trustedProxies?: TrustedProxies;
 }
 
 /** A path parameter percent-decoded; a malformed escape (e.g. %ZZ) keeps the raw text, since a throw inside a
@@ -106,11 +110,18 @@ function patternRegex(path: string): RegExp {
 
 export class Router {
   readonly routes: Route[] = [];
+  /** each route's usage label, built once (GET /v1/usage?by_endpoint=true) */
+  private readonly usageLabels = new Map<Route, string>();
 
   constructor(private readonly opts: RouterOptions) {}
 
+  /** Adds routes, each bound to the credit-cost table (http/credit-costs.ts), the one source of prices. */
   add(...routes: Route[]): void {
-    this.routes.push(...routes);
+    for (const r of routes) {
+      const m = meteredRoute(r);
+      this.routes.push(m);
+      this.usageLabels.set(m, endpointLabel(m.method, m.path));
+    }
   }
 
   mount(app: TemplatedApp): void {
@@ -154,7 +165,7 @@ export class Router {
       args,
       ifNoneMatch: req.getHeader('if-none-match'),
       contentType: req.getHeader('content-type'),
-      ip: decoder.decode(res.getRemoteAddressAsText()),
+      ip: clientIp(res, req, this.opts.trustedProxies),
       body: null,
       requestId: nextRequestId(),
       now: this.opts.now(),
@@ -270,6 +281,8 @@ export class Router {
       this.refund(ctx, charged);
       charged = 0;
       if (state.aborted) return;
+    } else if (route.cost !== undefined && ctx.key !== null && ctx.method !== 'HEAD') {
+      this.opts.accounts.recordUsage(ctx.key, this.usageLabels.get(route)!, charged);
     }
     res.cork(() => this.write(res, ctx, reply, charged, started, route.path));
   }
@@ -301,6 +314,12 @@ export class Router {
     else res.end(reply.body, close);
     this.opts.onResponse?.(routePath, reply.status, ms);
   }
+}
+
+/** The client address: the socket peer, or what a trusted proxy's X-Forwarded-For names (http/client-ip.ts). */
+export function clientIp(res: HttpResponse, req: HttpRequest, trusted: TrustedProxies | undefined): string {
+  const peer = decoder.decode(res.getRemoteAddressAsText());
+  return trusted === undefined ? normaliseAddress(peer) : trusted.clientIp(peer, req.getHeader('x-forwarded-for'));
 }
 
 /** The headers every answer carries: request id, the configured ones (the feed label), and the key's balance with

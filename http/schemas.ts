@@ -169,7 +169,7 @@ export const IngestResultSchema = {
 export const AdminKeySchema = {
   type: 'object',
   required: ['key', 'tier', 'credits'],
-  properties: { key: str, tier: str, credits: int, email: { type: ['string', 'null'] } },
+  properties: { key: str, tier: str, credits: int, email: { type: ['string', 'null'] }, account_id: int, key_id: int, prefix: str },
 } as const;
 
 export const ErrorCatalogueSchema = {

@@ -1,24 +1,12 @@
-// API keys, credit balances and settings: every SQL statement touching api_keys or settings lives here.
-// Only sha256(key) is stored; the plaintext key exists once, in createKey's return value.
+// API keys and settings: every SQL statement touching api_keys or settings lives here. A key belongs to an
+// account (sql/accounts.ts owns the balances). Only sha256(key) is stored; the plaintext key exists once, in
+// createKey's return value.
 
 import { createHash, randomBytes } from 'node:crypto';
+import { TIER_CREDITS, isTier, type Tier } from '../engine/tiers.js';
 import type { Database } from './connection.js';
 
-export type Tier = 'free' | 'starter' | 'pro' | 'business' | 'enterprise' | 'scale';
-
-/** Monthly credit allowance per tier (DESIGN.md section 3). */
-export const TIER_CREDITS: Record<Tier, number> = {
-  free: 1_000,
-  starter: 20_000,
-  pro: 100_000,
-  business: 1_000_000,
-  enterprise: 5_000_000,
-  scale: 50_000_000,
-};
-
-export function isTier(s: string): s is Tier {
-  return Object.prototype.hasOwnProperty.call(TIER_CREDITS, s);
-}
+export { TIER_CREDITS, isTier, type Tier };
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -29,103 +17,124 @@ export function generateKey(): string {
   return 'lw_' + randomBytes(16).toString('hex');
 }
 
+/** A key with the account it belongs to (the account's tier, balance and period). */
 export interface KeyRow {
   id: number;
   keyHash: string;
   prefix: string;
+  accountId: number;
   tier: Tier;
   email: string | null;
   creditsRemaining: number;
   creditsUsed: number;
   periodStart: Date;
   periodEnd: Date;
+  createdAt: Date;
   lastRequestAt: Date | null;
   revoked: boolean;
 }
 
-export interface BalanceUpdate {
-  id: number;
-  creditsRemaining: number;
-  creditsUsed: number;
-  lastRequestAt: Date | null;
-}
-
-/** api_keys as postgres.js returns it: bigint columns arrive as strings. */
+/** api_keys joined with accounts as postgres.js returns it: bigint columns arrive as strings. */
 interface KeyRecord {
   id: string;
   key_hash: string;
   prefix: string;
+  account_id: string;
   tier: string;
   email: string | null;
   credits_remaining: string;
   credits_used: string;
   period_start: Date;
   period_end: Date;
+  created_at: Date;
   last_request_at: Date | null;
   revoked_at: Date | null;
 }
 
-const PREFIX_LENGTH = 8;
+export const PREFIX_LENGTH = 8;
+
+export interface CreateKeyOptions {
+  tier: Tier;
+  /** opening balance; default the tier's monthly allowance */
+  credits?: number;
+  email?: string | null;
+  /** a chosen key (e.g. from an environment variable); default a generated one */
+  key?: string;
+  /** add the key to this account instead of opening a new one (tier, credits and email are then ignored) */
+  accountId?: number;
+  /** start of the first billing period (epoch ms); default the database clock */
+  now?: number;
+  intendedUse?: string | null;
+  agentId?: string | null;
+}
 
 /**
- * Inserts a key with `credits` (default: the tier's monthly allowance) for a period of one month from now.
- * `key` inserts a chosen key (e.g. from an environment variable); inserting a key that already exists fails
- * with the driver's unique-violation error (code 23505), so look it up with findKeyByHash first.
+ * Opens an account with one key (or, with `accountId`, adds a key to an account). The first period lasts one
+ * month from `now`. Inserting a key that already exists, or an account whose e-mail is taken (case-insensitive),
+ * fails with the driver's unique-violation error (code 23505).
  */
-export async function createKey(
-  db: Database,
-  opts: { tier: Tier; credits?: number; email?: string | null; key?: string },
-): Promise<{ key: string; row: KeyRow }> {
+export async function createKey(db: Database, opts: CreateKeyOptions): Promise<{ key: string; row: KeyRow }> {
+  const key = opts.key ?? generateKey();
+  if (key.length === 0) throw new Error('key must not be empty');
+  const hash = hashKey(key);
+  const prefix = key.slice(0, PREFIX_LENGTH);
+  const at = opts.now === undefined ? null : new Date(opts.now);
+  if (opts.accountId !== undefined) {
+    const [rec] = await db.sql<KeyRecord[]>`
+      with k as (
+        insert into api_keys (key_hash, prefix, account_id, created_at)
+        values (${hash}, ${prefix}, ${opts.accountId}, coalesce(${at}::timestamptz, now()))
+        returning *)
+      select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at,
+             a.tier, a.email, a.credits_remaining, a.credits_used, a.period_start, a.period_end
+      from k join accounts a on a.id = k.account_id`;
+    if (rec === undefined) throw new Error(`no account ${opts.accountId}`);
+    return { key, row: toKeyRow(rec) };
+  }
   if (!isTier(opts.tier)) throw new Error(`unknown tier ${JSON.stringify(opts.tier)}`);
   const credits = opts.credits ?? TIER_CREDITS[opts.tier];
   if (!Number.isSafeInteger(credits) || credits < 0) throw new Error(`credits must be a non-negative integer, got ${credits}`);
-  const key = opts.key ?? generateKey();
-  if (key.length === 0) throw new Error('key must not be empty');
   const [rec] = await db.sql<KeyRecord[]>`
-    insert into api_keys (key_hash, prefix, tier, email, credits_remaining, period_end)
-    values (${hashKey(key)}, ${key.slice(0, PREFIX_LENGTH)}, ${opts.tier}, ${opts.email ?? null}, ${credits},
-            now() + interval '1 month')
-    returning *`;
+    with a as (
+      insert into accounts (email, tier, credits_remaining, period_start, period_end, intended_use, agent_id, created_at)
+      values (${opts.email ?? null}, ${opts.tier}, ${credits}, coalesce(${at}::timestamptz, now()),
+              coalesce(${at}::timestamptz, now()) + interval '1 month', ${opts.intendedUse ?? null}, ${opts.agentId ?? null},
+              coalesce(${at}::timestamptz, now()))
+      returning *),
+    k as (
+      insert into api_keys (key_hash, prefix, account_id, created_at)
+      select ${hash}, ${prefix}, a.id, a.created_at from a
+      returning *)
+    select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at,
+           a.tier, a.email, a.credits_remaining, a.credits_used, a.period_start, a.period_end
+    from k join a on a.id = k.account_id`;
   return { key, row: toKeyRow(rec!) };
 }
 
-/** Every key not revoked, in creation order. */
+const SELECT_KEYS = `
+  select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at,
+         a.tier, a.email, a.credits_remaining, a.credits_used, a.period_start, a.period_end
+  from api_keys k join accounts a on a.id = k.account_id`;
+
+/** Every key, revoked ones included (marked `revoked`), in creation order. */
 export async function loadKeys(db: Database): Promise<KeyRow[]> {
-  const recs = await db.sql<KeyRecord[]>`select * from api_keys where revoked_at is null order by id`;
+  const recs = await db.sql.unsafe<KeyRecord[]>(`${SELECT_KEYS} order by k.id`);
   return recs.map(toKeyRow);
 }
 
 /** The key with this hash, revoked or not (see `revoked`). */
 export async function findKeyByHash(db: Database, hash: string): Promise<KeyRow | null> {
-  const [rec] = await db.sql<KeyRecord[]>`select * from api_keys where key_hash = ${hash}`;
+  const [rec] = await db.sql.unsafe<KeyRecord[]>(`${SELECT_KEYS} where k.key_hash = $1`, [hash]);
   return rec ? toKeyRow(rec) : null;
 }
 
-/**
- * Writes the in-memory balances of many keys in one statement (one entry per id). The batch travels as one
- * JSON parameter: the statement text stays fixed whatever the batch size, so it is prepared once, and no
- * batch can hit the protocol's 65,535-parameter limit as a VALUES list would. last_request_at never moves
- * backwards and a null leaves it as it is. A negative balance violates the check constraint and fails the
- * whole batch.
- */
-export async function saveBalances(db: Database, rows: readonly BalanceUpdate[]): Promise<void> {
-  if (rows.length === 0) return;
-  const batch = JSON.stringify(
-    rows.map((r) => ({
-      i: r.id,
-      r: r.creditsRemaining,
-      u: r.creditsUsed,
-      t: r.lastRequestAt === null ? null : r.lastRequestAt.toISOString(),
-    })),
-  );
-  // ::text first: given a bare json parameter, postgres.js would JSON-encode the string a second time.
-  await db.sql`
-    update api_keys as k
-    set credits_remaining = v.r,
-        credits_used = v.u,
-        last_request_at = greatest(k.last_request_at, v.t)
-    from json_to_recordset(${batch}::text::json) as v(i bigint, r bigint, u bigint, t timestamptz)
-    where k.id = v.i`;
+/** Marks a key revoked (once); the revocation time, or null when no such key (of that account) exists. */
+export async function revokeKey(db: Database, keyId: number, accountId: number | null, now: number): Promise<Date | null> {
+  const [row] = await db.sql<{ revoked_at: Date }[]>`
+    update api_keys set revoked_at = coalesce(revoked_at, ${new Date(now)})
+    where id = ${keyId} and (${accountId}::bigint is null or account_id = ${accountId})
+    returning revoked_at`;
+  return row === undefined ? null : row.revoked_at;
 }
 
 export async function getSetting(db: Database, name: string): Promise<string | null> {
@@ -149,17 +158,19 @@ export async function setSettingIfAbsent(db: Database, name: string, value: stri
 }
 
 function toKeyRow(r: KeyRecord): KeyRow {
-  if (!isTier(r.tier)) throw new Error(`api_keys row ${r.id} has unknown tier ${JSON.stringify(r.tier)}`);
+  if (!isTier(r.tier)) throw new Error(`account ${r.account_id} has unknown tier ${JSON.stringify(r.tier)}`);
   return {
     id: Number(r.id),
     keyHash: r.key_hash,
     prefix: r.prefix,
+    accountId: Number(r.account_id),
     tier: r.tier,
     email: r.email,
     creditsRemaining: Number(r.credits_remaining),
     creditsUsed: Number(r.credits_used),
     periodStart: r.period_start,
     periodEnd: r.period_end,
+    createdAt: r.created_at,
     lastRequestAt: r.last_request_at,
     revoked: r.revoked_at !== null,
   };

@@ -323,10 +323,10 @@ export async function recordResults(db: Database, results: readonly AttemptResul
     const disabled = await tx<{ id: string; owner_id: string; url: string; email: string | null }[]>`
       update webhooks w
       set is_active = false, disabled_at = ${new Date(now)}, updated_at = ${new Date(now)}
-      from api_keys k
+      from api_keys k join accounts a on a.id = k.account_id
       where w.id = any(${[...hooks.keys()].map(String)}::bigint[]) and w.is_active and w.consecutive_failures >= ${disableAfter}
         and k.id = w.billing_key_id
-      returning w.id, w.owner_id, w.url, k.email`;
+      returning w.id, w.owner_id, w.url, a.email`;
     const out: DisabledHook[] = disabled.map((d) => ({ webhookPk: Number(d.id), ownerId: Number(d.owner_id), url: d.url, email: d.email }));
     for (const d of out) {
       await tx`

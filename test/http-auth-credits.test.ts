@@ -19,7 +19,9 @@ function odds(a: TestApp, query: string, headers: Record<string, string>): Promi
 
 async function balanceRow(a: TestApp, key: string): Promise<{ remaining: number; used: number }> {
   await a.app.services.accounts.flush();
-  const [row] = await a.app.services.db.sql`select credits_remaining, credits_used from api_keys where key_hash = ${hashKey(key)}`;
+  // balances belong to the key's account (issue 8)
+  const [row] = await a.app.services.db.sql`
+    select a.credits_remaining, a.credits_used from api_keys k join accounts a on a.id = k.account_id where k.key_hash = ${hashKey(key)}`;
   return { remaining: Number(row.credits_remaining), used: Number(row.credits_used) };
 }
 
@@ -248,7 +250,8 @@ for (const database of appDatabases()) {
     const mine = rows.find((r) => r.key_hash === hashKey(key));
     t.ok(mine, 'the row is found by sha256(key)');
     t.equal(mine?.prefix, key.slice(0, 8), 'only an 8-character prefix is kept');
-    t.equal(mine?.email, 'persist@example.com', 'email stored');
+    const [account] = await first.app.services.db.sql`select * from accounts where id = ${mine?.account_id ?? 0}`;
+    t.equal(account?.email, 'persist@example.com', 'email stored on the key\'s account');
     const settings = JSON.stringify(await first.app.services.db.sql`select * from settings`);
     t.notOk(settings.includes(ADMIN_KEY), 'settings hold the admin key hash, not the key');
     t.ok(settings.includes(hashKey(ADMIN_KEY)), 'the admin key hash is stored');

@@ -9,12 +9,13 @@ import {
   hashKey,
   isTier,
   loadKeys,
-  saveBalances,
   setSetting,
   setSettingIfAbsent,
   TIER_CREDITS,
 } from '../sql/keys.js';
 import { migrate, migrationsDir } from '../sql/migrate.js';
+import { loadAccounts, loadCurrentUsage, saveMeter, type AccountUpdate } from '../sql/accounts.js';
+import type { KeyRow } from '../sql/keys.js';
 import { testDatabases } from './helpers/db.js';
 
 t.test('keys - generateKey, hashKey and isTier', async (t) => {
@@ -83,6 +84,21 @@ for (const d of testDatabases()) {
       await t.rejects(createKey(db, { tier: 'free', credits: -1 }), /non-negative/, 'negative credits refused');
     });
 
+    t.test('createKey - a key added to an account shares its balance; e-mails are unique', async (t) => {
+      const db = await d.open();
+      t.teardown(() => db.close());
+      const first = await createKey(db, { tier: 'pro', email: 'Owner@Example.com' });
+      const second = await createKey(db, { tier: 'free', accountId: first.row.accountId });
+      t.equal(second.row.accountId, first.row.accountId, 'same account');
+      t.equal(second.row.tier, 'pro', 'the account\'s tier, not the one asked');
+      t.not(second.row.id, first.row.id, 'a key of its own');
+      await t.rejects(createKey(db, { tier: 'free', email: 'owner@example.COM' }), { code: '23505' }, 'the address is taken whatever its case');
+      const at = Date.UTC(2030, 0, 31, 12);
+      const dated = await createKey(db, { tier: 'starter', now: at });
+      t.equal(dated.row.periodStart.getTime(), at, 'period starts at the given clock');
+      t.equal(dated.row.periodEnd.toISOString(), '2030-02-28T12:00:00.000Z', 'and ends a calendar month later, clamped');
+    });
+
     t.test('loadKeys and findKeyByHash - round trip', async (t) => {
       const db = await d.open();
       t.teardown(() => db.close());
@@ -92,7 +108,8 @@ for (const d of testDatabases()) {
       await db.sql`update api_keys set revoked_at = now() where id = ${c.row.id}`;
 
       const loaded = await loadKeys(db);
-      t.same(loaded, [a.row, b.row], 'loadKeys returns the keys not revoked, as created');
+      t.same(loaded.slice(0, 2), [a.row, b.row], 'loadKeys returns every key, as created');
+      t.equal(loaded[2]?.revoked, true, 'a revoked key is loaded marked revoked (its account still pays for its webhooks)');
       t.equal(loaded[1]!.creditsRemaining, 50_000_000, 'bigint balance comes back as a number');
 
       t.same(await findKeyByHash(db, hashKey(a.key)), a.row, 'found by hash');
@@ -101,29 +118,22 @@ for (const d of testDatabases()) {
       t.equal(await findKeyByHash(db, hashKey('lw_nope')), null, 'unknown hash gives null');
     });
 
-    t.test('saveBalances - one statement updates several rows', async (t) => {
+    const balance = (row: KeyRow, remaining: number, used: number): AccountUpdate => ({
+      id: row.accountId, tier: row.tier, creditsRemaining: remaining, creditsUsed: used, periodStart: row.periodStart,
+      periodEnd: row.periodEnd, lastRequestAt: null,
+    });
+
+    t.test('saveMeter - one transaction writes balances, usage and key times', async (t) => {
       const db = await d.open();
       t.teardown(() => db.close());
       const a = await createKey(db, { tier: 'pro' });
       const b = await createKey(db, { tier: 'pro' });
       const c = await createKey(db, { tier: 'pro' });
       const when = new Date('2030-01-02T03:04:05.678Z');
-
-      let statements = 0;
-      const sql = new Proxy(db.sql, {
-        apply(target, self, args) {
-          statements++;
-          return Reflect.apply(target, self, args);
-        },
-      });
-      const counted: Database = { ...db, sql };
-      await saveBalances(counted, [
-        { id: a.row.id, creditsRemaining: 99_990, creditsUsed: 10, lastRequestAt: when },
-        { id: b.row.id, creditsRemaining: 0, creditsUsed: 100_000, lastRequestAt: null },
-      ]);
-      t.equal(statements, 1, 'one statement for the batch');
-      await saveBalances(counted, []);
-      t.equal(statements, 1, 'an empty batch sends nothing');
+      await saveMeter(db, [balance(a.row, 99_990, 10), balance(b.row, 0, 100_000)],
+        [{ accountId: a.row.accountId, periodStart: a.row.periodStart, endpoint: 'GET /v1/verdict', calls: 2, credits: 10 }],
+        [{ id: a.row.id, lastRequestAt: when }]);
+      await saveMeter(db, [], [], []);
 
       const ra = await findKeyByHash(db, hashKey(a.key));
       const rb = await findKeyByHash(db, hashKey(b.key));
@@ -135,26 +145,30 @@ for (const d of testDatabases()) {
       t.equal(rb?.creditsUsed, 100_000, 'b used');
       t.equal(rb?.lastRequestAt, null, 'b last request stays null');
       t.same(rc, c.row, 'c untouched');
+      t.same((await loadCurrentUsage(db)).map((u) => [u.accountId, u.endpoint, u.calls, u.credits]),
+        [[a.row.accountId, 'GET /v1/verdict', 2, 10]], 'usage row of the current period');
 
-      await saveBalances(db, [{ id: a.row.id, creditsRemaining: 99_980, creditsUsed: 20, lastRequestAt: null }]);
-      const ra2 = await findKeyByHash(db, hashKey(a.key));
-      t.equal(ra2?.lastRequestAt?.toISOString(), when.toISOString(), 'a null lastRequestAt keeps the stored one');
-      await saveBalances(db, [{ id: a.row.id, creditsRemaining: 99_970, creditsUsed: 30, lastRequestAt: new Date(0) }]);
+      await saveMeter(db, [balance(a.row, 99_970, 30)], [{ accountId: a.row.accountId, periodStart: a.row.periodStart, endpoint: 'GET /v1/verdict', calls: 4, credits: 20 }],
+        [{ id: a.row.id, lastRequestAt: new Date(0) }]);
       const ra3 = await findKeyByHash(db, hashKey(a.key));
       t.equal(ra3?.lastRequestAt?.toISOString(), when.toISOString(), 'lastRequestAt never moves backwards');
       t.equal(ra3?.creditsRemaining, 99_970, 'balance still written');
+      t.same((await loadCurrentUsage(db)).map((u) => [u.calls, u.credits]), [[4, 20]], 'usage is written as absolute values');
+
+      const next = { ...balance(a.row, 100_000, 0), periodStart: a.row.periodEnd, periodEnd: new Date(a.row.periodEnd.getTime() + 30 * 86_400_000) };
+      await saveMeter(db, [next], [], []);
+      const [acc] = (await loadAccounts(db)).filter((x) => x.id === a.row.accountId);
+      t.equal(acc?.periodStart.getTime(), a.row.periodEnd.getTime(), 'a renewed period is written');
+      t.same(await loadCurrentUsage(db), [], 'the old period\'s usage is not the current period\'s');
     });
 
-    t.test('saveBalances - check constraint refuses a negative balance', async (t) => {
+    t.test('saveMeter - check constraint refuses a negative balance', async (t) => {
       const db = await d.open();
       t.teardown(() => db.close());
       const a = await createKey(db, { tier: 'free' });
       const b = await createKey(db, { tier: 'free' });
       await t.rejects(
-        saveBalances(db, [
-          { id: a.row.id, creditsRemaining: 10, creditsUsed: 990, lastRequestAt: null },
-          { id: b.row.id, creditsRemaining: -1, creditsUsed: 1001, lastRequestAt: null },
-        ]),
+        saveMeter(db, [balance(a.row, 10, 990), balance(b.row, -1, 1001)], [], []),
         { code: '23514' },
         'check violation',
       );
@@ -162,12 +176,12 @@ for (const d of testDatabases()) {
       t.equal((await findKeyByHash(db, hashKey(b.key)))?.creditsRemaining, 1000, 'b unchanged');
     });
 
-    t.test('saveBalances - balances survive close and reopen', async (t) => {
+    t.test('saveMeter - balances survive close and reopen', async (t) => {
       const store = d.durable();
       t.teardown(() => store.dispose());
       const first = await store.open();
       const { key, row } = await createKey(first, { tier: 'starter' });
-      await saveBalances(first, [{ id: row.id, creditsRemaining: 12_345, creditsUsed: 7_655, lastRequestAt: new Date() }]);
+      await saveMeter(first, [balance(row, 12_345, 7_655)], [], []);
       await setSetting(first, 'admin_key_hash', 'abc');
       await first.close();
 

@@ -21,7 +21,7 @@ class FakeSocket {
 function state(): SocketState {
   return {
     channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false, lastSeq: 0,
-    dirty: false, dirtySince: 0, refuse: null, key: '', tier: 'scale', kind: 'odds-fast', sport: 'basketball_nba', resume: null, closed: false, lastInbound: 0, lastPing: 0,
+    dirty: false, dirtySince: 0, refuse: null, key: '', keyState: null, tier: 'scale', kind: 'odds-fast', sport: 'basketball_nba', resume: null, closed: false, lastInbound: 0, lastPing: 0,
   };
 }
 

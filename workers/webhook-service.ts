@@ -19,7 +19,7 @@
 
 import {
   CREDITS_PER_DELIVERY, DEFAULT_RETRY_DELAYS_MS, DEFER_MINUTES, DISABLE_AFTER, ATTEMPT_TIMEOUT_MS, WEBHOOK_TIERS, matches,
-  type Format, type SubscriptionFilter,
+  WEBHOOK_DELIVERY_LABEL, type Format, type SubscriptionFilter,
 } from '../engine/webhook-catalogue.js';
 import { WebhookEvaluator, type CheckState, type WebhookEvent } from '../engine/webhook-events.js';
 import { renderBody } from '../engine/webhook-format.js';
@@ -384,6 +384,7 @@ export class WebhookService {
     const p = this.send(sub, d.deliveryId, d.eventType, d.body, number).then((res) => {
       const ok = isOk(res);
       if (!ok) this.d.accounts.refund(key, CREDITS_PER_DELIVERY);
+      else this.d.accounts.recordUsage(key, WEBHOOK_DELIVERY_LABEL, CREDITS_PER_DELIVERY);
       const delays = this.cfg.retryDelaysMs;
       let status: AttemptResult['status'];
       let next: number | null = null;
@@ -530,6 +531,7 @@ export class WebhookService {
     const res = await this.send(sub, d.deliveryId, d.eventType, d.body, 1, replay);
     const ok = isOk(res);
     if (charge && !ok) this.d.accounts.refund(key!, CREDITS_PER_DELIVERY);
+    if (charge && ok) this.d.accounts.recordUsage(key!, WEBHOOK_DELIVERY_LABEL, CREDITS_PER_DELIVERY);
     await this.record({
       deliveryPk: d.pk, webhookPk: sub.row.pk, number, attemptedAt: res.attemptedAt, statusCode: res.statusCode, durationMs: res.durationMs,
       error: res.error, status: ok ? 'delivered' : null, nextAttemptAt: null, attempts: null,

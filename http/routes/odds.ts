@@ -5,6 +5,7 @@
 // ageing past 5 s). Under the simulator a body is rebuilt at most once per applied batch, and the cache turns
 // the rest of the requests into a map lookup (bench/http.ts).
 
+import { WindowLimiter } from '../ip-limiter.js';
 import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, sportByKey } from '../../engine/catalogue.js';
 import { ApiError } from '../../engine/errors.js';
 import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
@@ -345,7 +346,7 @@ export const TRY_PER_HOUR = 60;
 const TRY_QUERY = { regions: ['us'], markets: ['h2h'], include: ['slim'], verified: false, live: false, include_live: false };
 
 function tryRoute(view: OddsView): Route {
-  const windows = new Map<string, { hour: number; count: number }>();
+  const limiter = new WindowLimiter(TRY_PER_HOUR, 3_600_000);
   return {
     method: 'GET',
     path: '/v1/try/{sport_key}/odds',
@@ -357,17 +358,10 @@ function tryRoute(view: OddsView): Route {
     handle: (ctx) => {
       const sport = ctx.args[0];
       if (!TRY_SPORTS.includes(sport)) throw new ApiError('UNKNOWN_SPORT', `/v1/try covers ${TRY_SPORTS.join(', ')}; other sports need a key`);
-      const hour = Math.floor(ctx.now / 3_600_000);
-      let w = windows.get(ctx.ip);
-      if (w === undefined || w.hour !== hour) {
-        if (windows.size > 100_000) windows.clear();
-        windows.set(ctx.ip, (w = { hour, count: 0 }));
-      }
-      if (w.count >= TRY_PER_HOUR) {
-        const wait = Math.ceil(((hour + 1) * 3_600_000 - ctx.now) / 1000);
+      const wait = limiter.hit(ctx.ip, ctx.now);
+      if (wait > 0) {
         throw new ApiError('EXCEEDED_FREQ_LIMIT', `/v1/try allows ${TRY_PER_HOUR} requests an hour per address; retry in ${wait} s or use a key`, undefined, { retryAfter: wait });
       }
-      w.count++;
       return { status: 200, body: view.serve(ctx, [sport], 'try') };
     },
   };

@@ -1,5 +1,5 @@
 // Webhook management (issue 6): /v1/webhooks and its sub-resources, and GET /v1/meta/webhooks. Tier pro and
-// above; a subscription belongs to its owner (today the API key that created it, `ownerOf`) and is a 404 to
+// above; a subscription belongs to its owner (the account of the key that created it, `ownerOf`) and is a 404 to
 // everyone else. The create body chooses the variant: `url` is Variant A, `destination_url` Variant B (DESIGN.md).
 
 import { createHash } from 'node:crypto';
@@ -144,9 +144,9 @@ export function webhookMeta(retryDelaysMs: readonly number[]): object {
   };
 }
 
-/** The owner of subscriptions made with this key. Accounts (issue 8) will return the key's account id here. */
+/** The owner of subscriptions made with this key: its account, so every key of the account sees them. */
 function ownerOf(key: KeyState): number {
-  return key.id;
+  return key.account.id;
 }
 
 function iso(d: Date | null): string | null {

@@ -4,6 +4,7 @@
 // receives one merged delta (`con: true`) that brings it exactly to the current state, or a snapshot.
 
 import type { WebSocket } from 'uWebSockets.js';
+import type { KeyState } from '../accounts.js';
 import { crcOf, encode, itemKey, priced, type DeltaItem, type WireFormat } from './frames.js';
 
 export interface StreamLimits {
@@ -49,6 +50,8 @@ export interface SocketState {
   /** set when the upgrade was refused: close with this after open */
   refuse: { code: number; reason: string } | null;
   key: string;
+  /** the key's state: a socket whose key is revoked is closed (4001) within a second */
+  keyState: KeyState | null;
   tier: string;
   kind: string;
   sport: string;

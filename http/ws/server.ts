@@ -11,13 +11,15 @@ import { BOOKMAKERS, MARKETS, resolveSportKeys } from '../../engine/catalogue.js
 import type { EventView } from '../../engine/read-model.js';
 import { CHANGE, CHG } from '../../engine/records.js';
 import { slaClassOf } from '../../engine/sla.js';
+import { TIERS } from '../../engine/tiers.js';
 import type { ChangeBatch } from '../../workers/hub.js';
 import type { Services } from '../services.js';
 import { Channel, DEFAULT_LIMITS, passes, type Filters, type SocketState, type StreamLimits } from './channel.js';
 import { encode, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
 
 export const HEARTBEAT_MS = 5000;
-const WINDOW_MS: Record<string, number> = { business: 1000, enterprise: 500, scale: 0 };
+/** coalescing window per tier with WebSocket access (engine/tiers.ts, the table GET /v1/pricing shows) */
+const WINDOW_MS: Record<string, number> = Object.fromEntries(TIERS.filter((t) => t.wsWindowMs !== null).map((t) => [t.tier, t.wsWindowMs!]));
 const BOOK_KEYS = new Set(BOOKMAKERS.map((b) => b.key));
 const MARKET_KEYS = new Set(MARKETS.map((m) => m.key));
 const decoder = new TextDecoder();
@@ -106,13 +108,14 @@ export class Streams {
     if (key === '') key = query.get('apiKey') ?? '';
     const state: SocketState = {
       channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false,
-      lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, tier: '', kind, sport: req.getParameter(0) ?? '',
+      lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, keyState: null, tier: '', kind, sport: req.getParameter(0) ?? '',
       resume: query.get('resume'), closed: false, lastInbound: Date.now(), lastPing: 0,
     };
     const refuse = (code: number, reason: string) => {
       if (state.refuse === null) state.refuse = { code, reason };
     };
     const k = key === '' ? null : this.s.accounts.resolve(key);
+    state.keyState = k;
     if (key === '') refuse(4001, 'missing API key: apiKey=<key>');
     else if (k === null) refuse(4001, 'invalid API key');
     else if (!(k.tier in WINDOW_MS)) refuse(4003, `WebSocket streams need the business tier or above (this key is ${k.tier})`);
@@ -332,13 +335,18 @@ export class Streams {
 
   private lastSilenceCheck = 0;
 
-  /** pings a client silent for half the idle bound, and closes one silent for all of it */
+  /** closes a socket whose key was revoked; pings a client silent for half the idle bound, and closes one silent for all of it */
   private watchSilence(wall: number): void {
     const idle = this.limits.idleSeconds * 1000;
     for (const ch of this.channels.values()) {
       for (const ws of ch.sockets) {
         const st = ws.getUserData();
         if (st.closed) continue;
+        if (st.keyState !== null && st.keyState.revoked) {
+          st.closed = true;
+          ws.end(4001, 'API key revoked');
+          continue;
+        }
         const quiet = wall - st.lastInbound;
         if (quiet > idle) {
           st.closed = true;
