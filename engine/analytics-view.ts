@@ -7,6 +7,7 @@ import { SHARP_BOOK, SHARP_INDEX, N_METHODS, lineKeyOf, evKeyOf, midKeyOf } from
 import type { AnalyticsBatch } from './analytics.js';
 import type { ScratchSets } from './analytics-scratch.js';
 import { FlatIndex } from './flat-index.js';
+import { RecordPool, copyRecord } from './record-pool.js';
 import { effectiveAt, pointCode } from './price-store.js';
 import { ARB, CONS, EVQ, EVR, FAIR, MID, ROW } from './records.js';
 
@@ -33,30 +34,17 @@ export type QuotePrice = (event: number, market: number, point: number, player: 
 
 /** Fixed-stride records of one kind found through one FlatIndex probe by two integer keys. Every record kind
  *  here (CONS, FAIR, EVQ, MID) has KIND at 0 and EVENT at 1. */
-class Pool {
-  data: Float64Array;
-  next = 0;
-  readonly free: number[] = [];
+class Pool extends RecordPool {
   readonly index = new FlatIndex(1024);
-  constructor(readonly stride: number, readonly k1: Key, readonly k2: Key, readonly members: (e: EventAnalytics) => Set<number>) {
-    this.data = new Float64Array(stride * 1024);
+  constructor(stride: number, readonly k1: Key, readonly k2: Key, readonly members: (e: EventAnalytics) => Set<number>) {
+    super(stride, 1024);
   }
 
-  alloc(): number {
-    const r = this.free.pop();
-    if (r !== undefined) return r;
-    if ((this.next + 1) * this.stride > this.data.length) {
-      const grown = new Float64Array(Math.ceil(this.data.length * 1.5) + this.stride * 16);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    return this.next++;
-  }
-
-  release(r: number): void {
+  /** releases a record and its index entry */
+  drop(r: number): void {
     const o = r * this.stride;
     this.index.delete(this.k1(this.data, o), this.k2(this.data, o));
-    this.free.push(r);
+    this.release(r);
   }
 }
 
@@ -100,7 +88,7 @@ export class AnalyticsView {
   dropEvent(idx: number): void {
     const e = this.byEvent[idx];
     if (e === undefined) return;
-    for (const pool of [this.cons, this.ev, this.fair, this.mid]) for (const r of pool.members(e)) pool.release(r);
+    for (const pool of [this.cons, this.ev, this.fair, this.mid]) for (const r of pool.members(e)) pool.drop(r);
     this.byEvent[idx] = undefined;
     this.version++;
   }
@@ -152,7 +140,7 @@ export class AnalyticsView {
         if (r < 0) continue;
         const e = this.byEvent[event];
         if (e !== undefined) pool.members(e).delete(r);
-        pool.release(r);
+        pool.drop(r);
         continue;
       }
       if (r < 0) {
@@ -160,7 +148,7 @@ export class AnalyticsView {
         pool.index.set(k1, k2, r);
         pool.members(this.ensure(event)).add(r);
       }
-      copy(rec, off, pool.data, r * s, s);
+      copyRecord(rec, off, pool.data, r * s, s);
     }
     if (n > 0) this.version++;
   }
@@ -275,11 +263,6 @@ export class AnalyticsView {
     }
     return sets;
   }
-}
-
-
-function copy(from: Float64Array, off: number, to: Float64Array, at: number, n: number): void {
-  for (let i = 0; i < n; i++) to[at + i] = from[off + i];
 }
 
 function eventKey(d: Float64Array, o: number): number {
