@@ -48,16 +48,18 @@ const LS = {
   ARB_STAMP: 1,
   /** the batch in which its top two changed on either side (middles pairs with it are re-evaluated) */
   MID_STAMP: 2,
+  /** the batch in which a sharp's quotes on it changed, and which sharps (bit per sharp index) */
+  SHARP_STAMP: 3, SHARP_DIRTY: 4,
   /** sharps with a valid no-vig line on the line: bit per sharp index */
-  SHARPS: 3,
+  SHARPS: 5,
   /** distinct books with a counted quote, non-prediction and prediction */
-  BOOKS: 4, PBOOKS: 5,
+  BOOKS: 6, PBOOKS: 7,
   /** arbitrage open (1), since when, and 1 + the index in arbPool of the record last sent (0: none) */
-  ARB_OPEN: 6, ARB_SINCE: 7, ARB_AT: 8,
+  ARB_OPEN: 8, ARB_SINCE: 9, ARB_AT: 10,
   /** per sharp index: 1 + the no-vig line's index in the fair pool, 0 for none */
-  FAIR_AT: 9,
+  FAIR_AT: 11,
   /** outcome o's block starts at O + o * OSIZE */
-  O: 9 + MAX_SHARPS,
+  O: 11 + MAX_SHARPS,
   /** consensus running sums (implied probabilities in units of 1 / FIXED) and counts, non-prediction then
    *  prediction books */
   SUM: 0, CNT: 1, PSUM: 2, PCNT: 3,
@@ -69,7 +71,7 @@ const LS = {
    *  edge p * d - 1 is positive under some method exactly when it is under the largest p. */
   PMAX: 13,
   OSIZE: 13 + MAX_SHARPS,
-  STRIDE: 9 + MAX_SHARPS + 3 * (13 + MAX_SHARPS),
+  STRIDE: 11 + MAX_SHARPS + 3 * (13 + MAX_SHARPS),
 } as const;
 
 const QS = {
@@ -104,6 +106,8 @@ export class Analytics implements StoreListener {
   private ls = new Float64Array(1024 * LS.STRIDE);
   private qs = new Float64Array(4096 * QS.STRIDE);
   private readonly dirtyLines: number[] = [];
+  /** lines with a sharp marked in SHARP_DIRTY this batch */
+  private readonly sharpLines: number[] = [];
   private readonly dirtyGroups: number[] = [];
   private batch = 1;
   private readonly arbPool = new RecordPool(ARB.STRIDE, 64);
@@ -322,7 +326,7 @@ export class Analytics implements StoreListener {
     const top = was && kind === CHANGE.PRICE && oldRank >= 0 ? Math.min(oldRank * LD.STRIDE, at) : at;
     this.markLine(line, freshAbove(ladder, top));
     const s = SHARP_INDEX[book];
-    if (s >= 0) this.sharpChanged(line, s, book);
+    if (s >= 0) this.markSharp(line, s);
     this.softEdges(line, outcome, slot, book, ladder[at + LD.RAW], ladder[at + LD.PRICE]);
   }
 
@@ -361,7 +365,20 @@ export class Analytics implements StoreListener {
     this.markLine(line, rank);
     this.dropEdges(line, outcome, slot, book);
     const s = SHARP_INDEX[book];
-    if (s >= 0) this.sharpChanged(line, s, book);
+    if (s >= 0) this.markSharp(line, s);
+  }
+
+  /** A sharp's quotes on the line changed: its no-vig line and the line's edges against it are recomputed once, at
+   *  the end of the batch (a sharp usually posts every outcome of a line in one batch; the first would otherwise
+   *  be de-vigged against the other's old price and sent, then again). */
+  private markSharp(line: number, s: number): void {
+    const i = line * LS.STRIDE + LS.SHARP_DIRTY;
+    if (this.ls[line * LS.STRIDE + LS.SHARP_STAMP] !== this.batch) {
+      this.ls[line * LS.STRIDE + LS.SHARP_STAMP] = this.batch;
+      this.ls[i] = 0;
+      this.sharpLines.push(line);
+    }
+    this.ls[i] = this.ls[i] | (1 << s);
   }
 
   private schedule(slot: number, at: number): void {
@@ -558,6 +575,15 @@ export class Analytics implements StoreListener {
    *  views of the buffers, valid until the next begin() (the shard encodes them at once, saving a copy). */
   flush(copy = true): AnalyticsBatch {
     const store = this.store;
+    // the sharps first: their no-vig lines settle every EV bit of their lines
+    for (const line of this.sharpLines) {
+      const b = line * LS.STRIDE;
+      if (!store.lineLive(line) || this.ls[b + LS.SHARP_STAMP] !== this.batch) continue;
+      for (let s = 0, bits = this.ls[b + LS.SHARP_DIRTY]; bits !== 0; s++, bits >>= 1) {
+        if ((bits & 1) !== 0) this.sharpChanged(line, s, SHARP_BOOK[s]);
+      }
+    }
+    this.sharpLines.length = 0;
     for (const line of this.dirtyLines) {
       const b = line * LS.STRIDE;
       if (!store.lineLive(line) || this.ls[b + LS.DIRTY] !== this.batch) continue;
