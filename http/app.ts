@@ -200,7 +200,10 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(() => webhooks.close());
     services.webhooks = webhooks;
 
-    const history = new HistoryService({ hub, db, now, log: cfg.log }, { ...DEFAULT_HISTORY_CONFIG, ...cfg.history });
+    const history = new HistoryService({
+      hub, db, now, log: cfg.log,
+      onCapture: (meta) => services.exports?.cache.invalidate(meta.sport, meta.commence),
+    }, { ...DEFAULT_HISTORY_CONFIG, ...cfg.history });
     await history.start();
     cleanups.push(() => history.close());
     services.history = history;

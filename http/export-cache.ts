@@ -11,6 +11,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ClosingFilter } from '../sql/history.js';
 
 export interface CacheConfig {
   dir: string;
@@ -24,6 +25,8 @@ export interface CachedMeta {
   headers: readonly (readonly [string, string])[];
   /** rows in the body */
   rows: number;
+  /** the rows the body was read for: a closing capture they cover drops the entry (see invalidate) */
+  scope: ClosingFilter;
 }
 
 interface Entry {
@@ -62,10 +65,16 @@ let fileCounter = 0;
 export class ExportCache {
   private readonly entries = new Map<string, Entry>();
   private bytes = 0;
+  /** bodies being written: a capture they cover makes them stale before they are committed */
+  private readonly pending = new Set<{ scope: ClosingFilter; stale: boolean }>();
 
   constructor(private readonly cfg: CacheConfig) {
     rmSync(cfg.dir, { recursive: true, force: true });
     mkdirSync(cfg.dir, { recursive: true });
+  }
+
+  get dir(): string {
+    return this.cfg.dir;
   }
 
   get size(): { entries: number; bytes: number } {
@@ -105,8 +114,11 @@ export class ExportCache {
     let fh: FileHandle | null = null;
     let dead = false;
     const encoder = new TextEncoder();
+    const mark = { scope: meta.scope, stale: false };
+    this.pending.add(mark);
     const drop = async () => {
       dead = true;
+      this.pending.delete(mark);
       const h = fh;
       fh = null;
       await h?.close().catch(() => undefined);
@@ -133,7 +145,12 @@ export class ExportCache {
       },
       commit: async () => {
         if (dead) return;
+        if (mark.stale) {
+          await drop();
+          return;
+        }
         dead = true;
+        this.pending.delete(mark);
         try {
           fh ??= await open(file, 'w');
           await fh.close();
@@ -153,6 +170,17 @@ export class ExportCache {
       },
       discard: drop,
     };
+  }
+
+  /** Drops the entries (and the bodies being written) whose rows include a closing capture of this event: the
+   *  cache keeps a day's export for 6 hours, but never hides the closing lines of an event captured since. */
+  invalidate(sport: string, commence: number): void {
+    const day = new Date(commence).toISOString().slice(0, 10);
+    const covers = (f: ClosingFilter) => (f.date === undefined || f.date === day)
+      && (f.from === undefined || commence >= f.from) && (f.to === undefined || commence < f.to)
+      && (f.sports === undefined || f.sports.includes(sport));
+    for (const e of [...this.entries.values()]) if (covers(e.meta.scope)) this.evict(e);
+    for (const p of this.pending) if (covers(p.scope)) p.stale = true;
   }
 
   close(): void {

@@ -102,7 +102,7 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
     status: 200,
     contentType: spec.contentType,
     headers,
-    chunks: pages(s, x, spec, rows, delivered, x.cache.writer(key, { contentType: spec.contentType, headers, rows })),
+    chunks: pages(s, x, spec, rows, delivered, x.cache.writer(key, { contentType: spec.contentType, headers, rows, scope: spec.filter })),
     cost: spec.cost(rows),
     settle: (completed) => spec.owed(delivered.rows, rows, completed),
   };
