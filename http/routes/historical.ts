@@ -6,7 +6,7 @@
 // rows delivered (minimum 1), CSV 1 per request, the same when served from the cache.
 
 import { bookByKey, DEFAULT_SHARP_BOOK, sportByKey, umbrellaByKey } from '../../engine/catalogue.js';
-import { closingCursor, countClosing, type ClosingFilter } from '../../sql/history.js';
+import { closingCursor, countClosing, type ClosingFilter, type StoredClosing } from '../../sql/history.js';
 import { ClosingRowSchema, CSV_COLUMNS, type ExportFormat } from '../../workers/export-format.js';
 import type { ExportPool } from '../../workers/export-pool.js';
 import type { CacheWriter, ExportCache } from '../export-cache.js';
@@ -109,26 +109,38 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
 }
 
 /** The body from the cursor: head, the pages formatted in the pool, tail; each chunk also goes to the cache
- *  writer, committed only once the whole body went out. */
+ *  writer, committed only once the whole body went out. One page ahead: while the socket takes a chunk, the pool
+ *  formats the next page, and the page after it is fetched while that one is formatted (about three pages held). */
 async function* pages(s: Services, x: ExportServices, spec: ExportSpec, rows: number, delivered: { rows: number },
   cache: CacheWriter): AsyncGenerator<string | Uint8Array> {
   let complete = false;
+  const cursor = closingCursor(s.db, spec.filter, EXPORT_PAGE_ROWS)[Symbol.asyncIterator]();
+  const format = (page: IteratorResult<StoredClosing[]>, first: boolean) => {
+    if (page.done === true) return null;
+    const job = { rows: page.value.length, chunk: x.pool.format(spec.format, page.value, first) };
+    // a body abandoned with a page in the pool: its failure has nobody waiting for it
+    job.chunk.catch(() => undefined);
+    return job;
+  };
   try {
     const head = spec.head(rows);
     await cache.write(head, 0);
     yield head;
-    let first = true;
-    for await (const page of closingCursor(s.db, spec.filter, EXPORT_PAGE_ROWS)) {
-      const chunk = await x.pool.format(spec.format, page, first);
-      first = false;
-      await cache.write(chunk, page.length);
-      delivered.rows += page.length;
+    let job = format(await cursor.next(), true);
+    while (job !== null) {
+      const next = format(await cursor.next(), false);
+      const chunk = await job.chunk;
+      await cache.write(chunk, job.rows);
+      delivered.rows += job.rows;
       yield chunk;
+      job = next;
     }
     await cache.write(spec.tail, 0);
     yield spec.tail;
     complete = true;
   } finally {
+    // a cursor left early is closed, or its connection stays busy
+    if (!complete) await cursor.return?.();
     // a body cut short (client gone, database error) is never served to anyone else
     await (complete ? cache.commit() : cache.discard());
   }
