@@ -1,12 +1,12 @@
 // Closing-line exports (SPEC Historical): GET /v1/historical/closing-lines.json and .csv (one game day per
 // request) and GET /v1/sports/{sport_key}/closing-lines (recent days of one sport). Every row is an observed
-// closing snapshot (workers/history-service.ts); rows are streamed from a database cursor page by page as a
+// closing snapshot (workers/history-service.ts); rows are read page by page (keyset queries) and streamed as a
 // StreamReply of the Router, each page formatted in the piscina pool (workers/export-pool.ts), and identical
 // requests within 6 hours are served from the export cache (http/export-cache.ts). Credits: JSON 1 per 1,000
 // rows delivered (minimum 1), CSV 1 per request, the same when served from the cache.
 
 import { bookByKey, DEFAULT_SHARP_BOOK, sportByKey, umbrellaByKey } from '../../engine/catalogue.js';
-import { closingCursor, countClosing, type ClosingFilter, type StoredClosing } from '../../sql/history.js';
+import { closingPages, countClosing, type ClosingFilter, type StoredClosing } from '../../sql/history.js';
 import { ClosingRowSchema, CSV_COLUMNS, type ExportFormat } from '../../workers/export-format.js';
 import type { ExportPool } from '../../workers/export-pool.js';
 import type { CacheWriter, ExportCache } from '../export-cache.js';
@@ -18,7 +18,7 @@ import { sportKeys } from './discovery.js';
 export { ClosingRowSchema, CSV_COLUMNS };
 
 export const EXPORT_MAX_ROWS = 500_000;
-/** rows read from the cursor per page: one page is all the process holds of an export */
+/** rows per page: one pool task, one chunk of the body */
 export const EXPORT_PAGE_ROWS = 1000;
 /** SPEC: closing lines are cached 6 hours (a closing snapshot never changes once written) */
 export const EXPORT_CACHE_TTL_MS = 6 * 3600 * 1000;
@@ -78,7 +78,7 @@ function cacheKey(ctx: RequestCtx, route: string): string {
 }
 
 /** An export as a streamed reply: from the cache when an identical request was served within 6 hours, else from
- *  the database cursor, each page formatted in the piscina pool and written to the cache as it goes out. */
+ *  the database, each page formatted in the piscina pool and written to the cache as it goes out. */
 async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key: string, spec: ExportSpec): Promise<StreamReply> {
   const delivered = { rows: 0 };
   const hit = x.cache.get(key);
@@ -108,13 +108,15 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
   };
 }
 
-/** The body from the cursor: head, the pages formatted in the pool, tail; each chunk also goes to the cache
+/** The body from the database: head, the pages formatted in the pool, tail; each chunk also goes to the cache
  *  writer, committed only once the whole body went out. One page ahead: while the socket takes a chunk, the pool
- *  formats the next page, and the page after it is fetched while that one is formatted (about three pages held). */
+ *  formats the next page, and the page after it is fetched while that one is formatted (about three pages held).
+ *  Each page is one query (sql/history.ts closingPages): no connection is held while the client reads. */
 async function* pages(s: Services, x: ExportServices, spec: ExportSpec, rows: number, delivered: { rows: number },
   cache: CacheWriter): AsyncGenerator<string | Uint8Array> {
   let complete = false;
-  const cursor = closingCursor(s.db, spec.filter, EXPORT_PAGE_ROWS)[Symbol.asyncIterator]();
+  // at most the rows counted for the headers: rows captured meanwhile do not make the body disagree with them
+  const source = closingPages(s.db, spec.filter, EXPORT_PAGE_ROWS, rows);
   const format = (page: IteratorResult<StoredClosing[]>, first: boolean) => {
     if (page.done === true) return null;
     const job = { rows: page.value.length, chunk: x.pool.format(spec.format, page.value, first) };
@@ -126,9 +128,9 @@ async function* pages(s: Services, x: ExportServices, spec: ExportSpec, rows: nu
     const head = spec.head(rows);
     await cache.write(head, 0);
     yield head;
-    let job = format(await cursor.next(), true);
+    let job = format(await source.next(), true);
     while (job !== null) {
-      const next = format(await cursor.next(), false);
+      const next = format(await source.next(), false);
       const chunk = await job.chunk;
       await cache.write(chunk, job.rows);
       delivered.rows += job.rows;
@@ -139,8 +141,7 @@ async function* pages(s: Services, x: ExportServices, spec: ExportSpec, rows: nu
     yield spec.tail;
     complete = true;
   } finally {
-    // a cursor left early is closed, or its connection stays busy
-    if (!complete) await cursor.return?.();
+    if (!complete) await source.return(undefined);
     // a body cut short (client gone, database error) is never served to anyone else
     await (complete ? cache.commit() : cache.discard());
   }
