@@ -122,10 +122,12 @@ export interface StoredClosing {
 
 function where(db: Database, f: ClosingFilter) {
   const sql = db.sql;
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  // game_date is the UTC day of commence_time: a time range also bounds the days, which the index leads with
   return sql`where true
     ${f.date !== undefined ? sql`and game_date = ${f.date}` : sql``}
-    ${f.from !== undefined ? sql`and commence_time >= ${new Date(f.from)}` : sql``}
-    ${f.to !== undefined ? sql`and commence_time < ${new Date(f.to)}` : sql``}
+    ${f.from !== undefined ? sql`and commence_time >= ${new Date(f.from)} and game_date >= ${day(f.from)}` : sql``}
+    ${f.to !== undefined ? sql`and commence_time < ${new Date(f.to)} and game_date <= ${day(f.to)}` : sql``}
     ${f.sports !== undefined ? sql`and sport_key in ${sql(f.sports as string[])}` : sql``}
     ${f.sources !== undefined ? sql`and source in ${sql(f.sources as string[])}` : sql``}`;
 }
@@ -148,12 +150,15 @@ export async function* closingPages(db: Database, f: ClosingFilter, pageSize: nu
   let left = Math.min(total, f.limit);
   while (left > 0) {
     const n = Math.min(queryRows, left);
+    const from: StoredClosing | null = after;
+    // ordered by the column, not by the output name game_date (its text form), so the index gives the order: by
+    // the text form every query sorted the rest of the day (45 s against 4 s for 500,000 rows)
     const rows: StoredClosing[] = await sql<StoredClosing[]>`
       select id, to_char(game_date, 'YYYY-MM-DD') as game_date, sport_key, commence_time, home_team, away_team, source,
         player_name, market_key, market_label, line, over_price, under_price, snapshot_time
       from closing_lines ${where(db, f)}
-      ${after === null ? sql`` : sql`and (game_date, sport_key, source, id) > (${after.game_date}::date, ${after.sport_key}, ${after.source}, ${after.id}::bigint)`}
-      order by game_date, sport_key, source, id
+      ${from === null ? sql`` : sql`and (closing_lines.game_date, sport_key, source, id) > (${from.game_date}::date, ${from.sport_key}, ${from.source}, ${from.id}::bigint)`}
+      order by closing_lines.game_date, sport_key, source, id
       limit ${n}`;
     if (rows.length === 0) return;
     left -= rows.length;
