@@ -36,10 +36,10 @@ export interface Reply {
   headers?: readonly (readonly [string, string])[];
 }
 
-/** A 200 whose body is produced chunk by chunk (a database cursor) and written as the socket takes it:
+/** A 200 whose body is produced chunk by chunk (pages read from the database) and written as the socket takes it:
  *  uWebSockets.js `write` returns false once it had to buffer a chunk, and the next chunk is asked for only after
  *  `onWritable` reports the socket drained (uWebSockets.js examples/Backpressure.js), so the process holds about
- *  one chunk per slow client. Its credits are reserved when the reply is known (`cost`, before the first byte)
+ *  one chunk (and what the producer reads ahead) per slow client. Its credits are reserved when the reply is known (`cost`, before the first byte)
  *  and settled from what was delivered (`settle`) once the body ended or the client left. */
 export interface StreamReply {
   status: 200;
