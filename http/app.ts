@@ -24,9 +24,10 @@ import { predictionRoutes } from './routes/prediction.js';
 import { propsRoutes } from './routes/props.js';
 import { verdictRoutes } from './routes/verdict.js';
 import { webhookRoutes } from './routes/webhooks.js';
-import { historicalRoutes } from './routes/historical.js';
-import { mountStreamed } from './export-stream.js';
-import { documentedRoutes } from './openapi.js';
+import { EXPORT_CACHE_TTL_MS, historicalRoutes } from './routes/historical.js';
+import { ExportCache } from './export-cache.js';
+import { ExportPool } from '../workers/export-pool.js';
+import { join } from 'node:path';
 import { DEFAULT_HISTORY_CONFIG, HistoryService, type HistoryConfig } from '../workers/history-service.js';
 import { DEFAULT_STATUS_CONFIG, StatusService, type StatusConfig } from '../workers/status-service.js';
 import { statusRoutes } from './routes/status.js';
@@ -77,6 +78,8 @@ export interface Config {
   checkoutUrlTemplate?: string;
   /** PUBLIC_URL: the base of links in answers and mails (claim, login, billing); default http://HOST:PORT */
   publicUrl?: string;
+  /** EXPORT_CACHE_MB: bytes the export cache may hold on disk under dataDir (0 turns it off); tests shorten the TTL */
+  exportCache?: { maxBytes?: number; ttlMs?: number };
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv): Config {
@@ -106,6 +109,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     trustedProxies: env.TRUSTED_PROXIES || undefined,
     checkoutUrlTemplate: checkoutTemplateFromEnv(env.CHECKOUT_URL_TEMPLATE),
     publicUrl: publicUrlFromEnv(env.PUBLIC_URL),
+    exportCache: { maxBytes: int('EXPORT_CACHE_MB', 1024, 0, 1_048_576) * 1048576 },
   };
 }
 
@@ -236,7 +240,10 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(() => webhooks.close());
     services.webhooks = webhooks;
 
-    const history = new HistoryService({ hub, db, now, log: cfg.log }, { ...DEFAULT_HISTORY_CONFIG, ...cfg.history });
+    const history = new HistoryService({
+      hub, db, now, log: cfg.log,
+      onCapture: (meta) => services.exports?.cache.invalidate(meta.sport, meta.commence),
+    }, { ...DEFAULT_HISTORY_CONFIG, ...cfg.history });
     await history.start();
     cleanups.push(() => history.close());
     services.history = history;
@@ -249,6 +256,18 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     for (const b of cfg.simStall ?? []) status.stalled.add(b);
 
     let listenPort = cfg.port;
+    const pool = new ExportPool();
+    cleanups.push(() => pool.close());
+    // one directory per database schema: test apps sharing a DATA_DIR keep apart
+    const cache = new ExportCache({
+      dir: join(cfg.dataDir, 'export-cache', cfg.schema ?? 'public'),
+      ttlMs: cfg.exportCache?.ttlMs ?? EXPORT_CACHE_TTL_MS,
+      maxBytes: cfg.exportCache?.maxBytes ?? 1024 * 1048576,
+      now,
+    });
+    cleanups.push(async () => cache.close());
+    services.exports = { pool, cache };
+
     const router = new Router({
       accounts,
       now,
@@ -284,7 +303,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...statusRoutes(services, status),
       ...coverageRoutes(services),
       ...statusPageRoutes(),
-      ...usageRoutes(() => [...router.routes, ...documentedRoutes]),
+      ...usageRoutes(() => router.routes),
       ...keyRoutes(services),
       ...agentRoutes(services, {
         publicUrl: () => cfg.publicUrl ?? `http://${cfg.host === '0.0.0.0' || cfg.host === '::' ? '127.0.0.1' : cfg.host}:${listenPort}`,
@@ -293,22 +312,12 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
         mailFrom: cfg.webhooks?.mailFrom ?? DEFAULT_WEBHOOK_CONFIG.mailFrom,
         log: cfg.log,
       }),
+      ...historicalRoutes(services, services.exports),
     );
     const app = uWS.App();
     const streams = new Streams(services, { ...DEFAULT_LIMITS, ...cfg.streams });
     streams.mount(app);
     cleanups.push(async () => streams.close());
-    const streamed = historicalRoutes(services);
-    mountStreamed(app, streamed, {
-      accounts, now,
-      headers: simulated ? [['X-Data-Source', 'simulated']] : [],
-      onResponse: (route, code, ms) => {
-        metrics.observe(route, code, ms);
-        status.rate.record(now());
-      },
-      onError: (err, ctx) => cfg.log?.(`request ${ctx.requestId} ${ctx.method} ${ctx.path} failed: ${err instanceof Error ? err.stack : String(err)}`),
-    });
-    for (const r of streamed) if (!documentedRoutes.some((d) => d.path === r.path)) documentedRoutes.push(r);
     router.mount(app);
     const listen = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
       app.listen(cfg.host, cfg.port, (ls) => (ls ? resolve(ls) : reject(new Error(`cannot listen on ${cfg.host}:${cfg.port}`))));

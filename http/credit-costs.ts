@@ -63,13 +63,15 @@ export interface Priced {
   method: string;
   path: string;
   cost?(params: Record<string, unknown>, ctx: never): number;
+  /** metered by the StreamReply it answers with (its cost, settled as delivered), not by `cost` */
+  streamed?: boolean;
 }
 
 /**
  * Binds a route to the table: a fixed entry replaces the route's own cost (which must agree, so the two never
- * drift); a variable entry keeps the route's rule. A priced route must have a cost (a route metered some other
- * way, e.g. a streamed export, is not added through the Router's cost path), and a route that charges credits
- * without an entry is refused, so the catalogue lists every priced call.
+ * drift); a variable entry keeps the route's rule. A priced route must have a cost, or be `streamed` (its
+ * StreamReply carries the cost, settled as delivered) and then have none; a route that charges credits without an
+ * entry is refused, so the catalogue lists every priced call.
  */
 export function meteredRoute<R extends Priced>(r: R): R & Priced {
   const e = costEntry(r.method, r.path);
@@ -80,6 +82,12 @@ export function meteredRoute<R extends Priced>(r: R): R & Priced {
       return Number.NaN;
     }
   };
+  if (r.streamed === true) {
+    // its StreamReply charges; a cost rule beside it would charge twice
+    if (e === undefined) throw new Error(`${r.method} ${r.path} streams a priced answer but has no entry in http/credit-costs.ts`);
+    if (r.cost !== undefined) throw new Error(`${r.method} ${r.path} is metered by its stream and must have no cost rule`);
+    return r;
+  }
   if (e === undefined) {
     if (r.cost !== undefined && own() !== 0) throw new Error(`${r.method} ${r.path} charges credits but has no entry in http/credit-costs.ts`);
     return r;

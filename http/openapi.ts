@@ -111,12 +111,9 @@ const ERROR_RESPONSES: Record<string, string> = {
   '429': 'EXCEEDED_FREQ_LIMIT (free tier); Retry-After is set',
 };
 
-/** Routes served outside the Router (streamed exports, http/export-stream.ts), listed in the document too. */
-export const documentedRoutes: Omit<Route, 'handle'>[] = [];
-
 export function openapiDocument(routes: readonly Route[]): object {
   const paths: Record<string, Record<string, object>> = {};
-  for (const r of [...routes, ...documentedRoutes]) {
+  for (const r of routes) {
     const item = (paths[r.path] ??= {});
     const pathParams = [...r.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
       name: m[1], in: 'path', required: true, schema: { type: 'string' },

@@ -38,6 +38,22 @@ export interface Reply {
   headers?: readonly (readonly [string, string])[];
 }
 
+/** A 200 whose body is produced chunk by chunk (pages read from the database) and written as the socket takes it:
+ *  uWebSockets.js `write` returns false once it had to buffer a chunk, and the next chunk is asked for only after
+ *  `onWritable` reports the socket drained (uWebSockets.js examples/Backpressure.js), so the process holds about
+ *  one chunk (and what the producer reads ahead) per slow client. Its credits are reserved when the reply is known (`cost`, before the first byte)
+ *  and settled from what was delivered (`settle`) once the body ended or the client left. */
+export interface StreamReply {
+  status: 200;
+  contentType: string;
+  headers: readonly (readonly [string, string])[];
+  chunks: AsyncIterable<string | Uint8Array>;
+  cost: number;
+  /** called exactly once when the reply is over (delivered, abandoned, refused, or a HEAD): the credits owed, at
+   *  most `cost`; a reply holding a resource (a cache file) releases it here */
+  settle(completed: boolean): number;
+}
+
 export type Auth = 'none' | 'key' | 'admin';
 
 export interface Route {
@@ -50,6 +66,8 @@ export interface Route {
   params?: readonly ParamSpec[];
   /** credits this call costs once its parameters are valid; absent means free */
   cost?(params: Params, ctx: RequestCtx): number;
+  /** answers with a StreamReply that carries its own cost (charged as delivered), instead of `cost` */
+  streamed?: boolean;
   /** read a request body up to this many bytes */
   maxBody?: number;
   /** JSON schema of the 2xx body, for /openapi.json */
@@ -58,7 +76,13 @@ export interface Route {
   requestBody?: object;
   /** status of success, for /openapi.json (default 200) */
   okStatus?: number;
-  handle(ctx: RequestCtx): Reply | Promise<Reply>;
+  handle(ctx: RequestCtx): Reply | StreamReply | Promise<Reply | StreamReply>;
+}
+
+interface ReqState {
+  aborted: boolean;
+  /** resolves a streamed reply's wait for the socket to drain (also on abort) */
+  wake: (() => void) | null;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -180,9 +204,10 @@ export class Router {
     const started = performance.now();
     const names = [...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]);
     const ctx = this.capture(res, req, names);
-    const state = { aborted: false };
+    const state: ReqState = { aborted: false, wake: null };
     res.onAborted(() => {
       state.aborted = true;
+      state.wake?.();
     });
     if (route.maxBody === undefined) {
       this.run(route, res, ctx, started, state);
@@ -221,10 +246,10 @@ export class Router {
     });
   }
 
-  private run(route: Route, res: HttpResponse, ctx: RequestCtx, started: number, state: { aborted: boolean },
+  private run(route: Route, res: HttpResponse, ctx: RequestCtx, started: number, state: ReqState,
     authenticated = false): void {
     let charged = 0;
-    let reply: Reply | Promise<Reply>;
+    let reply: Reply | StreamReply | Promise<Reply | StreamReply>;
     try {
       if (!authenticated) this.authenticate(route, ctx);
       ctx.params = route.params === undefined ? {} : parseParams(route.params, ctx.query);
@@ -267,15 +292,19 @@ export class Router {
     if (key === null) throw new ApiError('INVALID_KEY');
     ctx.key = key;
     const wait = this.opts.accounts.rateLimit(key, ctx.now);
-    if (wait > 0) throw new ApiError('EXCEEDED_FREQ_LIMIT', `Free keys are limited to 60 requests per second; retry in ${wait} s`);
+    if (wait > 0) throw new ApiError('EXCEEDED_FREQ_LIMIT', `Free keys are limited to 60 requests per second; retry in ${wait} s`, undefined, { retryAfter: wait });
   }
 
   private refund(ctx: RequestCtx, charged: number): void {
     if (charged > 0 && ctx.key !== null) this.opts.accounts.refund(ctx.key, charged);
   }
 
-  private finish(res: HttpResponse, ctx: RequestCtx, reply: Reply, charged: number, started: number, route: Route,
-    state: { aborted: boolean }): void {
+  private finish(res: HttpResponse, ctx: RequestCtx, reply: Reply | StreamReply, charged: number, started: number, route: Route,
+    state: ReqState): void {
+    if ('chunks' in reply) {
+      void this.stream(res, ctx, reply, charged, started, route, state);
+      return;
+    }
     if (reply.status >= 400 || state.aborted) {
       // a failed call, or a client gone before the answer: nothing delivered, nothing charged
       this.refund(ctx, charged);
@@ -285,6 +314,71 @@ export class Router {
       this.opts.accounts.recordUsage(ctx.key, this.usageLabels.get(route)!, charged);
     }
     res.cork(() => this.write(res, ctx, reply, charged, started, route.path));
+  }
+
+  private async stream(res: HttpResponse, ctx: RequestCtx, reply: StreamReply, charged: number, started: number,
+    route: Route, state: ReqState): Promise<void> {
+    let reserved = 0;
+    // HEAD delivers no body, so it costs nothing
+    if (reply.cost > 0 && ctx.key !== null && ctx.method !== 'HEAD') {
+      if (!this.opts.accounts.reserve(ctx.key, reply.cost, ctx.now)) {
+        this.refund(ctx, charged);
+        reply.settle(false);
+        const err = new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${reply.cost} credits and ${ctx.key.remaining} remain in the period`);
+        if (!state.aborted) res.cork(() => this.fail(res, ctx, err, started, route.path));
+        return;
+      }
+      reserved = reply.cost;
+    }
+    if (state.aborted) {
+      this.refund(ctx, charged + reserved);
+      reply.settle(false);
+      return;
+    }
+    res.cork(() => {
+      res.writeStatus(STATUS_TEXT[200]);
+      writeCommonHeaders(res, ctx, charged + reserved, this.opts.headers);
+      for (const [k, v] of reply.headers) res.writeHeader(k, v);
+      res.writeHeader('Content-Type', reply.contentType);
+      // time to the first byte: the body follows as the client takes it
+      res.writeHeader('X-Response-Time', (performance.now() - started).toFixed(3));
+      if (ctx.method === 'HEAD') res.endWithoutBody();
+    });
+    if (ctx.method === 'HEAD') {
+      reply.settle(false);
+      this.opts.onResponse?.(route.path, 200, performance.now() - started);
+      return;
+    }
+    let completed = false;
+    try {
+      for await (const chunk of reply.chunks) {
+        if (state.aborted) break;
+        let ok = true;
+        res.cork(() => { ok = res.write(chunk); });
+        if (!ok && !state.aborted) {
+          await new Promise<void>((resolve) => {
+            state.wake = resolve;
+            res.onWritable(() => {
+              state.wake = null;
+              resolve();
+              return true;
+            });
+          });
+        }
+      }
+      completed = !state.aborted;
+    } catch (err) {
+      // the status line is out: a body closed without its terminating chunk tells the client it is truncated
+      this.opts.onError?.(err, ctx);
+    }
+    // credits counted as delivered: a client that leaves pays for what it was sent
+    const owed = Math.min(reserved, Math.max(0, reply.settle(completed)));
+    this.refund(ctx, reserved - owed);
+    if (ctx.key !== null && (completed || owed > 0)) this.opts.accounts.recordUsage(ctx.key, this.usageLabels.get(route)!, charged + owed);
+    if (state.aborted) return;
+    if (completed) res.cork(() => res.end());
+    else res.close();
+    this.opts.onResponse?.(route.path, completed ? 200 : 500, performance.now() - started);
   }
 
   private fail(res: HttpResponse, ctx: RequestCtx, err: unknown, started: number, routePath: string, close = false,
@@ -323,7 +417,7 @@ export function clientIp(res: HttpResponse, req: HttpRequest, trusted: TrustedPr
 }
 
 /** The headers every answer carries: request id, the configured ones (the feed label), and the key's balance with
- *  what this call charged. Shared with the streamed routes (http/export-stream.ts). */
+ *  what this call charged. */
 export function writeCommonHeaders(res: HttpResponse, ctx: RequestCtx, charged: number,
   headers: readonly (readonly [string, string])[]): void {
   res.writeHeader('X-Request-ID', ctx.requestId);

@@ -5,6 +5,7 @@ import type { Hub } from '../workers/hub.js';
 import type { WebhookService } from '../workers/webhook-service.js';
 import type { HistoryService } from '../workers/history-service.js';
 import type { StatusService } from '../workers/status-service.js';
+import type { ExportServices } from './routes/historical.js';
 import type { Accounts } from './accounts.js';
 import type { Metrics } from './metrics.js';
 
@@ -25,6 +26,8 @@ export interface Services {
   history?: HistoryService;
   /** source freshness, pollers, status cache and history; set by startApp */
   status?: StatusService;
+  /** the piscina pool and the cache of the closing-line exports; set by startApp */
+  exports?: ExportServices;
   now(): number;
 }
 

@@ -1,5 +1,5 @@
 // Closing lines: capture at the start boundary, restart in the middle of a start, exports (JSON, CSV), credits
-// per 1,000 rows, paging through the cursor, parameter bounds.
+// per 1,000 rows, paging, parameter bounds.
 
 import { rmSync } from 'node:fs';
 import t from 'tap';
@@ -100,7 +100,7 @@ t.test('restart in the middle of a start: captured from the persisted pregame st
   t.equal(app.app.services.history!.openEvents, 0, 'nothing left open');
 });
 
-for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, paging through the cursor, bounds (${database})`, async (t) => {
+for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, paging, bounds (${database})`, async (t) => {
   clock.release();
   const app = await startTestApp(t, { now: clock.now, database });
   await app.app.services.db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,
@@ -117,7 +117,7 @@ for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, 
   t.equal(res.headers.get('x-requests-last'), '3', 'charged 3');
   t.equal(res.headers.get('x-ratelimit-remaining'), '997', 'balance down by 3');
   const names = body.rows.map((r) => r.player_name);
-  t.equal(new Set(names).size, 2500, 'no row repeated or lost across cursor pages of 1,000');
+  t.equal(new Set(names).size, 2500, 'no row repeated or lost across pages of 1,000');
   res = await get('&limit=1000');
   t.equal(res.headers.get('x-export-credits'), '1', '1,000 rows: 1 credit');
   t.equal(((await res.json()) as Body).rows.length, 1000, 'limit bounds the rows');

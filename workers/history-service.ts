@@ -25,6 +25,8 @@ export interface HistoryDeps {
   db: Database;
   now(): number;
   log?(msg: string): void;
+  /** an event's closing rows were written (the export cache drops what they make out of date) */
+  onCapture?(meta: EventMeta): void;
 }
 
 function metaOf(ev: EventView): EventMeta {
@@ -149,6 +151,7 @@ export class HistoryService {
       if (pe.meta.commence > now) continue;
       const rows = pe.closingRows();
       await captureClosing(this.deps.db, pe.meta, rows, now);
+      this.deps.onCapture?.(pe.meta);
       this.open.delete(id);
       this.captured.add(id);
       this.counters.captured++;

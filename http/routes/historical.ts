@@ -1,62 +1,34 @@
 // Closing-line exports (SPEC Historical): GET /v1/historical/closing-lines.json and .csv (one game day per
 // request) and GET /v1/sports/{sport_key}/closing-lines (recent days of one sport). Every row is an observed
-// closing snapshot (workers/history-service.ts); rows are streamed from a database cursor page by page
-// (http/export-stream.ts). Credits: JSON 1 per 1,000 rows delivered (minimum 1), CSV 1 per request.
+// closing snapshot (workers/history-service.ts); rows are read page by page (keyset queries) and streamed as a
+// StreamReply of the Router, each page formatted in the piscina pool (workers/export-pool.ts), and identical
+// requests within 6 hours are served from the export cache (http/export-cache.ts). Credits: JSON 1 per 1,000
+// rows delivered (minimum 1), CSV 1 per request, the same when served from the cache.
 
 import { bookByKey, DEFAULT_SHARP_BOOK, sportByKey, umbrellaByKey } from '../../engine/catalogue.js';
-import { impliedProb } from '../../engine/closing.js';
-import { closingCursor, countClosing, type ClosingFilter, type StoredClosing } from '../../sql/history.js';
-import type { StreamPlan, StreamRoute } from '../export-stream.js';
+import { closingPages, countClosing, type ClosingFilter, type StoredClosing } from '../../sql/history.js';
+import { ClosingRowSchema, CSV_COLUMNS, type ExportFormat } from '../../workers/export-format.js';
+import type { ExportPool } from '../../workers/export-pool.js';
+import type { CacheWriter, ExportCache } from '../export-cache.js';
 import { invalid, type ParamSpec } from '../params.js';
-import type { RequestCtx } from '../router.js';
-import { compile } from '../serialize.js';
-import { isoMillis, isoSeconds, type Services } from '../services.js';
+import type { RequestCtx, Route, StreamReply } from '../router.js';
+import { isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 
+export { ClosingRowSchema, CSV_COLUMNS };
+
 export const EXPORT_MAX_ROWS = 500_000;
-/** rows read from the cursor per page: one page is all the process holds of an export */
+/** rows per page: one pool task, one chunk of the body */
 export const EXPORT_PAGE_ROWS = 1000;
 /** SPEC: closing lines are cached 6 hours (a closing snapshot never changes once written) */
+export const EXPORT_CACHE_TTL_MS = 6 * 3600 * 1000;
 const CACHE_CONTROL = 'private, max-age=21600';
-
-const num = { type: ['number', 'null'] } as const;
-const strOrNull = { type: ['string', 'null'] } as const;
 const str = { type: 'string' } as const;
-export const ClosingRowSchema = {
-  type: 'object',
-  properties: {
-    game_date: str, sport_key: str, commence_time: str, home_team: strOrNull, away_team: strOrNull, source: str,
-    player_name: strOrNull, market_key: str, market_label: str, line: num, over_price: num, under_price: num,
-    over_implied_prob: num, under_implied_prob: num, snapshot_time: str,
-  },
-} as const;
-const rowJson = compile(ClosingRowSchema);
 
-export const CSV_COLUMNS = ['game_date', 'sport_key', 'commence_time', 'home_team', 'away_team', 'source', 'player_name',
-  'market_key', 'market_label', 'line', 'over_price', 'under_price', 'over_implied_prob', 'under_implied_prob', 'snapshot_time'] as const;
-
-function rowOf(r: StoredClosing) {
-  return {
-    game_date: r.game_date, sport_key: r.sport_key, commence_time: isoSeconds(r.commence_time.getTime()),
-    home_team: r.home_team, away_team: r.away_team, source: r.source, player_name: r.player_name === '' ? null : r.player_name,
-    market_key: r.market_key, market_label: r.market_label, line: r.line, over_price: r.over_price, under_price: r.under_price,
-    over_implied_prob: impliedProb(r.over_price), under_implied_prob: impliedProb(r.under_price),
-    snapshot_time: isoMillis(r.snapshot_time.getTime()),
-  };
-}
-
-/** RFC 4180 field: quoted when it holds a comma, a quote, CR or LF; quotes doubled; null is empty */
-export function csvField(v: string | number | null): string {
-  if (v === null) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
-}
-
-function csvLine(r: StoredClosing): string {
-  const o = rowOf(r) as Record<string, string | number | null>;
-  let line = '';
-  for (let i = 0; i < CSV_COLUMNS.length; i++) line += (i === 0 ? '' : ',') + csvField(o[CSV_COLUMNS[i]]);
-  return line + '\r\n';
+/** what the exports need beyond the database: the piscina pool formats the pages, the cache keeps the bodies */
+export interface ExportServices {
+  pool: ExportPool;
+  cache: ExportCache;
 }
 
 const limitParam: ParamSpec = { name: 'limit', type: 'integer', default: 50_000, min: 1, max: EXPORT_MAX_ROWS, description: 'rows at most (1 to 500,000)' };
@@ -81,77 +53,161 @@ function sourceFilter(ctx: RequestCtx): string[] | undefined {
   return [src];
 }
 
-/** pages of the cursor as text: head, each row, separators and tail; counts rows handed to the socket */
-async function* pages(s: Services, f: ClosingFilter, head: string, fmt: (r: StoredClosing, first: boolean) => string,
-  tail: string, counter: { rows: number }): AsyncGenerator<string> {
-  yield head;
-  for await (const page of closingCursor(s.db, f, EXPORT_PAGE_ROWS)) {
-    let out = '';
-    for (const r of page) out += fmt(r, counter.rows++ === 0);
-    yield out;
-  }
-  yield tail;
-}
-
 function credits(rows: number): number {
   return Math.max(1, Math.ceil(rows / 1000));
 }
 
-async function jsonPlan(s: Services, ctx: RequestCtx, f: ClosingFilter, envelope: Record<string, unknown>): Promise<StreamPlan> {
-  const rows = await countClosing(s.db, f);
-  const counter = { rows: 0 };
-  const head = JSON.stringify({ as_of: isoSeconds(ctx.now), ...envelope, row_count: rows }).slice(0, -1) + ',"rows":[';
+interface ExportSpec {
+  format: ExportFormat;
+  contentType: string;
+  filter: ClosingFilter;
+  /** X-Export-* and the other headers, from the row count */
+  headers(rows: number): [string, string][];
+  /** the body before the rows and after them */
+  head(rows: number): string;
+  tail: string;
+  /** credits before the first byte, from the row count */
+  cost(rows: number): number;
+  /** credits owed from the rows delivered (rows counted as delivered) */
+  owed(delivered: number, rows: number, completed: boolean): number;
+}
+
+/** the cache key of a request: the route, the format and every parameter (path and query) as validated */
+function cacheKey(ctx: RequestCtx, route: string): string {
+  return JSON.stringify([route, ctx.args, Object.entries(ctx.params).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+}
+
+/** An export as a streamed reply: from the cache when an identical request was served within 6 hours, else from
+ *  the database, each page formatted in the piscina pool and written to the cache as it goes out. */
+async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key: string, spec: ExportSpec): Promise<StreamReply> {
+  const delivered = { rows: 0 };
+  const hit = x.cache.get(key);
+  if (hit !== null) {
+    const rows = hit.meta.rows;
+    return {
+      status: 200,
+      contentType: hit.meta.contentType,
+      headers: [...hit.meta.headers, ['Age', String(hit.ageS)]],
+      chunks: hit.chunks(delivered),
+      cost: spec.cost(rows),
+      settle: (completed) => {
+        hit.release();
+        return spec.owed(delivered.rows, rows, completed);
+      },
+    };
+  }
+  const rows = await countClosing(s.db, spec.filter);
+  const headers = spec.headers(rows);
   return {
-    contentType: 'application/json',
-    headers: [['X-Export-Rows', String(rows)], ['X-Export-Credits', String(credits(rows))], ['X-Export-Rate', '1 credit per 1000 rows, minimum 1'], ['Cache-Control', CACHE_CONTROL]],
-    cost: credits(rows),
-    body: pages(s, f, head, (r, first) => (first ? '' : ',') + rowJson(rowOf(r)), ']}', counter),
-    // rows counted as delivered: a client that leaves pays for the rows it was sent
-    owed: (completed) => (completed ? credits(rows) : credits(counter.rows)),
+    status: 200,
+    contentType: spec.contentType,
+    headers,
+    chunks: pages(s, x, spec, rows, delivered, x.cache.writer(key, { contentType: spec.contentType, headers, rows, scope: spec.filter })),
+    cost: spec.cost(rows),
+    settle: (completed) => spec.owed(delivered.rows, rows, completed),
   };
 }
 
-export function historicalRoutes(s: Services): StreamRoute[] {
+/** The body from the database: head, the pages formatted in the pool, tail; each chunk also goes to the cache
+ *  writer, committed only once the whole body went out. One page ahead: while the socket takes a chunk, the pool
+ *  formats the next page, and the page after it is fetched while that one is formatted (about three pages held).
+ *  Each page is one query (sql/history.ts closingPages): no connection is held while the client reads. */
+async function* pages(s: Services, x: ExportServices, spec: ExportSpec, rows: number, delivered: { rows: number },
+  cache: CacheWriter): AsyncGenerator<string | Uint8Array> {
+  let complete = false;
+  // at most the rows counted for the headers: rows captured meanwhile do not make the body disagree with them
+  const source = closingPages(s.db, spec.filter, EXPORT_PAGE_ROWS, rows);
+  const format = (page: IteratorResult<StoredClosing[]>, first: boolean) => {
+    if (page.done === true) return null;
+    const job = { rows: page.value.length, chunk: x.pool.format(spec.format, page.value, first) };
+    // a body abandoned with a page in the pool: its failure has nobody waiting for it
+    job.chunk.catch(() => undefined);
+    return job;
+  };
+  try {
+    const head = spec.head(rows);
+    await cache.write(head, 0);
+    yield head;
+    let job = format(await source.next(), true);
+    while (job !== null) {
+      const next = format(await source.next(), false);
+      const chunk = await job.chunk;
+      await cache.write(chunk, job.rows);
+      delivered.rows += job.rows;
+      yield chunk;
+      job = next;
+    }
+    await cache.write(spec.tail, 0);
+    yield spec.tail;
+    complete = true;
+  } finally {
+    if (!complete) await source.return(undefined);
+    // a body cut short (client gone, database error) is never served to anyone else
+    await (complete ? cache.commit() : cache.discard());
+  }
+}
+
+function jsonSpec(ctx: RequestCtx, filter: ClosingFilter, envelope: Record<string, unknown>): ExportSpec {
+  return {
+    format: 'json',
+    contentType: 'application/json',
+    filter,
+    headers: (rows) => [['X-Export-Rows', String(rows)], ['X-Export-Credits', String(credits(rows))],
+      ['X-Export-Rate', '1 credit per 1000 rows, minimum 1'], ['Cache-Control', CACHE_CONTROL]],
+    head: (rows) => JSON.stringify({ as_of: isoSeconds(ctx.now), ...envelope, row_count: rows }).slice(0, -1) + ',"rows":[',
+    tail: ']}',
+    cost: credits,
+    // rows counted as delivered: a client that leaves pays for the rows it was sent
+    owed: (delivered, rows, completed) => (completed ? credits(rows) : credits(delivered)),
+  };
+}
+
+export function historicalRoutes(s: Services, x: ExportServices): Route[] {
   return [
     {
       method: 'GET',
       path: '/v1/historical/closing-lines.json',
       auth: 'key',
+      streamed: true,
       tag: 'historical',
       summary: 'Observed closing lines of one game day (1 credit per 1,000 rows, minimum 1); headers X-Export-Rows, X-Export-Credits, X-Export-Rate',
       params: dayParams,
       response: { type: 'object', properties: { as_of: str, date: str, filters: { type: 'object' }, row_count: { type: 'integer' }, rows: { type: 'array', items: ClosingRowSchema } } },
-      plan: (ctx) => {
+      handle: (ctx) => {
         const f: ClosingFilter = { date: ctx.params.date as string, sports: sportFilter(ctx), sources: sourceFilter(ctx), limit: ctx.params.limit as number };
-        return jsonPlan(s, ctx, f, {
+        return exportReply(s, x, ctx, cacheKey(ctx, 'json'), jsonSpec(ctx, f, {
           date: f.date, filters: { sport_key: ctx.params.sport_key ?? null, source: ctx.params.source ?? null, limit: f.limit },
-        });
+        }));
       },
     },
     {
       method: 'GET',
       path: '/v1/historical/closing-lines.csv',
       auth: 'key',
+      streamed: true,
       tag: 'historical',
       summary: 'The closing lines of one game day as RFC 4180 CSV, columns of the JSON rows (1 credit per request)',
       params: dayParams,
-      plan: async (ctx) => {
+      handle: (ctx) => {
         const f: ClosingFilter = { date: ctx.params.date as string, sports: sportFilter(ctx), sources: sourceFilter(ctx), limit: ctx.params.limit as number };
-        const rows = await countClosing(s.db, f);
-        return {
+        return exportReply(s, x, ctx, cacheKey(ctx, 'csv'), {
+          format: 'csv',
           contentType: 'text/csv; charset=utf-8',
-          headers: [['X-Export-Rows', String(rows)], ['X-Export-Credits', '1'], ['X-Export-Rate', '1 credit per request'], ['Cache-Control', CACHE_CONTROL],
-            ['Content-Disposition', `attachment; filename="closing-lines-${f.date}.csv"`]],
-          cost: 1,
-          body: pages(s, f, CSV_COLUMNS.join(',') + '\r\n', csvLine, '', { rows: 0 }),
+          filter: f,
+          headers: (rows) => [['X-Export-Rows', String(rows)], ['X-Export-Credits', '1'], ['X-Export-Rate', '1 credit per request'],
+            ['Cache-Control', CACHE_CONTROL], ['Content-Disposition', `attachment; filename="closing-lines-${f.date}.csv"`]],
+          head: () => CSV_COLUMNS.join(',') + '\r\n',
+          tail: '',
+          cost: () => 1,
           owed: () => 1,
-        };
+        });
       },
     },
     {
       method: 'GET',
       path: '/v1/sports/{sport_key}/closing-lines',
       auth: 'key',
+      streamed: true,
       tag: 'historical',
       summary: 'Closing lines of a sport\'s events started in the last daysFrom days (default book: the sharp book); 1 credit per 1,000 rows, minimum 1',
       params: [
@@ -160,7 +216,7 @@ export function historicalRoutes(s: Services): StreamRoute[] {
         limitParam,
       ],
       response: { type: 'object', properties: { as_of: str, sport_key: str, filters: { type: 'object' }, row_count: { type: 'integer' }, rows: { type: 'array', items: ClosingRowSchema } } },
-      plan: (ctx) => {
+      handle: (ctx) => {
         const sports = sportKeys(ctx.args[0]);
         const raw = ctx.params.bookmakers;
         const books = Array.isArray(raw) ? raw : [String(raw)];
@@ -168,7 +224,7 @@ export function historicalRoutes(s: Services): StreamRoute[] {
         if (bad.length > 0) invalid('bookmakers', `unknown book key(s) ${bad.join(', ')}`, raw);
         const days = ctx.params.daysFrom as number;
         const f: ClosingFilter = { from: ctx.now - days * 86_400_000, to: ctx.now, sports, sources: books, limit: ctx.params.limit as number };
-        return jsonPlan(s, ctx, f, { sport_key: ctx.args[0], filters: { bookmakers: books, daysFrom: days, limit: f.limit } });
+        return exportReply(s, x, ctx, cacheKey(ctx, 'sport'), jsonSpec(ctx, f, { sport_key: ctx.args[0], filters: { bookmakers: books, daysFrom: days, limit: f.limit } }));
       },
     },
   ];

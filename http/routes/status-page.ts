@@ -10,6 +10,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>linewire status</title>
+<link rel="icon" href="data:,">
 <style>
   body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1d2430; }
   h1 { font-size: 1.3rem; margin: 0 0 .3rem; }
@@ -21,14 +22,18 @@ const PAGE = `<!doctype html>
   .strip { position: relative; width: 360px; height: 14px; background: #eef0f3; }
   .strip span { position: absolute; top: 0; height: 14px; }
   #summary span { margin-right: 1.2rem; }
+  .axis { display: flex; justify-content: space-between; width: 360px; font-weight: normal; font-size: 12px; color: #677; }
+  .legend span.cls { min-width: 0; margin: 0 .2rem 0 .8rem; }
+  .legend .none { background: #eef0f3; color: #677; }
 </style>
 </head>
 <body>
 <h1>linewire status <span id="overall" class="cls">…</span></h1>
 <div class="muted" id="asof">loading…</div>
 <div id="summary"></div>
+<div class="muted legend">classes:<span class="cls ok">ok</span><span class="cls degraded">degraded</span><span class="cls breach">breach</span><span class="cls stale">stale</span><span class="cls none">no sample</span></div>
 <table>
-  <thead><tr><th>source</th><th>class</th><th>age (s)</th><th>last 24 hours</th></tr></thead>
+  <thead><tr><th>source</th><th>class</th><th>age (s)</th><th>last 24 hours<div class="axis"><span>24 h ago</span><span>12 h</span><span>now</span></div></th></tr></thead>
   <tbody id="sources"></tbody>
 </table>
 <h2 style="font-size:1.05rem;margin-top:1.5rem">feeds</h2>
@@ -66,14 +71,14 @@ function render(st) {
     var tr = el('tr'); tr.dataset.source = s.source;
     tr.appendChild(el('td', s.source));
     var td = el('td'); td.appendChild(el('span', s.sla_state, 'cls ' + s.sla_state)); tr.appendChild(td);
-    tr.appendChild(el('td', s.latest_write_age_seconds === null ? '-' : s.latest_write_age_seconds));
+    tr.appendChild(el('td', s.latest_write_age_seconds === null ? 'never' : s.latest_write_age_seconds));
     var sd = el('td'); sd.appendChild(strip(s.source)); tr.appendChild(sd);
     body.appendChild(tr);
   });
   var feeds = document.getElementById('feeds'); feeds.textContent = '';
   st.poller_health.feeds.forEach(function (f) {
     var tr = el('tr');
-    [f.feed, f.circuit, f.consecutive_failures, f.backoff_ms, f.last_pulse_age_s === null ? '-' : f.last_pulse_age_s].forEach(function (v) { tr.appendChild(el('td', v)); });
+    [f.feed, f.circuit, f.consecutive_failures, f.backoff_ms, f.last_pulse_age_s === null ? 'never' : f.last_pulse_age_s].forEach(function (v) { tr.appendChild(el('td', v)); });
     feeds.appendChild(tr);
   });
 }

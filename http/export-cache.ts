@@ -1,0 +1,220 @@
+// The server-side export cache (SPEC: closing lines cached 6 hours). An export's body is written to a file
+// under DATA_DIR while it streams to its first client; once the body is complete the file becomes an entry, and
+// an identical request within the TTL is streamed from the file, chunk by chunk as the first one was, with the
+// same headers. On disk rather than in memory: the exports worth caching are the large ones (up to 500,000 rows,
+// about 190 MB of JSON), and holding those in the heap would undo the streaming's bounded memory.
+//
+// Bounded by total bytes (least recently used entries go first) and by age. The index lives in memory: the
+// directory is emptied at start and removed at close. An entry being read is pinned, so evicting it never pulls
+// a file from under a client; its file goes once the last reader is done.
+
+import { mkdirSync, rmSync } from 'node:fs';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ClosingFilter } from '../sql/history.js';
+
+export interface CacheConfig {
+  dir: string;
+  ttlMs: number;
+  maxBytes: number;
+  now(): number;
+}
+
+export interface CachedMeta {
+  contentType: string;
+  headers: readonly (readonly [string, string])[];
+  /** rows in the body */
+  rows: number;
+  /** the rows the body was read for: a closing capture they cover drops the entry (see invalidate) */
+  scope: ClosingFilter;
+}
+
+interface Entry {
+  key: string;
+  meta: CachedMeta;
+  file: string;
+  /** per chunk: its bytes and the rows it carries, in body order */
+  chunks: { bytes: number; rows: number }[];
+  size: number;
+  createdAt: number;
+  readers: number;
+  evicted: boolean;
+}
+
+export interface CacheHit {
+  meta: CachedMeta;
+  /** seconds since the entry was made (the Age header) */
+  ageS: number;
+  /** the body's chunks with their rows; `counter.rows` counts the rows handed out */
+  chunks(counter: { rows: number }): AsyncGenerator<Uint8Array>;
+  /** unpins the entry; call once, whether or not the chunks were read */
+  release(): void;
+}
+
+export interface CacheWriter {
+  /** appends a chunk of the body carrying `rows` rows; past the size bound the writer gives up silently */
+  write(chunk: string | Uint8Array, rows: number): Promise<void>;
+  /** the body is complete: it becomes the entry of its key */
+  commit(): Promise<void>;
+  /** the body will not be complete: the file goes */
+  discard(): Promise<void>;
+}
+
+let fileCounter = 0;
+
+export class ExportCache {
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+  /** bodies being written: a capture they cover makes them stale before they are committed */
+  private readonly pending = new Set<{ scope: ClosingFilter; stale: boolean }>();
+
+  constructor(private readonly cfg: CacheConfig) {
+    rmSync(cfg.dir, { recursive: true, force: true });
+    mkdirSync(cfg.dir, { recursive: true });
+  }
+
+  get dir(): string {
+    return this.cfg.dir;
+  }
+
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+
+  get(key: string): CacheHit | null {
+    const e = this.entries.get(key);
+    if (e === undefined) return null;
+    const age = this.cfg.now() - e.createdAt;
+    if (age >= this.cfg.ttlMs || age < 0) {
+      this.evict(e);
+      return null;
+    }
+    // most recently used last: eviction takes from the front
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    e.readers++;
+    let released = false;
+    return {
+      meta: e.meta,
+      ageS: Math.floor(age / 1000),
+      chunks: (counter) => readChunks(e, counter),
+      release: () => {
+        if (released) return;
+        released = true;
+        e.readers--;
+        if (e.evicted && e.readers === 0) void unlink(e.file).catch(() => undefined);
+      },
+    };
+  }
+
+  writer(key: string, meta: CachedMeta): CacheWriter {
+    const file = join(this.cfg.dir, `${process.pid}-${++fileCounter}.body`);
+    const chunks: { bytes: number; rows: number }[] = [];
+    let size = 0;
+    let fh: FileHandle | null = null;
+    let dead = false;
+    const encoder = new TextEncoder();
+    const mark = { scope: meta.scope, stale: false };
+    this.pending.add(mark);
+    const drop = async () => {
+      dead = true;
+      this.pending.delete(mark);
+      const h = fh;
+      fh = null;
+      await h?.close().catch(() => undefined);
+      await unlink(file).catch(() => undefined);
+    };
+    return {
+      write: async (chunk, rows) => {
+        if (dead) return;
+        const bytes = typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
+        if (size + bytes.byteLength > this.cfg.maxBytes) {
+          await drop();
+          return;
+        }
+        try {
+          fh ??= await open(file, 'w');
+          await fh.write(bytes);
+        } catch {
+          // a full disk or a removed directory costs the cache, never the response
+          await drop();
+          return;
+        }
+        chunks.push({ bytes: bytes.byteLength, rows });
+        size += bytes.byteLength;
+      },
+      commit: async () => {
+        if (dead) return;
+        if (mark.stale) {
+          await drop();
+          return;
+        }
+        dead = true;
+        this.pending.delete(mark);
+        try {
+          fh ??= await open(file, 'w');
+          await fh.close();
+        } catch {
+          await unlink(file).catch(() => undefined);
+          return;
+        }
+        const old = this.entries.get(key);
+        if (old !== undefined) this.evict(old);
+        const e: Entry = { key, meta, file, chunks, size, createdAt: this.cfg.now(), readers: 0, evicted: false };
+        this.entries.set(key, e);
+        this.bytes += size;
+        for (const first of this.entries.values()) {
+          if (this.bytes <= this.cfg.maxBytes || first === e) break;
+          this.evict(first);
+        }
+      },
+      discard: drop,
+    };
+  }
+
+  /** Drops the entries (and the bodies being written) whose rows include a closing capture of this event: the
+   *  cache keeps a day's export for 6 hours, but never hides the closing lines of an event captured since. */
+  invalidate(sport: string, commence: number): void {
+    const day = new Date(commence).toISOString().slice(0, 10);
+    const covers = (f: ClosingFilter) => (f.date === undefined || f.date === day)
+      && (f.from === undefined || commence >= f.from) && (f.to === undefined || commence < f.to)
+      && (f.sports === undefined || f.sports.includes(sport));
+    for (const e of [...this.entries.values()]) if (covers(e.meta.scope)) this.evict(e);
+    for (const p of this.pending) if (covers(p.scope)) p.stale = true;
+  }
+
+  close(): void {
+    this.entries.clear();
+    this.bytes = 0;
+    rmSync(this.cfg.dir, { recursive: true, force: true });
+  }
+
+  private evict(e: Entry): void {
+    if (this.entries.get(e.key) === e) this.entries.delete(e.key);
+    if (e.evicted) return;
+    e.evicted = true;
+    this.bytes -= e.size;
+    if (e.readers === 0) void unlink(e.file).catch(() => undefined);
+  }
+}
+
+async function* readChunks(e: Entry, counter: { rows: number }): AsyncGenerator<Uint8Array> {
+  const fh = await open(e.file, 'r');
+  try {
+    let pos = 0;
+    for (const c of e.chunks) {
+      const buf = new Uint8Array(c.bytes);
+      let got = 0;
+      while (got < c.bytes) {
+        const { bytesRead } = await fh.read(buf, got, c.bytes - got, pos + got);
+        if (bytesRead === 0) throw new Error(`export cache file ${e.file} is shorter than its index`);
+        got += bytesRead;
+      }
+      pos += c.bytes;
+      counter.rows += c.rows;
+      yield buf;
+    }
+  } finally {
+    await fh.close();
+  }
+}
