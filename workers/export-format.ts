@@ -4,23 +4,10 @@
 
 import fastJson from 'fast-json-stringify';
 import { impliedProb } from '../engine/closing.js';
+import type { StoredClosing } from '../sql/history.js';
 
-/** a stored closing row as read from the cursor (sql/history.ts StoredClosing), as it crosses to the pool */
-export interface ExportRow {
-  game_date: string;
-  sport_key: string;
-  commence_time: Date;
-  home_team: string | null;
-  away_team: string | null;
-  source: string;
-  player_name: string;
-  market_key: string;
-  market_label: string;
-  line: number | null;
-  over_price: number | null;
-  under_price: number | null;
-  snapshot_time: Date;
-}
+/** a stored closing row as read (sql/history.ts StoredClosing) without its keyset id, as it crosses to the pool */
+export type ExportRow = Omit<StoredClosing, 'id'>;
 
 export type ExportFormat = 'json' | 'csv';
 
