@@ -7,20 +7,23 @@
 //   exactly when it is for the method with the highest fair probability `pmax` (multiplication by d > 0 is
 //   monotone), so each (line, sharp, outcome) keeps its pmax beside the no-vig line. A soft book's move
 //   recomputes its own bits against the sharps that quote the line; a sharp's move recomputes its no-vig line
-//   (sent once as a FAIR record) and the line's other quotes' bits for that sharp. A quote is sent (EVQ) only
+//   (once per batch, after all its quotes in it; sent as a FAIR record) and the line's other quotes' bits for that
+//   sharp. A quote is sent (EVQ) only
 //   when its bits change; the main thread prices a row, and tells which methods give it an edge, from the read
 //   model's quote and the FAIR records.
 // - Consensus is kept as running sums per line and outcome (implied probabilities in fixed point, so adding and
 //   removing is exact and the sums equal a from-scratch recomputation bit for bit), counts, and distinct books
-//   per line; best and worst prices come from the ends of the ladders.
+//   per line; best and worst prices are kept as quotes move and searched for in the ladder only when the quote
+//   holding one leaves or moves.
 // - Lines whose prices or freshness changed are marked dirty; at the end of the batch each dirty line emits its
 //   consensus, re-evaluates its arbitrage (the fresh top of each ladder), and each dirty group re-evaluates its
 //   middles. A verification that changes no price and no freshness marks nothing.
 // - Freshness changes with time alone: a quote older than its book's stale threshold (engine/sla.ts) stops
 //   counting. A timing wheel holds at most one entry per quote slot and wakes the line when it goes stale.
 //
-// Records leave as CONS / ARB / FAIR / EVQ / MID (engine/records.ts). `scratch()` recomputes every set from the store
-// alone; the property test holds the two equal.
+// Per-line and per-quote state is interleaved in two flat arrays (LS, QS below); what was sent and must be compared
+// against later (middles, arbitrages) lives in record pools. Records leave as CONS / ARB / FAIR / EVQ / MID
+// (engine/records.ts). `scratch()` recomputes every set from the store alone; the property test holds the two equal.
 
 import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
