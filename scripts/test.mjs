@@ -23,20 +23,10 @@ execFileSync(process.execPath, ['--input-type=module', '-e',
 { cwd: root, stdio: 'inherit' });
 process.on('exit', () => rmSync(template, { recursive: true, force: true }));
 
-// The longest files start first, so that four jobs end together instead of one long file running alone at the
-// end (measured in a CI run of 2026-11-23: these took 20 to 70 s each, most others under 15 s).
-const SLOW_FIRST = ['history-export-stream', 'webhooks-restart-checks', 'history-closing', 'history-export-cache',
-  'sql-keys', 'ws-limits', 'webhooks-delivery', 'http-auth-credits', 'status-freshness', 'history-export-slow-client',
-  'sql-connection', 'http-live', 'players', 'shard-crash', 'status-page-chromium'];
-const rank = (f) => {
-  const i = SLOW_FIRST.indexOf(f.replace(/\.test\.js$/, ''));
-  return i < 0 ? SLOW_FIRST.length : i;
-};
 const only = process.argv.slice(2);
 const files = readdirSync(join(root, 'dist/test'))
   .filter((f) => f.endsWith('.test.js'))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
-  .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
   .map((f) => join('dist/test', f));
 
 const tap = spawn(process.execPath, [join(root, 'node_modules/tap/dist/esm/run.mjs'),
