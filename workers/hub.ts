@@ -25,6 +25,8 @@ export interface IngestResult {
 /** One shard answer as applied to the read model, for streams and webhooks. */
 export interface ChangeBatch {
   shard: number;
+  /** CHG records; a view of the shard's message buffer, which is reused once the listeners return: read it during
+   *  the call, copy what must outlive it */
   records: Float64Array;
   count: number;
   /** per-sport sequence number after this batch, for every sport it touched */

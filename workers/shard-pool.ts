@@ -21,6 +21,8 @@ export interface ShardPoolOptions {
 
 /** A batch resent to this many restarted shards in a row is dropped as poison. */
 const MAX_TRIES = 3;
+/** recycled message buffers kept per shard (about the batches in flight) */
+const MAX_SPARES = 16;
 
 interface Pending {
   msg: ToShard;
@@ -33,6 +35,8 @@ class Shard {
   readonly pending = new Map<number, Pending>();
   restarts = 0;
   quotes = 0;
+  /** CHANGES buffers read to the end, for the next APPLY messages (workers/protocol.ts sized()) */
+  readonly spares: ArrayBuffer[] = [];
   constructor(readonly index: number) {}
 }
 
@@ -97,7 +101,9 @@ export class ShardPool {
 
   private post(shard: Shard, msg: ToShard): void {
     if (shard.worker === null) return; // sent again after the restart
-    const buf = encode(msg);
+    const spare = msg.t === MSG.APPLY ? shard.spares.pop() ?? null : null;
+    const buf = encode(msg, spare);
+    if (spare !== null && buf.buffer !== spare) shard.spares.push(spare);
     shard.worker.postMessage(buf, [buf.buffer as ArrayBuffer]);
   }
 
@@ -122,6 +128,8 @@ export class ShardPool {
         }
         shard.quotes = msg.quotes;
         this.opts.onChanges(shard.index, msg);
+        // onChanges and its listeners read the records synchronously and keep copies: the buffer is free again
+        if (buf instanceof Float64Array && shard.spares.length < MAX_SPARES) shard.spares.push(buf.buffer as ArrayBuffer);
         for (const p of answered) p.done(null);
       });
       let failure: Error | null = null;

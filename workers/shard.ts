@@ -16,6 +16,8 @@ const analytics = (workerData as { analytics?: boolean } | null)?.analytics === 
 const NONE = new Float64Array(0);
 const nothing = { cons: NONE, nCons: 0, arb: NONE, nArb: 0, fair: NONE, nFair: 0, ev: NONE, nEv: 0, mid: NONE, nMid: 0 };
 const out = new RecordBuffer(CHG.STRIDE, 4096);
+/** the last APPLY's buffer, read to the end: the answer is written into it (workers/protocol.ts sized()) */
+let spare: ArrayBuffer | null = null;
 
 /** Answers the batches `seqs` (none: an unsolicited batch of analytics after a tick or a restore). */
 function reply(seqs: number[], applied: number, stale: number): void {
@@ -23,7 +25,8 @@ function reply(seqs: number[], applied: number, stale: number): void {
   const a = analytics === null ? nothing : analytics.flush(false);
   if (seqs.length === 0 && n === 0 && a.nCons + a.nArb + a.nFair + a.nEv + a.nMid === 0) return;
   const msg: ChangesMsg = { t: MSG.CHANGES, seqs, n, rec: out.drain(), applied, stale, quotes: store.quoteCount, ...a };
-  const buf = encode(msg);
+  const buf = encode(msg, spare);
+  if (buf.buffer === spare) spare = null;
   port!.postMessage(buf, [buf.buffer as ArrayBuffer]);
 }
 
@@ -38,6 +41,7 @@ port.on('message', (buf: Encoded) => {
       analytics?.begin(msg.now);
       const before = store.staleIgnored;
       const applied = store.apply(msg.obs, msg.n, out);
+      spare = msg.obs.buffer as ArrayBuffer;
       reply([msg.seq], applied, store.staleIgnored - before);
       break;
     }
