@@ -21,9 +21,9 @@
 // - Freshness changes with time alone: a quote older than its book's stale threshold (engine/sla.ts) stops
 //   counting. A timing wheel holds at most one entry per quote slot and wakes the line when it goes stale.
 //
-// Per-line and per-quote state is interleaved in two flat arrays (LS, QS below); what was sent and must be compared
-// against later (middles, arbitrages) lives in record pools. Records leave as CONS / ARB / FAIR / EVQ / MID
-// (engine/records.ts). `scratch()` recomputes every set from the store alone; the property test holds the two equal.
+// Per-line state is interleaved in one flat array (LS below); per-quote state sits in the store's own quote records
+// (QS); what was sent and must be compared against later (middles, arbitrages) lives in record pools. Records
+// leave as CONS / ARB / FAIR / EVQ / MID (engine/records.ts). `scratch()` recomputes every set from the store alone; the property test holds the two equal.
 
 import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
@@ -41,9 +41,9 @@ export { scratch, type ScratchSets } from './analytics-scratch.js';
 /** a no-vig line in the fair pool: VALID then P + m * 3 + o, as in the FAIR record */
 const FL = { VALID: 0, P: 1, STRIDE: 1 + N_METHODS * 3 } as const;
 
-/** Per-line state, one record of LS.STRIDE numbers per line id in `ls`, and per-slot state, QS.STRIDE numbers per
- *  quote slot in `qs`. Interleaved so an update touches two or three cache lines of analytics state instead of a
- *  dozen separate arrays: with 1.2 M quotes spread at random every array is a cache miss (bench/analytics.ts). */
+/** Per-line state, one record of LS.STRIDE numbers per line id in `ls`. Interleaved so an update touches two or
+ *  three cache lines of analytics state instead of a dozen separate arrays: with 1.2 M quotes spread at random
+ *  every array is a cache miss (bench/analytics.ts). */
 const LS = {
   /** the batch that marked the line's consensus dirty */
   DIRTY: 0,
@@ -77,6 +77,8 @@ const LS = {
   STRIDE: 11 + MAX_SHARPS + 3 * (13 + MAX_SHARPS),
 } as const;
 
+/** Per-quote state, QUOTE_STATE numbers inside the store's own record of the quote (PriceStore.stateOf), which
+ *  the update has just read. */
 const QS = {
   /** when the quote goes stale (ms) */
   EXPIRY: 0,
@@ -86,7 +88,6 @@ const QS = {
   SCHED: 2,
   /** bit 0: fresh; bit 1 + s: its edge against sharp index s is positive under some method */
   BITS: 3,
-  STRIDE: 4,
 } as const;
 
 export interface AnalyticsBatch {
@@ -107,7 +108,6 @@ export class Analytics implements StoreListener {
     mid: new RecordBuffer(MID.STRIDE, 16),
   };
   private ls = new Float64Array(1024 * LS.STRIDE);
-  private qs = new Float64Array(4096 * QS.STRIDE);
   private readonly dirtyLines: number[] = [];
   /** lines with a sharp marked in SHARP_DIRTY this batch */
   private readonly sharpLines: number[] = [];
@@ -177,38 +177,33 @@ export class Analytics implements StoreListener {
     this.groupFull = grow(this.groupFull);
   }
 
-  private ensureSlot(slot: number): void {
-    if ((slot + MAX_OUTCOMES) * QS.STRIDE <= this.qs.length) return;
-    const grown = new Float64Array(Math.max(slot + MAX_OUTCOMES, (this.qs.length / QS.STRIDE) * 2) * QS.STRIDE);
-    grown.set(this.qs);
-    this.qs = grown;
-  }
-
   private fresh(slot: number): boolean {
-    return (this.qs[slot * QS.STRIDE + QS.BITS] & 1) !== 0;
+    return (this.store.records[this.store.stateOf(slot) + QS.BITS] & 1) !== 0;
   }
 
   private setFresh(slot: number, fresh: boolean): void {
-    const q = slot * QS.STRIDE + QS.BITS;
-    this.qs[q] = fresh ? this.qs[q] | 1 : this.qs[q] & ~1;
+    const r = this.store.records;
+    const q = this.store.stateOf(slot) + QS.BITS;
+    r[q] = fresh ? r[q] | 1 : r[q] & ~1;
   }
 
   /** the slot's EV bits, bit s per sharp index */
   private evMask(slot: number): number {
-    return this.qs[slot * QS.STRIDE + QS.BITS] >> 1;
+    return this.store.records[this.store.stateOf(slot) + QS.BITS] >> 1;
   }
 
   private setEvMask(slot: number, mask: number): void {
-    const q = slot * QS.STRIDE + QS.BITS;
-    this.qs[q] = (this.qs[q] & 1) | (mask << 1);
+    const r = this.store.records;
+    const q = this.store.stateOf(slot) + QS.BITS;
+    r[q] = (r[q] & 1) | (mask << 1);
   }
 
   /** Keeps the consensus sums in step with what a slot adds: `price` its raw price while it counts, else 0;
    *  `old` the raw price it counted with until now (0: none). */
   private count(line: number, outcome: number, slot: number, book: number, old: number, price: number): void {
     if (old === price) return;
-    const qs = this.qs;
-    const q = slot * QS.STRIDE;
+    const qs = this.store.records;
+    const q = this.store.stateOf(slot);
     const units = price === 0 ? 0 : Math.round(FIXED / price);
     const oldUnits = qs[q + QS.UNITS];
     qs[q + QS.UNITS] = units;
@@ -231,9 +226,9 @@ export class Analytics implements StoreListener {
     if ((oldUnits === 0) === (units === 0)) return;
     // the book-line's first counted outcome counts its book on the line and in the group, its last uncounts it;
     // its outcomes are the neighbouring slots
-    const first = (slot - (slot % MAX_OUTCOMES)) * QS.STRIDE + QS.UNITS;
+    const first = slot - (slot % MAX_OUTCOMES);
     let others = 0;
-    for (let k = 0; k < MAX_OUTCOMES; k++) if (first + k * QS.STRIDE !== q + QS.UNITS && qs[first + k * QS.STRIDE] !== 0) others++;
+    for (let k = first; k < first + MAX_OUTCOMES; k++) if (k !== slot && qs[this.store.stateOf(k) + QS.UNITS] !== 0) others++;
     if (others !== 0) return;
     const step = units === 0 ? -1 : 1;
     ls[b + (prediction ? LS.PBOOKS : LS.BOOKS)] += step;
@@ -290,10 +285,9 @@ export class Analytics implements StoreListener {
   quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
     tuple: number, lu: number): void {
     this.ensureLine(line);
-    this.ensureSlot(slot);
     const store = this.store;
-    const qs = this.qs;
-    const q = slot * QS.STRIDE;
+    const qs = store.records;
+    const q = store.stateOf(slot);
     const was = this.fresh(slot);
     if (kind === CHANGE.REMOVED) {
       this.setFresh(slot, false);
@@ -389,7 +383,7 @@ export class Analytics implements StoreListener {
     let list = this.wheel.get(sec);
     if (list === undefined) this.wheel.set(sec, (list = []));
     list.push(slot);
-    this.qs[slot * QS.STRIDE + QS.SCHED] = sec;
+    this.store.records[this.store.stateOf(slot) + QS.SCHED] = sec;
     if (this.wheelSecond < 0 || sec < this.wheelSecond) this.wheelSecond = sec;
   }
 
@@ -404,12 +398,13 @@ export class Analytics implements StoreListener {
       const slots = this.wheel.get(sec)!;
       this.wheel.delete(sec);
       for (const slot of slots) {
-        const q = slot * QS.STRIDE;
-        if (this.qs[q + QS.SCHED] !== sec) continue;
-        this.qs[q + QS.SCHED] = 0;
+        const qs = this.store.records;
+        const q = this.store.stateOf(slot);
+        if (qs[q + QS.SCHED] !== sec) continue;
+        qs[q + QS.SCHED] = 0;
         if (!this.fresh(slot)) continue;
-        if (this.qs[q + QS.EXPIRY] >= now) {
-          this.schedule(slot, this.qs[q + QS.EXPIRY]);
+        if (qs[q + QS.EXPIRY] >= now) {
+          this.schedule(slot, qs[q + QS.EXPIRY]);
           continue;
         }
         this.setFresh(slot, false);
