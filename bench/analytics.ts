@@ -6,9 +6,11 @@
 //    (a) random prices around a 4 % margin over 20 books of which 3 are sharps (about half of all quotes +EV:
 //    a worst case for the EV bookkeeping), (b) the simulator's market through hub.ingest.
 //    Target: the analytics cost at most 30 % of throughput.
+//    (c) the simulator's market end to end through POST /v1/ingest (msgpack), the client in a process of its own.
 // 3. From a price update entering POST /v1/ingest to the arbitrage row it opens being visible over REST, p50/p99,
 //    against a GET of the same endpoint alone.
 
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -145,6 +147,30 @@ async function simulated(analytics: boolean, batches: IngestBatch[], snapshot: I
   return n / secs;
 }
 
+/** The simulator's market through the service's own front: POST /v1/ingest with msgpack bodies of 2,000
+ *  observations, `inFlight` requests outstanding, from a client process (bench/lib/ingest-client.ts), into an app
+ *  with one shard and the analytics on or off. */
+async function overHttp(analytics: boolean, inFlight: number): Promise<number> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
+  const app = await startApp({ host: '127.0.0.1', port: 0, dataDir, feeds: [], simSeed: 1, simRate: 1, shards: 1, adminKey: 'bench-admin', analytics });
+  try {
+    const script = new URL('./lib/ingest-client.js', import.meta.url).pathname;
+    const args = JSON.stringify({ url: `http://127.0.0.1:${app.port}/v1/ingest`, admin: 'bench-admin', t0: Date.now(), batches: 200, inFlight });
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [script, args], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let buf = '';
+      child.stdout.on('data', (d: Buffer) => { buf += d.toString(); });
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve(buf) : reject(new Error(`ingest client exited with ${code}`))));
+    });
+    const r = JSON.parse(out) as { observations: number; seconds: number };
+    return r.observations / r.seconds;
+  } finally {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function ingestToRest(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
   const app = await startApp({ host: '127.0.0.1', port: 0, dataDir, feeds: [], simSeed: 1, simRate: 1, shards: 1, adminKey: 'bench-admin' });
@@ -226,6 +252,24 @@ console.table([
     );
   }
   console.log(`\n2b. the simulator's market through POST-equivalent hub.ingest (validation included), SHARDS=1: 400,000 observations over ${snapshot.prices.length.toLocaleString('en-US')} quotes; 1 batch in flight (one feed, in series) and 4 (feeds at once)`);
+  console.log(machine());
+  console.table(rows);
+}
+{
+  const rows = [];
+  for (const inFlight of [1, 4]) {
+    let off = 0;
+    let on = 0;
+    for (let r = 0; r < 2; r++) {
+      off = Math.max(off, await overHttp(false, inFlight));
+      on = Math.max(on, await overHttp(true, inFlight));
+    }
+    rows.push(
+      { 'in flight': inFlight, analytics: 'baseline: off', 'updates/s': Math.round(off).toLocaleString('en-US'), 'vs baseline': '100 %' },
+      { 'in flight': inFlight, analytics: 'on', 'updates/s': Math.round(on).toLocaleString('en-US'), 'vs baseline': `${Math.round((on / off) * 100)} %` },
+    );
+  }
+  console.log('\n2c. the same market end to end: POST /v1/ingest, msgpack bodies of 2,000 observations, from a client process, SHARDS=1');
   console.log(machine());
   console.table(rows);
 }

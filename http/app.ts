@@ -55,6 +55,8 @@ export interface Config {
   schema?: string;
   dropSchemaOnClose?: boolean;
   feeds: string[];
+  /** false keeps the shards' analytics off (benchmarks only: bench/analytics.ts measures what they cost) */
+  analytics?: boolean;
   simSeed: number;
   /** simulator observations per second */
   simRate: number;
@@ -215,7 +217,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     accounts.startFlushing(1000);
     cleanups.push(() => accounts.close());
 
-    const hub = new Hub(cfg.shards, now);
+    const hub = new Hub(cfg.shards, now, { analytics: cfg.analytics !== false });
     await hub.start();
     cleanups.push(() => hub.close());
     // quotes age without updates: once a second the shards drop newly stale quotes from the analytics
