@@ -86,14 +86,14 @@ export function writeExtremes(store: PriceStore, line: number, o: number, cnt: n
       for (let k = 0; k < ladder.length; k += LD.STRIDE) {
         if (bestBook >= 0 && (1 + (ladder[k + LD.PRICE] - 1) * widen) * SLACK < best) break;
         const book = ladder[k + LD.BOOK];
-        if (PREDICTION[book] !== want || (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, ladder[k + LD.SLOT], now))) continue;
+        if (PREDICTION[book] !== want || (flags ? (ladder[k + LD.FLAG] & 1) === 0 : !isFresh(store, ladder[k + LD.SLOT], now))) continue;
         const price = ladder[k + LD.RAW];
         if (bestBook < 0 || price > best || (price === best && book < bestBook)) { best = price; bestBook = book; }
       }
       for (let k = ladder.length - LD.STRIDE; k >= 0; k -= LD.STRIDE) {
         if (worstBook >= 0 && ladder[k + LD.PRICE] > worst * SLACK) break;
         const book = ladder[k + LD.BOOK];
-        if (PREDICTION[book] !== want || (flags ? ladder[k + LD.FLAG] !== 1 : !isFresh(store, ladder[k + LD.SLOT], now))) continue;
+        if (PREDICTION[book] !== want || (flags ? (ladder[k + LD.FLAG] & 1) === 0 : !isFresh(store, ladder[k + LD.SLOT], now))) continue;
         const price = ladder[k + LD.RAW];
         if (worstBook < 0 || price < worst || (price === worst && book < worstBook)) { worst = price; worstBook = book; }
       }
@@ -158,7 +158,7 @@ export function writeArb(store: PriceStore, line: number, flags: boolean, d: Flo
       const ladder = store.ladder(line, o);
       for (let i = 0; i < ladder.length && k < ARB.ALTS; i += LD.STRIDE) {
         const slot = ladder[i + LD.SLOT];
-        if (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, slot, now)) continue;
+        if (flags ? (ladder[i + LD.FLAG] & 1) === 0 : !isFresh(store, slot, now)) continue;
         const leg = off + ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
         d[leg + ARB.BOOK] = ladder[i + LD.BOOK];
         d[leg + ARB.PRICE] = ladder[i + LD.RAW];
@@ -189,7 +189,7 @@ export function topTwo(store: PriceStore, line: number, o: number, flags: boolea
   const ladder = store.ladder(line, o);
   let k = 0;
   for (let i = 0; i < ladder.length && k < 2; i += LD.STRIDE) {
-    if (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, ladder[i + LD.SLOT], now)) continue;
+    if (flags ? (ladder[i + LD.FLAG] & 1) === 0 : !isFresh(store, ladder[i + LD.SLOT], now)) continue;
     d[off + k * 3] = ladder[i + LD.BOOK];
     d[off + k * 3 + 1] = ladder[i + LD.RAW];
     d[off + k * 3 + 2] = ladder[i + LD.PRICE];
@@ -221,7 +221,7 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
         const ladder = store.ladder(l, o);
         for (let i = 0; i < ladder.length; i += LD.STRIDE) {
           const book = ladder[i + LD.BOOK];
-          if (SEEN[book] === stamp || (flags ? ladder[i + LD.FLAG] !== 1 : !isFresh(store, ladder[i + LD.SLOT], now))) continue;
+          if (SEEN[book] === stamp || (flags ? (ladder[i + LD.FLAG] & 1) === 0 : !isFresh(store, ladder[i + LD.SLOT], now))) continue;
           SEEN[book] = stamp;
           books++;
         }

@@ -79,7 +79,7 @@ const LS = {
 
 /** Per-quote state, QUOTE_STATE numbers inside the store's own record of the quote (PriceStore.stateOf), which
  *  the update has just read. */
-const QS = {
+export const QS = {
   /** when the quote goes stale (ms) */
   EXPIRY: 0,
   /** what it adds to its line's consensus sums, in units of 1 / FIXED (0: it does not count) */
@@ -192,10 +192,12 @@ export class Analytics implements StoreListener {
     return this.store.records[this.store.stateOf(slot) + QS.BITS] >> 1;
   }
 
-  private setEvMask(slot: number, mask: number): void {
+  /** Sets the slot's EV bits, and its tuple's copy (`ladder` at `at`) when it has one. */
+  private setEvMask(slot: number, mask: number, ladder: number[] | null, at: number): void {
     const r = this.store.records;
     const q = this.store.stateOf(slot) + QS.BITS;
     r[q] = (r[q] & 1) | (mask << 1);
+    if (ladder !== null) ladder[at + LD.FLAG] = r[q];
   }
 
   /** Keeps the consensus sums in step with what a slot adds: `price` its raw price while it counts, else 0;
@@ -294,7 +296,7 @@ export class Analytics implements StoreListener {
       qs[q + QS.SCHED] = 0;
       this.count(line, outcome, slot, book, was ? oldPrice : 0, 0);
       // the tuple is gone; the quotes above its old place are where they were
-      if (was) this.leave(line, outcome, slot, book, freshAbove(store.ladder(line, outcome), oldRank * LD.STRIDE));
+      if (was) this.leave(line, outcome, slot, book, freshAbove(store.ladder(line, outcome), oldRank * LD.STRIDE), null, -1);
       return;
     }
     const now = this.now;
@@ -306,12 +308,12 @@ export class Analytics implements StoreListener {
     this.setFresh(slot, fresh);
     const ladder = store.ladder(line, outcome);
     const at = tuple >= 0 ? tuple : store.tupleOf(slot);
-    ladder[at + LD.FLAG] = fresh ? 1 : 0;
+    ladder[at + LD.FLAG] = qs[q + QS.BITS];
     this.count(line, outcome, slot, book, was ? oldPrice : 0, fresh ? ladder[at + LD.RAW] : 0);
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
     if (fresh && (qs[q + QS.SCHED] === 0 || qs[q + QS.SCHED] > wheelSecondOf(expiry))) this.schedule(slot, expiry);
     if (!fresh) {
-      if (was) this.leave(line, outcome, slot, book, 0);
+      if (was) this.leave(line, outcome, slot, book, 0, ladder, at);
       else if (kind === CHANGE.NEW) this.markLine(line, ARB.ALTS); // a new line has a consensus, if an empty one
       return;
     }
@@ -324,7 +326,7 @@ export class Analytics implements StoreListener {
     this.markLine(line, freshAbove(ladder, top));
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s);
-    this.softEdges(line, outcome, slot, book, ladder[at + LD.RAW], ladder[at + LD.PRICE]);
+    this.softEdges(line, outcome, slot, book, ladder[at + LD.RAW], ladder[at + LD.PRICE], ladder, at);
   }
 
   lineFreed(line: number): void {
@@ -357,10 +359,10 @@ export class Analytics implements StoreListener {
     }
   }
 
-  /** A quote stops counting (removed or stale). */
-  private leave(line: number, outcome: number, slot: number, book: number, rank: number): void {
+  /** A quote stops counting (removed: no tuple, `ladder` null; or stale: its tuple at `at`). */
+  private leave(line: number, outcome: number, slot: number, book: number, rank: number, ladder: number[] | null, at: number): void {
     this.markLine(line, rank);
-    this.dropEdges(line, outcome, slot, book);
+    this.dropEdges(line, outcome, slot, book, ladder, at);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s);
   }
@@ -412,11 +414,11 @@ export class Analytics implements StoreListener {
         const outcome = slot % MAX_OUTCOMES;
         const ladder = this.store.ladder(line, outcome);
         const at = this.store.tupleOf(slot);
-        ladder[at + LD.FLAG] = 0;
+        ladder[at + LD.FLAG] = qs[q + QS.BITS];
         this.ensureLine(line);
         const book = this.store.bookOf(slot);
         this.count(line, outcome, slot, book, ladder[at + LD.RAW], 0);
-        this.leave(line, outcome, slot, book, freshAbove(ladder, at));
+        this.leave(line, outcome, slot, book, freshAbove(ladder, at), ladder, at);
       }
     }
     this.wheelSecond = -1;
@@ -502,11 +504,13 @@ export class Analytics implements StoreListener {
         const b = ladder[k + LD.BOOK];
         if (b === book) continue;
         const slot = ladder[k + LD.SLOT];
-        const old = this.evMask(slot);
-        const on = ladder[k + LD.FLAG] === 1 && p * ladder[k + LD.PRICE] - 1 > 0;
+        // the tuple's copy of the quote's bits: no visit to each quote's own record (bench/analytics.ts)
+        const flag = ladder[k + LD.FLAG];
+        const old = flag >> 1;
+        const on = (flag & 1) === 1 && p * ladder[k + LD.PRICE] - 1 > 0;
         const mask = on ? old | bit : old & ~bit;
         if (mask === old) continue;
-        this.setEvMask(slot, mask);
+        this.setEvMask(slot, mask, ladder, k);
         this.sendQuote(line, o, b, ladder[k + LD.RAW], ladder[k + LD.PRICE], mask);
       }
     }
@@ -514,7 +518,8 @@ export class Analytics implements StoreListener {
 
   /** A quote moved (or arrived fresh): its bits against every sharp quoting the line; sent when they change (a
    *  quote that stays +EV as it moves is priced from the read model when served). */
-  private softEdges(line: number, outcome: number, slot: number, book: number, raw: number, eff: number): void {
+  private softEdges(line: number, outcome: number, slot: number, book: number, raw: number, eff: number,
+    ladder: number[], at: number): void {
     const ls = this.ls;
     let sharps = ls[line * LS.STRIDE + LS.SHARPS];
     let mask = 0;
@@ -522,14 +527,14 @@ export class Analytics implements StoreListener {
       if ((sharps & 1) !== 0 && SHARP_BOOK[s] !== book && ls[at] * eff - 1 > 0) mask |= 1 << s;
     }
     if (mask === this.evMask(slot)) return;
-    this.setEvMask(slot, mask);
+    this.setEvMask(slot, mask, ladder, at);
     this.sendQuote(line, outcome, book, raw, eff, mask);
   }
 
   /** Withdraws a quote from the EV set. */
-  private dropEdges(line: number, outcome: number, slot: number, book: number): void {
+  private dropEdges(line: number, outcome: number, slot: number, book: number, ladder: number[] | null, at: number): void {
     if (this.evMask(slot) === 0) return;
-    this.setEvMask(slot, 0);
+    this.setEvMask(slot, 0, ladder, at);
     this.sendQuote(line, outcome, book, 0, 0, 0);
   }
 
@@ -652,7 +657,7 @@ export class Analytics implements StoreListener {
     for (let o = 0; o < n && S < 1; o++) {
       const ladder = store.ladder(line, o);
       let k = 0;
-      while (k < ladder.length && ladder[k + LD.FLAG] !== 1) k += LD.STRIDE;
+      while (k < ladder.length && (ladder[k + LD.FLAG] & 1) === 0) k += LD.STRIDE;
       S = k < ladder.length ? S + 1 / ladder[k + LD.PRICE] : Infinity;
     }
     if (!(S < 1)) {
@@ -835,6 +840,6 @@ function sameArb(pool: Float64Array, at: number, d: Float64Array, off: number): 
 /** fresh quotes (FLAG 1) above tuple offset `top` of a ladder, counted up to ARB.ALTS (all a caller asks) */
 function freshAbove(ladder: readonly number[], top: number): number {
   let rank = 0;
-  for (let k = 0; k < top && rank < ARB.ALTS; k += LD.STRIDE) if (ladder[k + LD.FLAG] === 1) rank++;
+  for (let k = 0; k < top && rank < ARB.ALTS; k += LD.STRIDE) if ((ladder[k + LD.FLAG] & 1) === 1) rank++;
   return rank;
 }

@@ -60,8 +60,8 @@ const LN = { EVENT: 0, MARKET: 1, PLAYER: 2, POINT: 3, QUOTES: 4, GROUP: 5, STRI
 
 /** A ladder is one packed array of tuples [effective price, line_changed_at, book, slot, raw price, flag], best
  *  first: comparisons and the analytics' scans read the tuples in place instead of chasing each quote's record
- *  (one cache miss each; bench/ingest.ts, bench/analytics.ts). FLAG belongs to the listener (the analytics keep
- *  the quote's freshness there); the store writes 0 on insert and carries it along. */
+ *  (one cache miss each; bench/ingest.ts, bench/analytics.ts). FLAG belongs to the listener (the analytics keep a
+ *  copy of the quote's freshness and EV bits there); the store writes 0 on insert and carries it along. */
 export const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, RAW: 4, FLAG: 5, STRIDE: 6 } as const;
 
 /** What the store tells its listener (the shard's analytics) about every change, synchronously. */

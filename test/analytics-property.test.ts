@@ -1,8 +1,8 @@
 import t from 'tap';
-import { Analytics, isFresh, scratch, type ScratchSets } from '../engine/analytics.js';
+import { Analytics, QS, isFresh, scratch, type ScratchSets } from '../engine/analytics.js';
 import { AnalyticsView } from '../engine/analytics-view.js';
 import { BOOKMAKERS, MARKETS } from '../engine/catalogue.js';
-import { PriceStore } from '../engine/price-store.js';
+import { LD, PriceStore } from '../engine/price-store.js';
 import { ARB, CHG, CONS, OBS, RecordBuffer } from '../engine/records.js';
 import { uniform as mulberry32 } from '../engine/prng.js';
 
@@ -107,6 +107,20 @@ function run(t: Asserts, seed: number, steps: number): void {
       seen.ev += want.ev.size > 0 ? 1 : 0;
       seen.mid += want.mid.size > 0 ? 1 : 0;
       for (let e = 0; e < 3; e++) store.forEachQuote(e, (_l, _o, slot) => { if (!isFresh(store, slot, clock)) seen.stale++; });
+      // every ladder tuple carries its quote's bits (freshness, EV per sharp) as the quote's own record holds them
+      for (let line = 0; line < store.lineIdLimit; line++) {
+        if (!store.lineLive(line)) continue;
+        for (let o = 0; o < 3; o++) {
+          const l = store.ladder(line, o);
+          for (let k = 0; k < l.length; k += LD.STRIDE) {
+            const bits = store.records[store.stateOf(l[k + LD.SLOT]) + QS.BITS];
+            if (l[k + LD.FLAG] !== bits) {
+              bad++;
+              t.equal(l[k + LD.FLAG], bits, `seed ${seed} step ${step}: line ${line} outcome ${o} tuple ${k / LD.STRIDE} carries its quote's bits`);
+            }
+          }
+        }
+      }
       bad += sameSets(t, view.canonical((e, m, pt, pl, o, b) => store.quote(e, m, pt, pl, o, b)?.price ?? 0), want, `seed ${seed} step ${step}`);
       compared++;
     }
