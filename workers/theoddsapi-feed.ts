@@ -156,8 +156,17 @@ export class TheOddsApiFeed {
     return Math.min(60_000, Math.max(10, at - now));
   }
 
+  /** called after every tick with its result (tests await cycles with it), null when none */
+  onTick: ((r: TickResult) => void) | null = null;
+
   /** One step: a cycle when one is due and allowed. Never throws. */
   async tick(): Promise<TickResult> {
+    const r = await this.step();
+    this.onTick?.(r);
+    return r;
+  }
+
+  private async step(): Promise<TickResult> {
     const now = this.d.now();
     if (this.quota.exhausted(now)) {
       if (now >= this.nextProbeAt) await this.probe(now);
