@@ -213,7 +213,7 @@ export class TheOddsApiFeed {
       this.upstreamSports = parseSports(doc);
       this.sportsAt = now;
       // enough again for a cycle (the last one's cost, at least one credit)
-      const need = Number.isNaN(this.cycleCost) ? 1 : Math.max(1, this.cycleCost);
+      const need = Math.max(1, Number.isNaN(this.cycleCost) ? this.estimatedCycleCost() : this.cycleCost);
       if (this.quota.remaining - this.quota.reserve >= need) {
         this.quota.resume();
         this.nextCycleAt = 0;
@@ -222,6 +222,11 @@ export class TheOddsApiFeed {
       // still spent (401 OUT_OF_USAGE_CREDITS) or unreachable: the next probe tries again
       if (!(e instanceof QuotaSpent)) this.d.log?.(`theoddsapi quota probe failed: ${e instanceof Error ? e.message : String(e)}`);
     }
+  }
+
+  /** before any complete cycle: one featured-markets call per configured sport (props not counted) */
+  estimatedCycleCost(): number {
+    return this.cfg.sports.length * Math.max(1, this.featured.length) * this.cfg.regions.length;
   }
 
   private async cycle(now: number): Promise<{ books: Set<string>; cost: number }> {
