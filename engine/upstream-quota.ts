@@ -93,6 +93,8 @@ export class Quota {
   exhausted(now: number): boolean {
     if (this.exhaustedUntil === 0) return false;
     if (now < this.exhaustedUntil) return true;
+    // a new period: the old remaining says nothing any more (the next response tells)
+    this.remaining = Number.NaN;
     this.resume();
     return false;
   }

@@ -275,11 +275,13 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(async () => cache.close());
     services.exports = { pool, cache };
 
+    // simulated, real upstream (theoddsapi), or both: the label of every response while those feeds run
+    const dataSource = dataSourceHeader(cfg.feeds);
     const router = new Router({
       accounts,
       now,
       trustedProxies: trusted,
-      headers: dataSourceHeader(cfg.feeds) === null ? [] : [['X-Data-Source', dataSourceHeader(cfg.feeds)!]],
+      headers: dataSource === null ? [] : [['X-Data-Source', dataSource]],
       onResponse: (route, code, ms) => {
         metrics.observe(route, code, ms);
         status.rate.record(now());

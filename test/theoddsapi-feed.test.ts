@@ -138,12 +138,15 @@ t.test('theoddsapi feed - quota exhaustion stops polling until the period rolls 
 
   // what is left cannot pay a cycle: stop before the upstream refuses
   up.credits.set('low', 4);
-  const low = handFeed('low', { resetDay: 24 });
+  const low = handFeed('low', { resetDay: 24, sportsRefreshMs: 86_400_000 });
   t.equal(await low.at(0), 'polled', 'the cycle it could pay');
   t.match(low.feed.quota.snapshot(T), { remaining: 1, exhausted: true, exhausted_reason: 'remaining' }, '1 credit left < 3 a cycle: stopped');
   const m = up.paths('low').length;
   t.equal(await low.at(60 * 60_000 - 1), 'exhausted', 'no polling');
   t.equal(up.paths('low').length, m, 'no request');
+  up.credits.set('low', 500);
+  t.equal(await low.at(6 * 3_600_000), 'polled', 'the new period: the old remaining does not block the first paid call');
+  t.same(up.paths('low').slice(m), ['/v4/sports/basketball_nba/odds'], 'straight to the odds (the sports list is still fresh)');
 });
 
 t.test('theoddsapi feed - 429 backs off for Retry-After', async (t) => {

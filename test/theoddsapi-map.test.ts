@@ -124,6 +124,7 @@ t.test('upstream quota - the period and exhaustion', async (t) => {
   t.match(q.snapshot(T), { exhausted: true, exhausted_reason: 'OUT_OF_USAGE_CREDITS', resumes_at: '2026-12-01T00:00:00.000Z' }, 'snapshot says until when');
   t.notOk(q.exhausted(Date.parse('2026-12-01T00:00:00Z')), 'the period rolled over: polling may resume');
   t.equal(q.exhaustedUntil, 0, 'cleared');
+  t.ok(Number.isNaN(q.remaining), "the last period's remaining is forgotten");
 });
 
 t.test('feeds - FEED and THE_ODDS_API_* are checked at start-up', async (t) => {

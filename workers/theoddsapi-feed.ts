@@ -347,7 +347,6 @@ export class TheOddsApiFeed {
     try {
       // the one signal bounds the headers and the body
       res = await this.fetchFn(url, { signal: AbortSignal.timeout(this.cfg.timeoutMs), headers: { accept: 'application/json' } });
-      this.lastUsage = Number.NaN;
       const usage = readUsage((h) => res.headers.get(h));
       this.lastUsage = usage.last;
       q.observe(this.d.now(), usage);
