@@ -30,6 +30,8 @@ export class Poller {
   lastError: string | null = null;
   /** last pulse per source key */
   readonly sourcePulses = new Map<string, number>();
+  /** a feed's own facts added to its snapshot (The Odds API: quota and cadence), null when none */
+  describe: ((now: number) => Record<string, unknown>) | null = null;
 
   constructor(readonly name: string, private readonly opts: PollerOptions = DEFAULT_POLLER,
     private readonly random: () => number = Math.random) {}
@@ -52,19 +54,21 @@ export class Poller {
     for (const s of sources) this.sourcePulses.set(s, now);
   }
 
-  failure(now: number, error: string): void {
+  /** A poll that failed. `atLeastMs`: the upstream asked for this wait (429 Retry-After); the backoff is the
+   *  longer of it and the jittered one. */
+  failure(now: number, error: string, atLeastMs = 0): void {
     this.totalFailures++;
     this.consecutiveFailures++;
     this.lastFailureAt = now;
     this.lastError = error;
     const cap = Math.min(this.opts.maxBackoffMs, this.opts.baseBackoffMs * 2 ** Math.min(30, this.consecutiveFailures - 1));
-    this.backoffMs = Math.round(this.opts.baseBackoffMs + this.random() * (cap - this.opts.baseBackoffMs));
+    this.backoffMs = Math.max(atLeastMs, Math.round(this.opts.baseBackoffMs + this.random() * (cap - this.opts.baseBackoffMs)));
     this.nextAttemptAt = now + this.backoffMs;
     if (this.state === 'half_open' || this.consecutiveFailures >= this.opts.failureThreshold) this.state = 'open';
   }
 
-  snapshot(now: number) {
-    return {
+  snapshot(now: number): Record<string, unknown> {
+    const base = {
       feed: this.name,
       circuit: this.state,
       consecutive_failures: this.consecutiveFailures,
@@ -76,5 +80,6 @@ export class Poller {
       last_failure_age_s: this.lastFailureAt > 0 ? Math.max(0, (now - this.lastFailureAt) / 1000) : null,
       last_error: this.lastError,
     };
+    return this.describe === null ? base : { ...base, ...this.describe(now) };
   }
 }

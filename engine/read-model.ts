@@ -38,6 +38,8 @@ export class EventView {
   kind: EventKind = 'game';
   /** the name of a futures or event-market event; null on games (whose home and away are then '') */
   title: string | null = null;
+  /** the feed that last sent this event ('sim', 'theoddsapi'); null when it came through POST /v1/ingest */
+  source: string | null = null;
   constructor(
     readonly idx: number,
     readonly id: string,

@@ -43,6 +43,8 @@ import { DEFAULT_WEBHOOK_CONFIG, WebhookService, type WebhookConfig } from '../w
 import type { Services } from './services.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
 import { Streams } from './ws/server.js';
+import { dataSourceHeader, parseFeeds, theOddsApiConfigFromEnv } from './feeds.js';
+import { TheOddsApiFeed, type TheOddsApiConfig } from '../workers/theoddsapi-feed.js';
 
 export const VERSION = '0.1.0';
 
@@ -54,9 +56,12 @@ export interface Config {
   /** test isolation: a schema of its own in an external database, dropped on close */
   schema?: string;
   dropSchemaOnClose?: boolean;
+  /** FEED: the feeds that run ('sim', 'theoddsapi'); empty for none */
   feeds: string[];
   /** false keeps the shards' analytics off (benchmarks only: bench/analytics.ts measures what they cost) */
   analytics?: boolean;
+  /** THE_ODDS_API_*: required when feeds include 'theoddsapi' */
+  theOddsApi?: TheOddsApiConfig;
   simSeed: number;
   /** simulator observations per second */
   simRate: number;
@@ -92,8 +97,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
     return n;
   };
-  const feeds = (env.FEED ?? 'sim').split(',').map((f) => f.trim()).filter((f) => f !== '');
-  for (const f of feeds) if (f !== 'sim' && f !== 'none') throw new Error(`FEED ${JSON.stringify(f)} is not known: use sim or none`);
+  const feeds = parseFeeds(env.FEED);
   return {
     host: env.HOST || '0.0.0.0',
     port: int('PORT', 8080, 0, 65535),
@@ -101,7 +105,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     // DATABASE_SCHEMA: the schema of DATABASE_URL (or of the embedded database) the service keeps its tables in
     schema: env.DATABASE_SCHEMA || undefined,
     dataDir: env.DATA_DIR || './data',
-    feeds: feeds.filter((f) => f !== 'none'),
+    feeds,
+    theOddsApi: feeds.includes('theoddsapi') ? theOddsApiConfigFromEnv(env) : undefined,
     simSeed: int('SIM_SEED', 1, 0, 2 ** 31 - 1),
     simRate: int('SIM_RATE', 2000, 1, 1_000_000),
     adminKey: env.ADMIN_KEY || undefined,
@@ -166,6 +171,8 @@ export interface RunningApp {
   services: Services;
   /** keys generated at this start, printed once */
   firstStart: { adminKey: string | null; demoKey: string | null };
+  /** the connector of FEED=theoddsapi, null when it does not run */
+  theOddsApi: TheOddsApiFeed | null;
   close(): Promise<void>;
 }
 
@@ -270,11 +277,13 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(async () => cache.close());
     services.exports = { pool, cache };
 
+    // simulated, real upstream (theoddsapi), or both: the label of every response while those feeds run
+    const dataSource = dataSourceHeader(cfg.feeds);
     const router = new Router({
       accounts,
       now,
       trustedProxies: trusted,
-      headers: simulated ? [['X-Data-Source', 'simulated']] : [],
+      headers: dataSource === null ? [] : [['X-Data-Source', dataSource]],
       onResponse: (route, code, ms) => {
         metrics.observe(route, code, ms);
         status.rate.record(now());
@@ -330,11 +339,29 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     await assertNative(port);
 
     if (simulated) cleanups.push(await startSimulator(hub, cfg, now, status));
+    let theOddsApi: TheOddsApiFeed | null = null;
+    if (cfg.feeds.includes('theoddsapi')) {
+      if (cfg.theOddsApi === undefined) throw new Error('FEED=theoddsapi needs its settings (THE_ODDS_API_KEY, THE_ODDS_API_SPORTS, ...)');
+      const feed = theOddsApi = new TheOddsApiFeed(cfg.theOddsApi, {
+        // the ingest path of POST /v1/ingest: applied, then the batch's parser.degraded judged and committed
+        ingest: async (batch, t) => {
+          const r = await hub.ingest(batch, t, 'theoddsapi');
+          await webhooks.settled();
+          return r;
+        },
+        poller: status.poller('theoddsapi'),
+        now,
+        log: cfg.log,
+      });
+      feed.start();
+      cleanups.push(() => feed.stop());
+    }
 
     return {
       port,
       services,
       firstStart,
+      theOddsApi,
       close: cleanup,
     };
   } catch (e) {
@@ -351,7 +378,7 @@ async function startSimulator(hub: Hub, cfg: Config, now: () => number, status: 
   const send = async (batch: IngestBatch, t: number) => {
     if (status.stalled.size > 0) batch = { ...batch, prices: batch.prices.filter((p) => !status.stalled.has(p.book)) };
     try {
-      await hub.ingest(batch, t);
+      await hub.ingest(batch, t, 'sim');
       poller.pulse(t, SIM_BOOKS.filter((b) => !status.stalled.has(b.key)).map((b) => b.key));
     } catch (e) {
       poller.failure(t, e instanceof Error ? e.message : String(e));

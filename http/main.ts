@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { configFromEnv, startApp } from './app.js';
+import { feedBanner } from './feeds.js';
 
 const log = pino({ level: process.env.LOG_LEVEL || 'info' });
 
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${app.port}`;
   const lines = [
     `linewire ${s.version} listening on ${cfg.host}:${app.port}`,
-    `  feed: ${s.feed}${s.simulated ? ' (SIMULATED prices: real book keys, not real bookmaker prices)' : ''}`,
+    `  feed: ${feedBanner(cfg.feeds)}`,
     `  database: ${s.db.kind === 'embedded' ? `embedded PGlite in ${join(cfg.dataDir, 'pg')}` : `PostgreSQL (DATABASE_URL)${s.db.schema !== 'public' ? `, schema ${s.db.schema}` : ''}`}`,
     `  shards: ${cfg.shards}`,
   ];

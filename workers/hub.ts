@@ -102,8 +102,9 @@ export class Hub {
   }
 
   /** Applies a parsed ingest body. A body of the wrong shape throws ApiError and applies nothing; bad items are
-   *  rejected one by one. Resolves once every accepted observation is in the read model. */
-  async ingest(body: unknown, now: number): Promise<IngestResult> {
+   *  rejected one by one. Resolves once every accepted observation is in the read model. `source` labels the
+   *  events of the batch with the built-in feed that sent them (raw_json.feed); omitted, they keep their label. */
+  async ingest(body: unknown, now: number, source?: string): Promise<IngestResult> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new ApiError('MALFORMED_BODY', 'body must be an object {"events": [...], "prices": [...]}');
     }
@@ -126,7 +127,7 @@ export class Hub {
         result.rejected_events.push({ index: i, ...ev });
         continue;
       }
-      this.upsertEvent(ev);
+      this.upsertEvent(ev, source);
       if (ev.status === 'final') finals.push(ev);
       result.events++;
     }
@@ -173,7 +174,7 @@ export class Hub {
     return this.pool.apply(shard, obs, n);
   }
 
-  upsertEvent(ev: EventRecord): void {
+  upsertEvent(ev: EventRecord, source?: string): void {
     this.records.set(ev.id, ev);
     const idx = this.eventIds.id(ev.id);
     const view = this.readModel.upsertEvent(idx, ev.id, ev.sport.key, ev.commence, ev.home, ev.away, ev.status,
@@ -181,6 +182,7 @@ export class Hub {
     view.pitchers = ev.pitchers;
     view.kind = ev.kind ?? 'game';
     view.title = ev.title ?? null;
+    if (source !== undefined) view.source = source;
   }
 
   /** Final events leave the store, the read model and the registry. */

@@ -286,7 +286,7 @@ export class OddsView {
           entry.is_current = current;
           if (current) validUntil = Math.min(validUntil, verified + CURRENT_MS + 1);
         }
-        if (q.shape !== 'slim') entry.raw_json = { feed: this.s.feed, quotes: raw };
+        if (q.shape !== 'slim') entry.raw_json = { feed: ev.source ?? (this.s.feed === 'none' ? 'none' : 'ingest'), quotes: raw };
         books.push(entry);
       }
       docs.push({

@@ -1,0 +1,401 @@
+// FEED=theoddsapi: polls The Odds API v4 and applies what it answers through the ingest path of POST /v1/ingest
+// (events upserted, prices applied, bad items rejected one by one and counted towards parser.degraded).
+//
+// One cycle: the sports list (`/v4/sports?all=true`, free, refreshed hourly) tells which configured sports are in
+// season (`active`); for each one in season, the featured markets of all its events in one call
+// (`/v4/sports/{sport}/odds`), then the other markets (player props) per event starting within the props window
+// (`/v4/sports/{sport}/events/{id}/odds`). Each sport's batch is ingested as soon as it is read. Events that
+// upstream stops listing after they started are sent as final (they leave the store).
+//
+// Spending: every response's x-requests-remaining / -used / -last are kept (engine/upstream-quota.ts); the next
+// cycle waits max(min interval, time left in the period × cycle cost / (remaining − reserve)). A paid call the
+// credits left cannot pay is not made; 401 OUT_OF_USAGE_CREDITS or remaining − reserve below one cycle stops
+// polling until the period rolls over (a free /v4/sports call every `exhaustedProbeMs` notices credits that come
+// back earlier). Failures (timeouts, network errors, 429 with its Retry-After, 5xx, other 4xx, bodies that are
+// not the v4 shape) go to the feed's Poller (engine/poller.ts): backoff with jitter, breaker after repeated
+// failures, one half-open trial cycle after the wait. Every fact shows in /v1/status poller_health.
+
+import { FEATURED_MARKETS, eventRefs, mapEventOdds, mapSportOdds, newMapStats, parseJson, parseSports, readError,
+  readUsage, retryAfterMs, UpstreamShapeError, type EventRef, type MappedBatch, type MappedEvent, type MapStats,
+  type UpstreamSport } from '../engine/theoddsapi.js';
+import { Quota } from '../engine/upstream-quota.js';
+import type { Poller } from '../engine/poller.js';
+import { MAX_INGEST_EVENTS, MAX_INGEST_PRICES, type IngestResult } from './hub.js';
+
+export const THE_ODDS_API_PUBLIC_BASE = 'https://api.the-odds-api.com';
+
+export interface TheOddsApiConfig {
+  apiKey: string;
+  /** origin (and optional path prefix) the /v4 paths are appended to */
+  base: string;
+  sports: string[];
+  markets: string[];
+  regions: string[];
+  /** shortest wait between cycles */
+  minIntervalMs: number;
+  /** per request, headers and body */
+  timeoutMs: number;
+  /** day of the month the quota renews (00:00 UTC) */
+  resetDay: number;
+  /** credits never spent */
+  reserve: number;
+  /** player props are asked for events starting within this (and live ones) */
+  propsWithinMs: number;
+  /** how long the sports list (who is in season) is reused */
+  sportsRefreshMs: number;
+  /** while the quota is spent, how often the free sports call checks whether credits came back */
+  exhaustedProbeMs: number;
+}
+
+export const DEFAULT_THE_ODDS_API: Omit<TheOddsApiConfig, 'apiKey' | 'sports'> = {
+  base: THE_ODDS_API_PUBLIC_BASE,
+  markets: ['h2h', 'spreads', 'totals'],
+  regions: ['us'],
+  minIntervalMs: 60_000,
+  timeoutMs: 10_000,
+  resetDay: 1,
+  reserve: 0,
+  propsWithinMs: 24 * 3_600_000,
+  sportsRefreshMs: 3_600_000,
+  exhaustedProbeMs: 3_600_000,
+};
+
+export interface TheOddsApiDeps {
+  /** the ingest path: hub.ingest with the feed's label, then the webhook evaluator's settle */
+  ingest(batch: MappedBatch, now: number): Promise<IngestResult>;
+  poller: Poller;
+  now(): number;
+  log?(msg: string): void;
+  fetch?: typeof fetch;
+}
+
+/** A request that failed; `retryAfterMs` when the upstream said how long to wait. */
+class FeedError extends Error {
+  constructor(message: string, readonly retryAfterMs = 0, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The credits are spent (the upstream said so, or what is left cannot pay the next call). */
+class QuotaSpent extends Error {
+  constructor(readonly reason: string) {
+    super(`quota spent (${reason})`);
+  }
+}
+
+type SportState = 'in_season' | 'out_of_season' | 'not_listed' | 'pending';
+
+interface SportFacts {
+  state: SportState;
+  events: number;
+  prices: number;
+  polledAt: number;
+}
+
+export type TickResult = 'polled' | 'failed' | 'not_due' | 'backoff' | 'exhausted';
+
+export class TheOddsApiFeed {
+  readonly quota: Quota;
+  /** when the next cycle is due (ms), 0 at once */
+  nextCycleAt = 0;
+  intervalMs = 0;
+  /** what the last complete cycle cost (x-requests-last summed), NaN before one */
+  cycleCost = Number.NaN;
+  cycles = 0;
+  readonly totals = { requests: 0, events: 0, accepted: 0, rejected: 0, malformed: 0, layMarkets: 0 };
+  readonly unknownBooks = new Set<string>();
+  private upstreamSports: Map<string, UpstreamSport> | null = null;
+  private sportsAt = 0;
+  private nextProbeAt = 0;
+  /** x-requests-last of the last response, NaN when it had none */
+  private lastUsage = Number.NaN;
+  private readonly sports = new Map<string, SportFacts>();
+  /** events seen per sport at its last poll (to send those that vanished after their start as final) */
+  private readonly listed = new Map<string, Map<string, EventRef>>();
+  private readonly featured: string[];
+  private readonly props: string[];
+  private readonly fetchFn: typeof fetch;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private stopped = false;
+
+  constructor(readonly cfg: TheOddsApiConfig, private readonly d: TheOddsApiDeps) {
+    this.quota = new Quota(cfg.resetDay, cfg.reserve);
+    this.featured = cfg.markets.filter((m) => FEATURED_MARKETS.has(m));
+    this.props = cfg.markets.filter((m) => !FEATURED_MARKETS.has(m));
+    this.fetchFn = d.fetch ?? fetch;
+    for (const s of cfg.sports) this.sports.set(s, { state: 'pending', events: 0, prices: 0, polledAt: 0 });
+    d.poller.describe = (now) => this.describe(now);
+  }
+
+  /** Runs cycles from a timer until stop(). */
+  start(): void {
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick().catch((e: unknown) => this.d.log?.(`theoddsapi: ${String(e)}`))
+        .finally(() => this.schedule(this.wakeInMs()));
+    }, ms);
+    this.timer.unref();
+  }
+
+  /** ms until something may be due: the next cycle, the end of a backoff, or a quota probe (at most a minute) */
+  wakeInMs(): number {
+    const now = this.d.now();
+    let at = Math.max(this.nextCycleAt, this.d.poller.nextAttemptAt);
+    if (this.quota.exhaustedUntil > now) at = Math.min(this.quota.exhaustedUntil, this.nextProbeAt);
+    return Math.min(60_000, Math.max(10, at - now));
+  }
+
+  /** called after every tick with its result (tests await cycles with it), null when none */
+  onTick: ((r: TickResult) => void) | null = null;
+
+  /** One step: a cycle when one is due and allowed. Never throws. */
+  async tick(): Promise<TickResult> {
+    const r = await this.step();
+    this.onTick?.(r);
+    return r;
+  }
+
+  private async step(): Promise<TickResult> {
+    const now = this.d.now();
+    if (this.quota.exhausted(now)) {
+      if (now >= this.nextProbeAt) await this.probe(now);
+      return 'exhausted';
+    }
+    if (now < this.nextCycleAt) return 'not_due';
+    const p = this.d.poller;
+    if (!p.canPoll(now)) return 'backoff';
+    try {
+      const { books, cost } = await this.cycle(now);
+      const end = this.d.now();
+      p.pulse(end, books);
+      this.cycles++;
+      this.cycleCost = cost;
+      const c = this.quota.cadence(end, cost, this.cfg.minIntervalMs);
+      this.intervalMs = c.intervalMs;
+      if (c.spent) this.spend(end, 'remaining');
+      else this.nextCycleAt = end + c.intervalMs;
+      return 'polled';
+    } catch (e) {
+      const end = this.d.now();
+      if (e instanceof QuotaSpent) {
+        this.spend(end, e.reason);
+        return 'exhausted';
+      }
+      const msg = e instanceof Error ? e.message : String(e);
+      p.failure(end, msg, e instanceof FeedError ? e.retryAfterMs : 0);
+      this.d.log?.(`theoddsapi poll failed: ${msg}`);
+      return 'failed';
+    }
+  }
+
+  private spend(now: number, reason: string): void {
+    this.quota.exhaust(now, reason);
+    this.nextProbeAt = now + this.cfg.exhaustedProbeMs;
+    this.d.log?.(`theoddsapi: quota spent (${reason}); polling stops until ${new Date(this.quota.exhaustedUntil).toISOString()}`);
+  }
+
+  /** While spent: the free sports call; credits above the reserve resume polling. */
+  private async probe(now: number): Promise<void> {
+    this.nextProbeAt = now + this.cfg.exhaustedProbeMs;
+    try {
+      const doc = await this.get('/v4/sports', { all: 'true' }, 0);
+      this.upstreamSports = parseSports(doc);
+      this.sportsAt = now;
+      // enough again for a cycle (the last one's cost, at least one credit)
+      const need = Math.max(1, Number.isNaN(this.cycleCost) ? this.estimatedCycleCost() : this.cycleCost);
+      if (this.quota.remaining - this.quota.reserve >= need) {
+        this.quota.resume();
+        this.nextCycleAt = 0;
+      }
+    } catch (e) {
+      // still spent (401 OUT_OF_USAGE_CREDITS) or unreachable: the next probe tries again
+      if (!(e instanceof QuotaSpent)) this.d.log?.(`theoddsapi quota probe failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  /** before any complete cycle: one featured-markets call per configured sport (props not counted) */
+  estimatedCycleCost(): number {
+    return this.cfg.sports.length * Math.max(1, this.featured.length) * this.cfg.regions.length;
+  }
+
+  private async cycle(now: number): Promise<{ books: Set<string>; cost: number }> {
+    let cost = 0;
+    const books = new Set<string>();
+    if (this.upstreamSports === null || now - this.sportsAt >= this.cfg.sportsRefreshMs) {
+      const doc = await this.get('/v4/sports', { all: 'true' }, 0);
+      this.upstreamSports = parseSports(doc);
+      this.sportsAt = now;
+      cost += this.lastCost(0);
+    }
+    for (const key of this.cfg.sports) {
+      const facts = this.sports.get(key)!;
+      const up = this.upstreamSports.get(key);
+      facts.state = up === undefined ? 'not_listed' : up.active ? 'in_season' : 'out_of_season';
+      if (up === undefined || !up.active) continue;
+      const stats = newMapStats();
+      const batch: MappedBatch = { events: [], prices: [] };
+      const seen = new Set<string>();
+      const perCall = this.cfg.regions.length;
+      let refs: EventRef[];
+      // outright sports hold outrights only; their events have no teams
+      const featured = up.has_outrights ? ['outrights'] : this.featured.filter((m) => m !== 'outrights');
+      const props = up.has_outrights ? [] : this.props;
+      if (featured.length > 0) {
+        const doc = await this.get(`/v4/sports/${enc(key)}/odds`, this.oddsParams(featured), featured.length * perCall);
+        cost += this.lastCost(featured.length * perCall);
+        mapSportOdds(doc, batch, stats, seen);
+        refs = eventRefs(doc);
+      } else if (props.length > 0) {
+        refs = eventRefs(await this.get(`/v4/sports/${enc(key)}/events`, { dateFormat: 'iso' }, 0));
+        cost += this.lastCost(0);
+      } else {
+        refs = [];
+      }
+      if (props.length > 0) {
+        const until = now + this.cfg.propsWithinMs;
+        for (const r of refs) {
+          if (r.commence > until) continue;
+          const doc = await this.get(`/v4/sports/${enc(key)}/events/${enc(r.id)}/odds`, this.oddsParams(props), props.length * perCall, true);
+          cost += this.lastCost(props.length * perCall);
+          if (doc === null) continue; // the event is gone upstream (404)
+          if (typeof doc !== 'object' || Array.isArray(doc)) throw new UpstreamShapeError('the event odds endpoint did not answer an event object');
+          mapEventOdds(doc, batch, stats, seen);
+        }
+      }
+      for (const r of refs) {
+        if (!seen.has(r.id)) {
+          seen.add(r.id);
+          batch.events.push(r.event);
+        }
+      }
+      this.finals(key, refs, now, batch);
+      const res = await this.apply(batch);
+      facts.events = res.events;
+      facts.prices = res.accepted;
+      facts.polledAt = this.d.now();
+      for (const b of stats.books) books.add(b);
+      for (const b of stats.unknownBooks) this.unknownBooks.add(b);
+      this.totals.malformed += stats.malformed;
+      this.totals.layMarkets += stats.layMarkets;
+    }
+    return { books, cost };
+  }
+
+  /** Events listed at the sport's previous poll, gone now and past their start, are sent as final. */
+  private finals(sport: string, refs: EventRef[], now: number, batch: MappedBatch): void {
+    const before = this.listed.get(sport);
+    const current = new Map(refs.map((r) => [r.id, r]));
+    this.listed.set(sport, current);
+    if (before === undefined) return;
+    for (const [id, r] of before) {
+      if (!current.has(id) && r.commence <= now) batch.events.push({ ...r.event, status: 'final' } satisfies MappedEvent);
+    }
+  }
+
+  private async apply(batch: MappedBatch): Promise<{ events: number; accepted: number }> {
+    let events = 0;
+    let accepted = 0;
+    // within ingest's per-batch bounds; events first, so the prices find them
+    for (let i = 0, j = 0; i < batch.events.length || j < batch.prices.length;) {
+      const part: MappedBatch = { events: batch.events.slice(i, i + MAX_INGEST_EVENTS), prices: batch.prices.slice(j, j + MAX_INGEST_PRICES) };
+      i += part.events.length;
+      j += part.prices.length;
+      const r = await this.d.ingest(part, this.d.now());
+      events += r.events;
+      accepted += r.accepted;
+      this.totals.rejected += r.rejected.length + r.rejected_events.length;
+    }
+    this.totals.events += events;
+    this.totals.accepted += accepted;
+    return { events, accepted };
+  }
+
+  private oddsParams(markets: string[]): Record<string, string> {
+    return { regions: this.cfg.regions.join(','), markets: markets.join(','), oddsFormat: 'decimal', dateFormat: 'iso' };
+  }
+
+  /** what the last call cost by its x-requests-last, else the estimate */
+  private lastCost(estimate: number): number {
+    return Number.isNaN(this.lastUsage) ? estimate : this.lastUsage;
+  }
+
+  /**
+   * One GET. `cost`: the credits it is expected to take (markets × regions; 0 for free calls), refused up front
+   * when the credits left above the reserve cannot pay it. `optional`: a 404 answers null instead of failing.
+   */
+  private async get(path: string, params: Record<string, string>, cost: number, optional = false): Promise<unknown> {
+    const q = this.quota;
+    if (cost > 0 && !Number.isNaN(q.remaining) && q.remaining - q.reserve < cost) throw new QuotaSpent('remaining');
+    const url = new URL(this.cfg.base.replace(/\/+$/, '') + path);
+    url.searchParams.set('apiKey', this.cfg.apiKey);
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+    const shown = `GET ${path}`;
+    this.totals.requests++;
+    let res: Response;
+    let text: string;
+    try {
+      // the one signal bounds the headers and the body
+      res = await this.fetchFn(url, { signal: AbortSignal.timeout(this.cfg.timeoutMs), headers: { accept: 'application/json' } });
+      const usage = readUsage((h) => res.headers.get(h));
+      this.lastUsage = usage.last;
+      q.observe(this.d.now(), usage);
+      text = await res.text();
+    } catch (e) {
+      const err = e as Error;
+      const why = err.name === 'TimeoutError' ? `timed out after ${this.cfg.timeoutMs} ms` : err.message;
+      throw new FeedError(`${shown}: ${why}`, 0, { cause: e });
+    }
+    if (res.status === 200) {
+      try {
+        return parseJson(text);
+      } catch (e) {
+        throw new FeedError(`${shown}: ${(e as Error).message}`, 0, { cause: e });
+      }
+    }
+    const err = readError(text);
+    if (res.status === 401 && err.code === 'OUT_OF_USAGE_CREDITS') throw new QuotaSpent('OUT_OF_USAGE_CREDITS');
+    if (res.status === 404 && optional) return null;
+    const wait = res.status === 429 ? retryAfterMs(res.headers.get('retry-after'), this.d.now()) ?? 0 : 0;
+    throw new FeedError(`${shown}: HTTP ${res.status}${err.code !== null ? ` ${err.code}` : ''}${err.message !== null ? `: ${err.message}` : ''}`, wait);
+  }
+
+  /** The feed's facts in /v1/status poller_health. */
+  describe(now: number): Record<string, unknown> {
+    return {
+      source: 'theoddsapi',
+      simulated: false,
+      quota: this.quota.snapshot(now),
+      cadence: {
+        interval_ms: this.intervalMs,
+        min_interval_ms: this.cfg.minIntervalMs,
+        cycle_cost: Number.isNaN(this.cycleCost) ? null : this.cycleCost,
+        next_cycle_in_ms: this.quota.exhaustedUntil > now ? null : Math.max(0, this.nextCycleAt - now, this.d.poller.nextAttemptAt - now),
+        cycles: this.cycles,
+      },
+      sports: [...this.sports].map(([key, f]) => ({
+        key, state: f.state, events: f.events, prices: f.prices,
+        polled_age_s: f.polledAt > 0 ? Math.max(0, (now - f.polledAt) / 1000) : null,
+      })),
+      totals: {
+        requests: this.totals.requests, events: this.totals.events, accepted: this.totals.accepted, rejected: this.totals.rejected,
+        malformed_items: this.totals.malformed, lay_markets_skipped: this.totals.layMarkets,
+      },
+      unknown_books: [...this.unknownBooks],
+    };
+  }
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}
