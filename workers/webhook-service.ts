@@ -71,6 +71,8 @@ export interface WebhookConfig {
   /** how long a claim on an attempt holds without renewal (WEBHOOK_LEASE_MS): a killed node's attempts are taken
    *  by another node this long after its last renewal; renewed every third of it while in flight */
   leaseMs: number;
+  /** how often the subscription cache is read again from a shared database (other nodes' API changes) */
+  subsRefreshMs: number;
 }
 
 export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
@@ -85,6 +87,7 @@ export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
   mailFrom: 'linewire@localhost',
   nodeId: 'linewire',
   leaseMs: 30_000,
+  subsRefreshMs: 2000,
 };
 
 export interface WebhookDeps {
@@ -231,6 +234,12 @@ export class WebhookService {
     poll.unref();
     renew.unref();
     this.timers.push(tick, poll, renew);
+    // an embedded database is this process's alone; a shared one may see subscriptions made through other nodes
+    if (this.d.db.kind !== 'embedded') {
+      const subs = setInterval(() => void this.refreshSubs(), this.cfg.subsRefreshMs);
+      subs.unref();
+      this.timers.push(subs);
+    }
     this.poll();
     this.mail();
   }
@@ -249,6 +258,40 @@ export class WebhookService {
   remove(pk: number): void {
     this.subs.delete(pk);
     this.reindex();
+  }
+
+  /** Follows the subscriptions as stored: created, changed, disabled or deleted through another node. */
+  private refreshing = false;
+  private async refreshSubs(): Promise<void> {
+    if (this.closed || this.refreshing) return;
+    this.refreshing = true;
+    try {
+      const rows = await loadWebhooks(this.d.db);
+      let changed = false;
+      const seen = new Set<number>();
+      for (const row of rows) {
+        seen.add(row.pk);
+        const old = this.subs.get(row.pk);
+        if (old !== undefined && sameRow(old.row, row)) continue;
+        changed = true;
+        if (old === undefined) this.subs.set(row.pk, new Sub(row));
+        else {
+          old.row = row;
+          old.filter = Sub.compile(row);
+        }
+      }
+      for (const pk of this.subs.keys()) {
+        if (!seen.has(pk)) {
+          this.subs.delete(pk);
+          changed = true;
+        }
+      }
+      if (changed) this.reindex();
+    } catch (e) {
+      this.d.log?.(`webhook subscription refresh failed: ${String(e)}`);
+    } finally {
+      this.refreshing = false;
+    }
   }
 
   private reindex(): void {
@@ -669,6 +712,12 @@ export class WebhookService {
     await this.mailing;
     await this.sender.close();
   }
+}
+
+function sameRow(a: WebhookRow, b: WebhookRow): boolean {
+  return a.url === b.url && a.isActive === b.isActive && a.consecutiveFailures === b.consecutiveFailures && a.secret === b.secret &&
+    a.format === b.format && a.minEdgePct === b.minEdgePct && a.events.join() === b.events.join() &&
+    (a.sportKeys ?? []).join() === (b.sportKeys ?? []).join() && (a.sportKeys === null) === (b.sportKeys === null);
 }
 
 function isOk(r: SendResult): boolean {
