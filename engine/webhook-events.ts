@@ -24,8 +24,13 @@ export interface WebhookEvent {
   sport: string | null;
   /** edge percent for arbitrage and EV events (min_edge_pct applies), else NaN */
   edge: number;
-  /** set for events that must reach a subscription once even across restarts */
+  /** The event's key: the same event found again (by another node of a cluster, or by this one after a restart)
+   *  has the same key, and a subscription's outbox holds a key once. Built from the data the event describes
+   *  (ids, catalogue keys, the data times of the quotes involved), never from a node's clock or interned ids.
+   *  null for the checks' events, which are claimed with their transition instead (`check`). */
   dedupe: string | null;
+  /** check events: the check (`kind:key`) whose transition, persisted right after the event, announces it */
+  check: string | null;
   at: number;
   data: Record<string, unknown>;
 }
@@ -43,9 +48,13 @@ export interface EvaluatorOptions {
   event(idx: number): EventInfo | undefined;
   player(id: number): string | null;
   emit(ev: WebhookEvent): void;
-  /** A check's state changed (or a book's newest write moved on by STATE_HEARTBEAT_MS). The caller persists it in
-   *  the same transaction as the outbox rows of the events emitted with it, so the two survive a kill together. */
-  persist?(s: CheckState): void;
+  /** A check's state changed from `from` (or, `from` equal to its state, a book's newest write moved on by
+   *  STATE_HEARTBEAT_MS). The caller persists it in the same transaction as the outbox rows of the events emitted
+   *  with it, so the two survive a kill together; in a cluster the move is made only from `from`, so the node that
+   *  makes it first announces it (the others take over the stored state through `restore`). */
+  persist?(s: CheckState, from: string): void;
+  /** The data time of a quote (max of line_changed_at and verified_at; 0 when there is none), for event keys. */
+  quoteTime?(event: number, market: number, player: number, book: number, outcome: number): number;
   /** feed label for parser.degraded */
   feed: string;
 }
@@ -190,7 +199,7 @@ export class WebhookEvaluator {
           const ev = this.o.event(idx);
           if (newEvent && ev !== undefined) {
             this.o.emit({
-              type: 'new_event', sport: ev.sport, edge: Number.NaN, dedupe: `new_event:${ev.id}`, at: now,
+              type: 'new_event', sport: ev.sport, edge: Number.NaN, dedupe: `new_event:${ev.id}`, check: null, at: now,
               data: { sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence) },
             });
           }
@@ -231,7 +240,7 @@ export class WebhookEvaluator {
         const move = Math.abs(point - anchorPoint);
         if (move >= LINE_MOVE_POINTS) {
           this.anchors.set(lineKey, point);
-          this.lineMove(ev, market, point, player, o, book, 'points', anchorPoint, q.anchor || price, price, move, 0, now);
+          this.lineMove(ev, market, point, player, o, book, 'points', anchorPoint, q.anchor || price, price, move, 0, t, now);
         }
       } else if (anchorPoint === undefined) this.anchors.set(lineKey, point);
       if (fresh) q.anchor = price;
@@ -240,7 +249,7 @@ export class WebhookEvaluator {
         if (move >= LINE_MOVE_CENTS) {
           const from = q.anchor;
           q.anchor = price;
-          this.lineMove(ev, market, point, player, o, book, 'price', point, from, price, 0, move, now);
+          this.lineMove(ev, market, point, player, o, book, 'price', point, from, price, 0, move, t, now);
         }
       }
     }
@@ -258,7 +267,8 @@ export class WebhookEvaluator {
           q.prices.length = 0;
           q.times.length = 0;
           this.o.emit({
-            type: 'odds_drop', sport: ev.sport, edge: Number.NaN, dedupe: null, at: now,
+            type: 'odds_drop', sport: ev.sport, edge: Number.NaN, dedupe: `odds_drop:${this.quoteKey(ev, market, point, player, o, book)}:${t}`,
+            check: null, at: now,
             data: {
               ...this.quoteHeadA(ev, market, point, player, o, book), price, average_price: avg,
               drop_pct: (1 - price / avg) * 100, window_s: ODDS_DROP_WINDOW_MS / 1000,
@@ -304,7 +314,8 @@ export class WebhookEvaluator {
     }
     this.steam.delete(key);
     this.o.emit({
-      type: 'line_move.steam', sport: ev.sport, edge: Number.NaN, dedupe: null, at: now,
+      type: 'line_move.steam', sport: ev.sport, edge: Number.NaN, check: null, at: now,
+      dedupe: `line_move.steam:${ev.id}:${MARKETS[market].key}:${this.o.player(player) ?? ''}:${point}:${o}:${dir}:${t}`,
       data: {
         ...this.gameB(ev), market: MARKETS[market].key, point: outcomePoint(market, point, o), player: this.o.player(player),
         outcome: outcomeName(ev, market, o), direction: dir > 0 ? 'shortening' : 'drifting',
@@ -314,9 +325,10 @@ export class WebhookEvaluator {
   }
 
   private lineMove(ev: EventInfo, market: number, point: number, player: number, o: number, book: number, kind: 'points' | 'price',
-    fromPoint: number, fromPrice: number, price: number, movePoints: number, moveCents: number, now: number): void {
+    fromPoint: number, fromPrice: number, price: number, movePoints: number, moveCents: number, t: number, now: number): void {
     this.o.emit({
-      type: 'line_move', sport: ev.sport, edge: Number.NaN, dedupe: null, at: now,
+      type: 'line_move', sport: ev.sport, edge: Number.NaN, dedupe: `line_move:${kind}:${this.quoteKey(ev, market, point, player, o, book)}:${t}`,
+      check: null, at: now,
       data: {
         ...this.quoteHeadA(ev, market, point, player, o, book), kind,
         from: { point: outcomePoint(market, fromPoint, o), price: fromPrice, price_american: decimalToAmerican(fromPrice) },
@@ -353,6 +365,15 @@ export class WebhookEvaluator {
     };
   }
 
+  /** A quote as event keys name it: catalogue keys and the player's name, the same on every node. */
+  private quoteKey(ev: EventInfo, market: number, point: number, player: number, o: number, book: number): string {
+    return `${ev.id}:${MARKETS[market].key}:${this.o.player(player) ?? ''}:${BOOKMAKERS[book].key}:${point}:${o}`;
+  }
+
+  private quoteTime(idx: number, market: number, player: number, book: number, o: number): number {
+    return this.o.quoteTime?.(idx, market, player, book, o) ?? 0;
+  }
+
   /** Arbitrages and EV rows opened and closed by one applied batch (hub.onAnalytics). */
   analytics(ch: { arbOpened: Float64Array[]; arbClosed: Float64Array[]; evOpened: Float64Array[]; evClosed: Float64Array[] }, now: number): void {
     const a = this.wanted.has('arb_flagged') || this.wanted.has('live_arb');
@@ -374,18 +395,23 @@ export class WebhookEvaluator {
     const live = ev.status === 'live' || ev.commence <= now;
     const books = new Set<number>();
     const legs: { book: number; o: number; price: number; eff: number }[] = [];
+    // the arb's data version: the newest write among its legs (an arb found again after it closed has a newer one)
+    let version = 0;
     for (let o = 0; o < n; o++) {
       const leg = ARB.LEGS + o * ARB.ALTS * ARB.LSIZE;
       const book = rec[leg + ARB.BOOK];
       if (book < 0) return;
       books.add(book);
       legs.push({ book, o, price: rec[leg + ARB.PRICE], eff: rec[leg + ARB.EFF] });
+      version = Math.max(version, this.quoteTime(rec[ARB.EVENT], market, rec[ARB.PLAYER], book, o));
     }
+    const arbKey = `${ev.id}:${MARKETS[market].key}:${this.o.player(rec[ARB.PLAYER]) ?? ''}:${point}:` +
+      `${legs.map((l) => BOOKMAKERS[l.book].key).join(',')}:${version}`;
     if (a) {
       const type = live ? 'live_arb' : 'arb_flagged';
       if (this.wanted.has(type)) {
         this.o.emit({
-          type, sport: ev.sport, edge, dedupe: null, at: now,
+          type, sport: ev.sport, edge, dedupe: `${type}:${arbKey}`, check: null, at: now,
           data: {
             sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, market: MARKETS[market].key, edge_pct: edge,
             legs: legs.map((l) => ({ book: BOOKMAKERS[l.book].key, side: sideLabel(ev, market, point, l.o), price: l.price })),
@@ -395,11 +421,13 @@ export class WebhookEvaluator {
     }
     if (b && MONEYLINE.has(market) && books.size >= 2) {
       const detected = rec[ARB.DETECTED_AT] || now;
-      const arbId = `arb_${ev.id}_${MARKETS[market].key}_${detected}`;
+      // named after the data version when there is one: every node of a cluster names the arb alike, so its
+      // opened and closed events carry one arb_id whichever node wrote each
+      const arbId = `arb_${ev.id}_${MARKETS[market].key}_${version > 0 ? version : detected}`;
       this.arbs.set(`${rec[ARB.EVENT]}:${market}`, { arbId, edge, openedAt: detected });
       if (this.wanted.has('arbitrage.opened')) {
         this.o.emit({
-          type: 'arbitrage.opened', sport: ev.sport, edge, dedupe: null, at: now,
+          type: 'arbitrage.opened', sport: ev.sport, edge, dedupe: `arbitrage.opened:${arbKey}`, check: null, at: now,
           data: {
             ...this.gameB(ev), arb_id: arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: S, is_live: live,
             detected_at: iso(detected),
@@ -421,7 +449,7 @@ export class WebhookEvaluator {
     const ev = this.o.event(rec[ARB.EVENT]);
     if (ev === undefined || !this.wanted.has('arbitrage.closed')) return;
     this.o.emit({
-      type: 'arbitrage.closed', sport: ev.sport, edge: open.edge, dedupe: null, at: now,
+      type: 'arbitrage.closed', sport: ev.sport, edge: open.edge, dedupe: `arbitrage.closed:${open.arbId}`, check: null, at: now,
       data: {
         ...this.gameB(ev), arb_id: open.arbId, market: MARKETS[rec[ARB.MARKET]].key, edge_pct_at_open: open.edge,
         opened_at: iso(open.openedAt), closed_at: iso(now), duration_s: Math.max(0, (now - open.openedAt) / 1000),
@@ -442,6 +470,12 @@ export class WebhookEvaluator {
     const player = rec[EVR.PLAYER];
     const o = rec[EVR.OUTCOME];
     const price = rec[EVR.PRICE];
+    const sharp = rec[EVR.SHARP];
+    // the row's data version: the newest write of the quote and of the sharp's quotes on its line
+    const idx = rec[EVR.EVENT];
+    let version = this.quoteTime(idx, market, player, rec[EVR.BOOK], o);
+    for (let so = 0; so < 3; so++) version = Math.max(version, this.quoteTime(idx, market, player, sharp, so));
+    const evKey = `${this.quoteKey(ev, market, point, player, o, rec[EVR.BOOK])}:${BOOKMAKERS[sharp].key}:${version}`;
     const fields = {
       market: MARKETS[market].key, point: outcomePoint(market, point, o), player: this.o.player(player),
       book: BOOKMAKERS[rec[EVR.BOOK]].key, price, price_american: decimalToAmerican(price), effective_price: eff,
@@ -449,10 +483,10 @@ export class WebhookEvaluator {
       devig: 'multiplicative',
     };
     if (this.wanted.has('ev_alert')) {
-      this.o.emit({ type: 'ev_alert', sport: ev.sport, edge, dedupe: null, at: now, data: { ...this.gameA(ev), side: outcomeName(ev, market, o), ...fields } });
+      this.o.emit({ type: 'ev_alert', sport: ev.sport, edge, dedupe: `ev_alert:${evKey}`, check: null, at: now, data: { ...this.gameA(ev), side: outcomeName(ev, market, o), ...fields } });
     }
     if (this.wanted.has('ev.flagged')) {
-      this.o.emit({ type: 'ev.flagged', sport: ev.sport, edge, dedupe: null, at: now, data: { ...this.gameB(ev), outcome: outcomeName(ev, market, o), ...fields } });
+      this.o.emit({ type: 'ev.flagged', sport: ev.sport, edge, dedupe: `ev.flagged:${evKey}`, check: null, at: now, data: { ...this.gameB(ev), outcome: outcomeName(ev, market, o), ...fields } });
     }
   }
 
@@ -512,7 +546,7 @@ export class WebhookEvaluator {
       if (state === 'ok') {
         if (h === 'breached' && this.wanted.has('source_quality.recovery')) {
           this.o.emit({
-            type: 'source_quality.recovery', sport: null, edge: Number.NaN, dedupe: null, at: now,
+            type: 'source_quality.recovery', sport: null, edge: Number.NaN, dedupe: null, check: `book:${BOOKMAKERS[b].key}`, at: now,
             data: { ...head, from: this.breachClass[b], to: 'ok', age_s: age, breached_for_s: (now - this.breachedAt[b]) / 1000, thresholds },
           });
         }
@@ -523,14 +557,14 @@ export class WebhookEvaluator {
         this.breachClass[b] = state;
         if (this.wanted.has('source_quality.breach')) {
           this.o.emit({
-            type: 'source_quality.breach', sport: null, edge: Number.NaN, dedupe: null, at: now,
+            type: 'source_quality.breach', sport: null, edge: Number.NaN, dedupe: null, check: `book:${BOOKMAKERS[b].key}`, at: now,
             data: { ...head, from: 'ok', to: state, age_s: age, thresholds },
           });
         }
       }
       if (this.health[b] !== h) {
         this.storedNewest[b] = newest;
-        this.o.persist?.(this.bookState(b, newest));
+        this.o.persist?.(this.bookState(b, newest), h);
       } else if (newest > stored) {
         moved.push(b);
         if (newest - stored >= STATE_HEARTBEAT_MS) due = true;
@@ -540,7 +574,7 @@ export class WebhookEvaluator {
     for (const b of moved) {
       const newest = Math.max(newestByBook[b], this.storedNewest[b]);
       this.storedNewest[b] = newest;
-      this.o.persist?.(this.bookState(b, newest));
+      this.o.persist?.(this.bookState(b, newest), this.health[b]);
     }
   }
 
@@ -562,14 +596,14 @@ export class WebhookEvaluator {
       this.parserDegraded = true;
       if (this.wanted.has('parser.degraded')) {
         this.o.emit({
-          type: 'parser.degraded', sport: null, edge: Number.NaN, dedupe: null, at: now,
+          type: 'parser.degraded', sport: null, edge: Number.NaN, dedupe: null, check: `parser:${this.o.feed}`, at: now,
           data: { feed: this.o.feed, window_s: Math.round((now - first.t) / 1000), observations: obs, rejected: rej, rejected_pct: pct, threshold_pct: PARSER_DEGRADED_PCT },
         });
       }
-      this.o.persist?.({ kind: 'parser', key: this.o.feed, state: 'degraded', since: now, detail: null, newestAt: null });
+      this.o.persist?.({ kind: 'parser', key: this.o.feed, state: 'degraded', since: now, detail: null, newestAt: null }, 'ok');
     } else if (this.parserDegraded && obs >= PARSER_MIN_ITEMS && pct < PARSER_DEGRADED_PCT / 2) {
       this.parserDegraded = false;
-      this.o.persist?.({ kind: 'parser', key: this.o.feed, state: 'ok', since: null, detail: null, newestAt: null });
+      this.o.persist?.({ kind: 'parser', key: this.o.feed, state: 'ok', since: null, detail: null, newestAt: null }, 'degraded');
     }
   }
 }

@@ -1,13 +1,18 @@
 // Accounts, their keys and credits on the hot path. Keys are resolved from memory; credits are reserved in
 // memory (per account: every key of an account draws on one balance) before a handler runs and refunded if it
 // fails; a balance is renewed to its tier's allowance when its billing period ends (checked on use, against the
-// injected clock). Balances, periods, per-endpoint usage and keys' last request times are written to PostgreSQL in
-// one transaction every second and at shutdown: a crash loses at most the last second of charges (README
-// "Accounts and metering").
+// injected clock). The changes to balances, periods, per-endpoint usage and keys' last request times are added to
+// PostgreSQL in one transaction every second and at shutdown: a crash loses at most the last second of charges
+// (README "Accounts and metering"). Charges travel as deltas, so nodes of a cluster sharing the database charge one
+// balance; at each write a node reads back the balances any node changed since its last read, so it sees the
+// others' spend within a second (README "Cluster: what is claimed how").
 
 import { timingSafeEqual } from 'node:crypto';
 import { addMonths, periodAt, tierDef, TIER_CREDITS, type Tier } from '../engine/tiers.js';
-import { loadAccounts, loadCurrentUsage, saveMeter, setPaymentIds, markClaimed, type AccountRow, type AccountUpdate, type KeyTouch, type UsageRow } from '../sql/accounts.js';
+import {
+  databaseNow, loadAccounts, loadCurrentUsage, meteredSince, saveMeter, setPaymentIds, markClaimed, type AccountRow, type AccountUpdate,
+  type Balance, type KeyTouch, type UsageRow,
+} from '../sql/accounts.js';
 import type { Database } from '../sql/connection.js';
 import { createKey, findKeyByHash, hashKey, loadKeys, revokeKey, type KeyRow } from '../sql/keys.js';
 
@@ -15,6 +20,9 @@ import { createKey, findKeyByHash, hashKey, loadKeys, revokeKey, type KeyRow } f
 export class UsageCell {
   calls = 0;
   credits = 0;
+  /** counted since the last write (the write adds them) */
+  newCalls = 0;
+  newCredits = 0;
   dirty = false;
 }
 
@@ -26,6 +34,11 @@ export class AccountState {
   windowCount = 0;
   readonly usage = new Map<string, UsageCell>();
   readonly keys: KeyState[] = [];
+  /** credits charged (net of refunds) and granted since the last write: what the next write adds */
+  newUsed = 0;
+  newGranted = 0;
+  /** the balance this node started the current period with (renewal, tier change) until written; -1: none */
+  startedWith = -1;
   constructor(
     readonly id: number,
     public email: string | null,
@@ -78,10 +91,14 @@ export class Accounts {
   private adminHash: Buffer | null = null;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
+  /** the database's clock at the last read of other nodes' changes (null: embedded, no other node) */
+  private readSince: Date | null = null;
 
   constructor(private readonly db: Database, private readonly now: () => number = Date.now) {}
 
   async load(): Promise<void> {
+    // an embedded database is one process's: there is no other node to read back from
+    if (this.db.kind !== 'embedded') this.readSince = await databaseNow(this.db);
     for (const row of await loadAccounts(this.db)) this.addAccount(row);
     for (const row of await loadKeys(this.db)) this.addKey(row);
     for (const u of await loadCurrentUsage(this.db)) {
@@ -182,15 +199,23 @@ export class Accounts {
   }
 
   private startPeriod(a: AccountState, start: number, end: number): void {
-    for (const [endpoint, c] of a.usage) {
-      if (c.dirty) this.pendingUsage.push({ accountId: a.id, periodStart: new Date(a.periodStart), endpoint, calls: c.calls, credits: c.credits });
-    }
-    a.usage.clear();
+    this.endUsage(a);
     a.periodStart = start;
     a.periodEnd = end;
     a.remaining = TIER_CREDITS[a.tier];
     a.used = 0;
+    a.newUsed = 0;
+    a.newGranted = 0;
+    a.startedWith = a.remaining;
     a.dirty = true;
+  }
+
+  /** The usage counted in the period ending is kept for the next write; the cells start again. */
+  private endUsage(a: AccountState): void {
+    for (const [endpoint, c] of a.usage) {
+      if (c.dirty) this.pendingUsage.push({ accountId: a.id, periodStart: new Date(a.periodStart), endpoint, calls: c.newCalls, credits: c.newCredits });
+    }
+    a.usage.clear();
   }
 
   /** Takes `cost` credits if the balance covers them. Never lets a balance go below zero. */
@@ -200,6 +225,7 @@ export class Accounts {
     if (cost > a.remaining) return false;
     a.remaining -= cost;
     a.used += cost;
+    a.newUsed += cost;
     a.lastRequestAt = now;
     a.dirty = true;
     k.lastRequestAt = now;
@@ -211,6 +237,7 @@ export class Accounts {
     const a = k.account;
     a.remaining += cost;
     a.used -= cost;
+    a.newUsed -= cost;
     a.dirty = true;
   }
 
@@ -219,6 +246,8 @@ export class Accounts {
     const c = this.cell(k.account, endpoint);
     c.calls++;
     c.credits += credits;
+    c.newCalls++;
+    c.newCredits += credits;
     c.dirty = true;
   }
 
@@ -283,6 +312,7 @@ export class Accounts {
   /** Adds credits to the current period's balance. */
   async grant(a: AccountState, credits: number): Promise<void> {
     a.remaining += credits;
+    a.newGranted += credits;
     a.dirty = true;
     await this.flush();
   }
@@ -304,47 +334,121 @@ export class Accounts {
     this.timer.unref();
   }
 
-  /** Writes every changed balance, usage counter and key's last request time in one transaction. */
+  /** Adds every changed balance, usage counter and key's last request time in one transaction, then takes in the
+   *  balances other nodes changed since the last read (not with an embedded database: it has no other node). */
   flush(): Promise<void> {
     if (this.flushing !== null) return this.flushing.then(() => this.flush());
     const accounts: AccountState[] = [];
-    const cells: UsageCell[] = [];
     const keys: KeyState[] = [];
-    const usage = this.pendingUsage;
+    const ended = this.pendingUsage;
     this.pendingUsage = [];
+    const cellUsage: UsageRow[] = [];
     for (const a of this.accounts.values()) {
       if (a.dirty) accounts.push(a);
       for (const [endpoint, c] of a.usage) {
         if (!c.dirty) continue;
-        cells.push(c);
-        usage.push({ accountId: a.id, periodStart: new Date(a.periodStart), endpoint, calls: c.calls, credits: c.credits });
+        cellUsage.push({ accountId: a.id, periodStart: new Date(a.periodStart), endpoint, calls: c.newCalls, credits: c.newCredits });
+        c.dirty = false;
+        c.newCalls = 0;
+        c.newCredits = 0;
       }
       for (const k of a.keys) if (k.dirty) keys.push(k);
     }
-    if (accounts.length === 0 && usage.length === 0 && keys.length === 0) return Promise.resolve();
+    if (accounts.length === 0 && ended.length === 0 && cellUsage.length === 0 && keys.length === 0 && this.readSince === null) {
+      return Promise.resolve();
+    }
+    // the deltas leave the states as they are taken: what is counted during the write goes to the next one
     const rows: AccountUpdate[] = accounts.map((a) => {
-      a.dirty = false;
-      return {
-        id: a.id, tier: a.tier, creditsRemaining: a.remaining, creditsUsed: a.used, periodStart: new Date(a.periodStart),
-        periodEnd: new Date(a.periodEnd), lastRequestAt: a.lastRequestAt ? new Date(a.lastRequestAt) : null,
+      const row: AccountUpdate = {
+        id: a.id, tier: a.tier, used: a.newUsed, granted: a.newGranted, periodStart: new Date(a.periodStart),
+        periodEnd: new Date(a.periodEnd), allowance: a.startedWith >= 0 ? a.startedWith : null,
+        lastRequestAt: a.lastRequestAt ? new Date(a.lastRequestAt) : null,
       };
+      a.dirty = false;
+      a.newUsed = 0;
+      a.newGranted = 0;
+      a.startedWith = -1;
+      return row;
     });
-    for (const c of cells) c.dirty = false;
     const touches: KeyTouch[] = keys.map((k) => {
       k.dirty = false;
       return { id: k.id, lastRequestAt: new Date(k.lastRequestAt) };
     });
-    this.flushing = saveMeter(this.db, rows, usage, touches)
-      .catch((e: unknown) => {
-        for (const a of accounts) a.dirty = true;
-        for (const c of cells) c.dirty = true;
-        for (const k of keys) k.dirty = true;
-        // rows of ended periods are not held by any cell any more: keep them for the next write
-        this.pendingUsage.push(...usage.filter((u) => isEnded(u, this.accounts)));
+    this.flushing = (async () => {
+      let written;
+      try {
+        written = await saveMeter(this.db, rows, ended.concat(cellUsage), touches);
+      } catch (e) {
+        this.restore(accounts, rows, cellUsage, ended, keys);
         throw e;
-      })
-      .finally(() => { this.flushing = null; });
+      }
+      this.takeIn(written.balances, written.usage);
+      if (this.readSince !== null) {
+        // a margin for writes committed after our last read began: a balance read twice is taken in twice, harmlessly
+        const read = await meteredSince(this.db, new Date(this.readSince.getTime() - READ_MARGIN_MS));
+        this.readSince = read.at;
+        this.takeIn(read.balances, read.usage);
+      }
+    })().finally(() => { this.flushing = null; });
     return this.flushing;
+  }
+
+  /** A failed write added nothing: its deltas go back for the next one (those of a period that ended meanwhile go
+   *  to the ended periods' rows; balance deltas of an ended period are dropped, as the database would drop them). */
+  private restore(accounts: AccountState[], rows: AccountUpdate[], cellUsage: UsageRow[], ended: UsageRow[], keys: KeyState[]): void {
+    rows.forEach((r, i) => {
+      const a = accounts[i];
+      a.dirty = true;
+      if (a.periodStart !== r.periodStart.getTime()) return;
+      a.newUsed += r.used;
+      a.newGranted += r.granted;
+      if (r.allowance !== null && a.startedWith < 0) a.startedWith = r.allowance;
+    });
+    for (const u of cellUsage) {
+      const a = this.accounts.get(u.accountId);
+      if (a === undefined || a.periodStart !== u.periodStart.getTime()) {
+        this.pendingUsage.push(u);
+        continue;
+      }
+      const c = this.cell(a, u.endpoint);
+      c.newCalls += u.calls;
+      c.newCredits += u.credits;
+      c.dirty = true;
+    }
+    this.pendingUsage.push(...ended);
+    for (const k of keys) k.dirty = true;
+  }
+
+  /**
+   * Balances and usage as stored: the node's own changes not yet written are kept on top. A newer stored period
+   * (another node renewed it, an admin changed the tier elsewhere) replaces the node's; the node's changes of the
+   * ended period are dropped, as the database drops them.
+   */
+  private takeIn(balances: readonly Balance[], usage: readonly UsageRow[]): void {
+    for (const b of balances) {
+      const a = this.accounts.get(b.id);
+      if (a === undefined) continue;
+      const start = b.periodStart.getTime();
+      // this node started a newer period, not written yet
+      if (start < a.periodStart || a.startedWith >= 0) continue;
+      if (start > a.periodStart) {
+        this.endUsage(a);
+        a.tier = b.tier;
+        a.periodStart = start;
+        a.periodEnd = b.periodEnd.getTime();
+        a.newUsed = 0;
+        a.newGranted = 0;
+      }
+      a.remaining = Math.max(0, b.creditsRemaining - a.newUsed + a.newGranted);
+      a.used = b.creditsUsed + a.newUsed;
+    }
+    for (const u of usage) {
+      const a = this.accounts.get(u.accountId);
+      if (a === undefined || a.periodStart !== u.periodStart.getTime()) continue;
+      const c = this.cell(a, u.endpoint);
+      c.calls = u.calls + c.newCalls;
+      c.credits = u.credits + c.newCredits;
+    }
   }
 
   async close(): Promise<void> {
@@ -353,10 +457,8 @@ export class Accounts {
   }
 }
 
-function isEnded(u: UsageRow, accounts: Map<number, AccountState>): boolean {
-  const a = accounts.get(u.accountId);
-  return a === undefined || a.periodStart !== u.periodStart.getTime();
-}
+/** how far back each read of other nodes' balances reaches before the last one (writes commit after they stamp) */
+const READ_MARGIN_MS = 5000;
 
 export function normalEmail(email: string): string {
   return email.trim().toLowerCase();

@@ -1,7 +1,9 @@
 // Assembles the service: database and migrations, accounts, shards, feed, and the uWebSockets.js front.
 // http/main.ts calls it with the environment; tests call it with their own config on port 0.
 
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
+import { createHash } from 'node:crypto';
+import { resolve as resolvePath } from 'node:path';
 import uWS from 'uWebSockets.js';
 import { Simulator } from '../engine/simulator.js';
 import type { IngestBatch } from '../engine/types.js';
@@ -73,6 +75,9 @@ export interface Config {
   streams?: Partial<StreamLimits>;
   /** outbound webhooks (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_RETRY_DELAYS_MS, SMTP_URL; tests shorten the timings) */
   webhooks?: Partial<WebhookConfig>;
+  /** NODE_ID: this node's name in the claims of a cluster (README "Cluster: what is claimed how"); default the host
+   *  name and a hash of the data directory, the same across restarts */
+  nodeId?: string;
   /** closing-line history writer timings (tests shorten them) */
   history?: Partial<HistoryConfig>;
   /** status cache and sampling timings (tests shorten them) */
@@ -111,7 +116,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     simRate: int('SIM_RATE', 2000, 1, 1_000_000),
     adminKey: env.ADMIN_KEY || undefined,
     shards: int('SHARDS', Math.max(1, availableParallelism() - 1), 1, 64),
-    webhooks: webhookConfigFromEnv(env),
+    webhooks: { ...webhookConfigFromEnv(env), ...(env.WEBHOOK_LEASE_MS ? { leaseMs: int('WEBHOOK_LEASE_MS', 30_000, 200, 3_600_000) } : {}) },
+    nodeId: nodeIdFromEnv(env.NODE_ID),
     simStall: simStallFromEnv(env.SIM_STALL),
     trustedProxies: env.TRUSTED_PROXIES || undefined,
     checkoutUrlTemplate: checkoutTemplateFromEnv(env.CHECKOUT_URL_TEMPLATE),
@@ -142,6 +148,17 @@ function publicUrlFromEnv(raw: string | undefined): string | undefined {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`PUBLIC_URL must be http(s), got ${url.protocol}`);
   return raw.replace(/\/+$/, '');
+}
+
+function nodeIdFromEnv(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(raw)) throw new Error(`NODE_ID must be 1 to 64 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+/** The default NODE_ID: the host and its data directory, so a node restarted takes its own claims back at once. */
+export function defaultNodeId(dataDir: string): string {
+  return `${hostname()}:${createHash('sha256').update(resolvePath(dataDir)).digest('hex').slice(0, 8)}`;
 }
 
 function simStallFromEnv(raw: string | undefined): string[] {
@@ -244,7 +261,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     };
 
     const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log, registry: metrics.registry },
-      { ...DEFAULT_WEBHOOK_CONFIG, ...cfg.webhooks });
+      { ...DEFAULT_WEBHOOK_CONFIG, nodeId: cfg.nodeId ?? defaultNodeId(cfg.dataDir), ...cfg.webhooks });
     await webhooks.start();
     cleanups.push(() => webhooks.close());
     services.webhooks = webhooks;

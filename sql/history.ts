@@ -59,26 +59,35 @@ export async function loadOpenEvents(db: Database): Promise<OpenEvent[]> {
   return [...byId.values()];
 }
 
-/** Writes an event's closing rows, marks it captured and drops its pregame state, in one transaction.
- *  Idempotent: a second capture of the same event adds nothing. */
-export async function captureClosing(db: Database, meta: EventMeta, rows: readonly ClosingRow[], at: number): Promise<void> {
+/**
+ * Claims an event's capture and writes its closing rows, marks it captured and drops its pregame state, in one
+ * transaction; false when the event was captured already (by another node of a cluster, or before a restart):
+ * nothing is written then but the pregame state is dropped. The claim is the history_events row: setting its
+ * captured_at from null locks it, so a second node capturing at the same moment waits for the first to commit and
+ * then finds it captured. One capture per event, never a mix of two nodes' rows.
+ */
+export async function captureClosing(db: Database, meta: EventMeta, rows: readonly ClosingRow[], at: number): Promise<boolean> {
   const gameDate = new Date(meta.commence).toISOString().slice(0, 10);
-  await db.sql.begin(async (tx) => {
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-      const chunk = rows.slice(i, i + INSERT_CHUNK).map((r) => ({
-        game_date: gameDate, sport_key: meta.sport, event_id: meta.id, commence_time: new Date(meta.commence),
-        home_team: meta.home, away_team: meta.away, source: r.source, player_name: r.player_name,
-        market_key: r.market_key, market_label: r.market_label, line: r.line, over_price: r.over_price,
-        under_price: r.under_price, snapshot_time: new Date(r.snapshot_time),
-      }));
-      await tx`insert into closing_lines ${tx(chunk, 'game_date', 'sport_key', 'event_id', 'commence_time', 'home_team', 'away_team',
-        'source', 'player_name', 'market_key', 'market_label', 'line', 'over_price', 'under_price', 'snapshot_time')}
-        on conflict (event_id, source, market_key, player_name) do nothing`;
-    }
-    await tx`insert into history_events (event_id, sport_key, commence_time, home_team, away_team, captured_at)
+  return db.sql.begin(async (tx) => {
+    const claimed = await tx`insert into history_events (event_id, sport_key, commence_time, home_team, away_team, captured_at)
       values (${meta.id}, ${meta.sport}, ${new Date(meta.commence)}, ${meta.home}, ${meta.away}, ${new Date(at)})
-      on conflict (event_id) do update set captured_at = excluded.captured_at`;
+      on conflict (event_id) do update set captured_at = excluded.captured_at where history_events.captured_at is null
+      returning event_id`;
+    if (claimed.length === 1) {
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+        const chunk = rows.slice(i, i + INSERT_CHUNK).map((r) => ({
+          game_date: gameDate, sport_key: meta.sport, event_id: meta.id, commence_time: new Date(meta.commence),
+          home_team: meta.home, away_team: meta.away, source: r.source, player_name: r.player_name,
+          market_key: r.market_key, market_label: r.market_label, line: r.line, over_price: r.over_price,
+          under_price: r.under_price, snapshot_time: new Date(r.snapshot_time),
+        }));
+        await tx`insert into closing_lines ${tx(chunk, 'game_date', 'sport_key', 'event_id', 'commence_time', 'home_team', 'away_team',
+          'source', 'player_name', 'market_key', 'market_label', 'line', 'over_price', 'under_price', 'snapshot_time')}
+          on conflict (event_id, source, market_key, player_name) do nothing`;
+      }
+    }
     await tx`delete from pregame_quotes where event_id = ${meta.id}`;
+    return claimed.length === 1;
   });
 }
 

@@ -138,7 +138,34 @@ export interface NewDelivery {
   status: 'pending' | 'rate_limited';
   /** null for a delivery recorded as final at once (rate_limited) */
   nextAttemptAt: number | null;
+  /** the event's key, unique per subscription: a repeated key is skipped (two nodes that found the same event, or
+   *  one node that found it again after a restart, write one row) */
   dedupe: string | null;
+}
+
+/** A node's claim on the rows it writes already due: it attempts them at once, no other node takes them. */
+export interface Claim {
+  node: string;
+  /** the lease's end (ms) */
+  until: number;
+}
+
+/** A check's move from one state to another (engine/webhook-events.ts CheckState), with the outbox rows of the
+ *  events it produced: committed only by the node that moves the stored state from `from`, the rows with it. */
+export interface Transition {
+  from: string;
+  state: CheckState;
+  rows: NewDelivery[];
+}
+
+export interface OutboxWrite {
+  /** primary keys of `rows`, in input order, -1 for rows skipped (repeated key) */
+  pks: number[];
+  /** primary keys of each transition's rows; empty when another node made the transition first */
+  transitions: number[][];
+  /** the stored state of each check whose transition or heartbeat found another state than the node's: the node
+   *  takes it over (another node moved it first) */
+  adopt: CheckState[];
 }
 
 /**
@@ -148,24 +175,62 @@ export interface NewDelivery {
  * are committed together or not at all.
  */
 export async function insertDeliveries(db: Database, rows: readonly NewDelivery[], now: number, states: readonly CheckState[] = []): Promise<number[]> {
-  if (states.length === 0) return insertRows(db.sql, rows, now);
+  return (await writeOutbox(db, rows, now, { states })).pks;
+}
+
+/**
+ * The outbox write of one flush, in one transaction when it holds check states or transitions:
+ * - `rows`: inserted unless their subscription already holds their dedupe key; those already due and pending are
+ *   claimed by `claim` (the writer attempts them at once);
+ * - `states`: stored as given (the newest write seen never goes back);
+ * - `heartbeats`: a check's state unchanged, its newest write moved on: only newest_at is written; a stored state
+ *   other than the node's is returned in `adopt`;
+ * - `transitions`, in order: each moves the stored state only from its `from` (compare-and-set; a missing row
+ *   counts as `from` = unknown or ok); its rows are inserted only when it did. Two nodes that find the same
+ *   transition therefore commit it, and announce it, once.
+ */
+export async function writeOutbox(db: Database, rows: readonly NewDelivery[], now: number, opts: {
+  states?: readonly CheckState[]; heartbeats?: readonly CheckState[]; transitions?: readonly Transition[]; claim?: Claim | null;
+}): Promise<OutboxWrite> {
+  const states = opts.states ?? [];
+  const heartbeats = opts.heartbeats ?? [];
+  const transitions = opts.transitions ?? [];
+  const claim = opts.claim ?? null;
+  if (states.length === 0 && heartbeats.length === 0 && transitions.length === 0) {
+    return { pks: await insertRows(db.sql, rows, now, claim), transitions: [], adopt: [] };
+  }
   return db.sql.begin(async (tx) => {
-    const pks = await insertRows(tx, rows, now);
-    await saveCheckStates(tx, states, now);
-    return pks;
+    const adopt: CheckState[] = [];
+    const done: number[][] = [];
+    for (const tr of transitions) {
+      const cur = await moveCheckState(tx, tr, now);
+      if (cur === null) done.push(await insertRows(tx, tr.rows, now, claim));
+      else {
+        done.push([]);
+        adopt.push(cur);
+      }
+    }
+    const pks = await insertRows(tx, rows, now, claim);
+    if (states.length > 0) await saveCheckStates(tx, states, now);
+    if (heartbeats.length > 0) adopt.push(...await beatCheckStates(tx, heartbeats, now));
+    return { pks, transitions: done, adopt };
   });
 }
 
-async function insertRows(sql: postgres.Sql | postgres.TransactionSql, rows: readonly NewDelivery[], now: number): Promise<number[]> {
+async function insertRows(sql: postgres.Sql | postgres.TransactionSql, rows: readonly NewDelivery[], now: number, claim: Claim | null): Promise<number[]> {
   if (rows.length === 0) return [];
   const batch = JSON.stringify(rows.map((r) => ({
     d: r.deliveryId, w: r.webhookPk, e: r.eventId, t: r.eventType, b: r.body, s: r.status,
     n: r.nextAttemptAt === null ? null : new Date(r.nextAttemptAt).toISOString(), k: r.dedupe,
+    // due at once: the writer attempts it now, under its claim
+    c: claim !== null && r.status === 'pending' && r.nextAttemptAt !== null && r.nextAttemptAt <= now,
   })));
   const ins = await sql<{ id: string; delivery_id: string }[]>`
-    insert into webhook_deliveries (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, dedupe_key, created_at)
-    select v.d, v.w, v.e, v.t, v.b, v.s, v.n, v.k, ${new Date(now)}
-    from json_to_recordset(${batch}::text::json) as v(d text, w bigint, e text, t text, b text, s text, n timestamptz, k text)
+    insert into webhook_deliveries (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, dedupe_key, created_at,
+                                    claimed_by, lease_until)
+    select v.d, v.w, v.e, v.t, v.b, v.s, v.n, v.k, ${new Date(now)},
+           case when v.c then ${claim?.node ?? null}::text end, case when v.c then ${claim === null ? null : new Date(claim.until)}::timestamptz end
+    from json_to_recordset(${batch}::text::json) as v(d text, w bigint, e text, t text, b text, s text, n timestamptz, k text, c boolean)
     on conflict (webhook_id, dedupe_key) do nothing
     returning id, delivery_id`;
   const byId = new Map(ins.map((r) => [r.delivery_id, Number(r.id)]));
@@ -184,14 +249,63 @@ async function saveCheckStates(sql: postgres.TransactionSql, states: readonly Ch
           newest_at = greatest(webhook_check_state.newest_at, excluded.newest_at)`;
 }
 
-/** The checks' state as last committed (restored into the evaluator at start). */
-export async function loadCheckStates(db: Database): Promise<CheckState[]> {
-  const rows = await db.sql<{ kind: 'book' | 'parser'; key: string; state: string; since: Date | null; detail: string | null; newest_at: Date | null }[]>`
-    select kind, key, state, since, detail, newest_at from webhook_check_state order by kind, key`;
-  return rows.map((r) => ({
+interface CheckRecord { kind: 'book' | 'parser'; key: string; state: string; since: Date | null; detail: string | null; newest_at: Date | null }
+
+function toCheckState(r: CheckRecord): CheckState {
+  return {
     kind: r.kind, key: r.key, state: r.state, since: r.since === null ? null : r.since.getTime(), detail: r.detail,
     newestAt: r.newest_at === null ? null : r.newest_at.getTime(),
-  }));
+  };
+}
+
+/** States a check starts from: a check with no stored row is in one of them. */
+const INITIAL = new Set(['unknown', 'ok']);
+
+/** Compare-and-set of one check: null when this call moved it (or wrote its first row), else the stored state. */
+async function moveCheckState(sql: postgres.TransactionSql, tr: Transition, now: number): Promise<CheckState | null> {
+  const s = tr.state;
+  const iso = (t: number | null) => (t === null || !(t > 0) ? null : new Date(t));
+  // the row lock taken by the update (or the unique index for the insert) makes a concurrent mover wait for this
+  // transaction and then see the state it left: only one of them moves it
+  const moved = await sql`
+    update webhook_check_state
+    set state = ${s.state}, since = ${iso(s.since)}, detail = ${s.detail}, updated_at = ${new Date(now)},
+        newest_at = greatest(newest_at, ${iso(s.newestAt)})
+    where kind = ${s.kind} and key = ${s.key} and state = ${tr.from}
+    returning 1`;
+  if (moved.length === 1) return null;
+  if (INITIAL.has(tr.from)) {
+    const ins = await sql`
+      insert into webhook_check_state (kind, key, state, since, detail, newest_at, updated_at)
+      values (${s.kind}, ${s.key}, ${s.state}, ${iso(s.since)}, ${s.detail}, ${iso(s.newestAt)}, ${new Date(now)})
+      on conflict (kind, key) do nothing
+      returning 1`;
+    if (ins.length === 1) return null;
+  }
+  const [cur] = await sql<CheckRecord[]>`
+    select kind, key, state, since, detail, newest_at from webhook_check_state where kind = ${s.kind} and key = ${s.key}`;
+  return toCheckState(cur!);
+}
+
+/** Heartbeats: newest_at moves on (never back), the state stays; returns stored states other than the node's. */
+async function beatCheckStates(sql: postgres.TransactionSql, states: readonly CheckState[], now: number): Promise<CheckState[]> {
+  const iso = (t: number | null) => (t === null || !(t > 0) ? null : new Date(t).toISOString());
+  const batch = JSON.stringify(states.map((x) => ({ k: x.kind, y: x.key, s: x.state, c: iso(x.since), d: x.detail, n: iso(x.newestAt) })));
+  const rows = await sql<(CheckRecord & { mine: string })[]>`
+    insert into webhook_check_state as c (kind, key, state, since, detail, newest_at, updated_at)
+    select v.k, v.y, v.s, v.c, v.d, v.n, ${new Date(now)}
+    from json_to_recordset(${batch}::text::json) as v(k text, y text, s text, c timestamptz, d text, n timestamptz)
+    on conflict (kind, key) do update
+      set newest_at = greatest(c.newest_at, excluded.newest_at), updated_at = excluded.updated_at
+    returning c.kind, c.key, c.state, c.since, c.detail, c.newest_at`;
+  const mine = new Map(states.map((x) => [`${x.kind}:${x.key}`, x.state]));
+  return rows.filter((r) => mine.get(`${r.kind}:${r.key}`) !== r.state).map(toCheckState);
+}
+
+/** The checks' state as last committed (restored into the evaluator at start). */
+export async function loadCheckStates(db: Database): Promise<CheckState[]> {
+  const rows = await db.sql<CheckRecord[]>`select kind, key, state, since, detail, newest_at from webhook_check_state order by kind, key`;
+  return rows.map(toCheckState);
 }
 
 /** Deliveries still on their schedule (pending or retrying), for the outbox backlog gauge. */
@@ -211,20 +325,54 @@ export interface DueDelivery {
   attempts: number;
 }
 
-/** Pending and retrying deliveries of active subscriptions due at `now`, oldest first, without `exclude`. */
-export async function dueDeliveries(db: Database, now: number, limit: number, exclude: readonly number[]): Promise<DueDelivery[]> {
-  const rows = await db.sql<{ id: string; delivery_id: string; webhook_id: string; event_type: string; body: string; status: string; attempts: number }[]>`
-    select d.id, d.delivery_id, d.webhook_id, d.event_type, d.body, d.status, d.attempts
-    from webhook_deliveries d join webhooks w on w.id = d.webhook_id
-    where d.next_attempt_at is not null and d.next_attempt_at <= ${new Date(now)} and w.is_active
-      and d.status in ('pending', 'retrying')
-      and not (d.id = any(${exclude.map(String)}::bigint[]))
-    order by d.next_attempt_at, d.id
-    limit ${limit}`;
+/**
+ * Claims pending and retrying deliveries of active subscriptions due at `now`, oldest first, without `exclude`:
+ * those no node holds (or whose lease ran out, or that `claim.node` itself holds: its own claims from before a
+ * restart) get `claim` in the statement that picks them. SKIP LOCKED: two nodes polling at once take disjoint
+ * rows, neither waits for the other.
+ */
+export async function claimDue(db: Database, now: number, limit: number, exclude: readonly number[], claim: Claim): Promise<DueDelivery[]> {
+  const at = new Date(now);
+  const rows = await db.sql<{ id: string; delivery_id: string; webhook_id: string; event_type: string; body: string; status: string; attempts: number; next_attempt_at: Date }[]>`
+    update webhook_deliveries d
+    set claimed_by = ${claim.node}, lease_until = ${new Date(claim.until)}
+    from (
+      select d.id
+      from webhook_deliveries d join webhooks w on w.id = d.webhook_id
+      where d.next_attempt_at is not null and d.next_attempt_at <= ${at} and w.is_active
+        and d.status in ('pending', 'retrying')
+        and (d.claimed_by is null or d.lease_until <= ${at} or d.claimed_by = ${claim.node})
+        and not (d.id = any(${exclude.map(String)}::bigint[]))
+      order by d.next_attempt_at, d.id
+      limit ${limit}
+      for update of d skip locked
+    ) due
+    where d.id = due.id
+    returning d.id, d.delivery_id, d.webhook_id, d.event_type, d.body, d.status, d.attempts, d.next_attempt_at`;
+  rows.sort((x, y) => x.next_attempt_at.getTime() - y.next_attempt_at.getTime() || Number(x.id) - Number(y.id));
   return rows.map((r) => ({
     pk: Number(r.id), deliveryId: r.delivery_id, webhookPk: Number(r.webhook_id), eventType: r.event_type, body: r.body,
     status: r.status, attempts: r.attempts,
   }));
+}
+
+/** Extends the node's leases on `pks` to `until`; returns those it still holds (a lease that ran out may have been
+ *  taken by another node). */
+export async function renewClaims(db: Database, pks: readonly number[], claim: Claim): Promise<Set<number>> {
+  if (pks.length === 0) return new Set();
+  const rows = await db.sql<{ id: string }[]>`
+    update webhook_deliveries set lease_until = ${new Date(claim.until)}
+    where claimed_by = ${claim.node} and id = any(${pks.map(String)}::bigint[])
+    returning id`;
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
+/** Gives up the node's claims on `pks` (a clean shutdown: another node takes them at once). */
+export async function releaseClaims(db: Database, pks: readonly number[], node: string): Promise<void> {
+  if (pks.length === 0) return;
+  await db.sql`
+    update webhook_deliveries set claimed_by = null, lease_until = null
+    where claimed_by = ${node} and id = any(${pks.map(String)}::bigint[])`;
 }
 
 /** First attempts already scheduled per subscription and rate window start (ms), to seed the rate limiter. */
@@ -272,9 +420,9 @@ export interface DisabledHook {
 /**
  * Records a batch of attempt outcomes in one transaction: the attempts, the deliveries' new states, the
  * subscriptions' consecutive-failure counts, and the subscriptions that reach `disableAfter` deactivated with a
- * notification row each (returned, for the cache and the mailer).
+ * notification row each (returned, for the cache and the mailer). The claims `node` held on the deliveries end.
  */
-export async function recordResults(db: Database, results: readonly AttemptResult[], disableAfter: number, now: number): Promise<RecordOutcome> {
+export async function recordResults(db: Database, results: readonly AttemptResult[], disableAfter: number, now: number, node = ''): Promise<RecordOutcome> {
   if (results.length === 0) return { disabled: [], failures: [] };
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
   const attempts = JSON.stringify(results.filter((r) => r.attempted).map((r) => ({
@@ -310,7 +458,10 @@ export async function recordResults(db: Database, results: readonly AttemptResul
       set status = case when d.status = 'delivered' or v.s is null then d.status else v.s end,
           next_attempt_at = case when d.status = 'delivered' or v.s is null then d.next_attempt_at else v.n end,
           attempts = coalesce(v.k, d.attempts),
-          delivered_at = coalesce(d.delivered_at, v.d)
+          delivered_at = coalesce(d.delivered_at, v.d),
+          -- the outcome ends the node's claim (not another node's, taken after this one's lease ran out)
+          claimed_by = case when d.claimed_by = ${node} then null else d.claimed_by end,
+          lease_until = case when d.claimed_by = ${node} then null else d.lease_until end
       from json_to_recordset(${deliveries}::text::json) as v(p bigint, s text, n timestamptz, k int, d timestamptz)
       where d.id = v.p`;
     if (hooks.size === 0) return { disabled: [], failures: [] };

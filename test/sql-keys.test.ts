@@ -118,21 +118,23 @@ for (const d of testDatabases()) {
       t.equal(await findKeyByHash(db, hashKey('lw_nope')), null, 'unknown hash gives null');
     });
 
-    const balance = (row: KeyRow, remaining: number, used: number): AccountUpdate => ({
-      id: row.accountId, tier: row.tier, creditsRemaining: remaining, creditsUsed: used, periodStart: row.periodStart,
-      periodEnd: row.periodEnd, lastRequestAt: null,
+    // a meter write of the stored period: `used` credits charged and `granted` granted since the last write
+    const charge = (row: KeyRow, used: number, granted = 0): AccountUpdate => ({
+      id: row.accountId, tier: row.tier, used, granted, periodStart: row.periodStart, periodEnd: row.periodEnd, allowance: null, lastRequestAt: null,
     });
 
-    t.test('saveMeter - one transaction writes balances, usage and key times', async (t) => {
+    t.test('saveMeter - one transaction adds charges, usage and key times', async (t) => {
       const db = await d.open();
       t.teardown(() => db.close());
       const a = await createKey(db, { tier: 'pro' });
       const b = await createKey(db, { tier: 'pro' });
       const c = await createKey(db, { tier: 'pro' });
       const when = new Date('2030-01-02T03:04:05.678Z');
-      await saveMeter(db, [balance(a.row, 99_990, 10), balance(b.row, 0, 100_000)],
+      const out = await saveMeter(db, [charge(a.row, 10), charge(b.row, 100_000)],
         [{ accountId: a.row.accountId, periodStart: a.row.periodStart, endpoint: 'GET /v1/verdict', calls: 2, credits: 10 }],
         [{ id: a.row.id, lastRequestAt: when }]);
+      t.same(out.balances.map((x) => [x.id, x.creditsRemaining, x.creditsUsed]), [[a.row.accountId, 99_990, 10], [b.row.accountId, 0, 100_000]],
+        'the balances as stored after the write are returned');
       await saveMeter(db, [], [], []);
 
       const ra = await findKeyByHash(db, hashKey(a.key));
@@ -148,32 +150,35 @@ for (const d of testDatabases()) {
       t.same((await loadCurrentUsage(db)).map((u) => [u.accountId, u.endpoint, u.calls, u.credits]),
         [[a.row.accountId, 'GET /v1/verdict', 2, 10]], 'usage row of the current period');
 
-      await saveMeter(db, [balance(a.row, 99_970, 30)], [{ accountId: a.row.accountId, periodStart: a.row.periodStart, endpoint: 'GET /v1/verdict', calls: 4, credits: 20 }],
+      await saveMeter(db, [charge(a.row, 25, 5)], [{ accountId: a.row.accountId, periodStart: a.row.periodStart, endpoint: 'GET /v1/verdict', calls: 2, credits: 10 }],
         [{ id: a.row.id, lastRequestAt: new Date(0) }]);
       const ra3 = await findKeyByHash(db, hashKey(a.key));
       t.equal(ra3?.lastRequestAt?.toISOString(), when.toISOString(), 'lastRequestAt never moves backwards');
-      t.equal(ra3?.creditsRemaining, 99_970, 'balance still written');
-      t.same((await loadCurrentUsage(db)).map((u) => [u.calls, u.credits]), [[4, 20]], 'usage is written as absolute values');
+      t.same([ra3?.creditsRemaining, ra3?.creditsUsed], [99_970, 35], 'charges and grants are added to what is stored');
+      t.same((await loadCurrentUsage(db)).map((u) => [u.calls, u.credits]), [[4, 20]], 'usage is added too');
 
-      const next = { ...balance(a.row, 100_000, 0), periodStart: a.row.periodEnd, periodEnd: new Date(a.row.periodEnd.getTime() + 30 * 86_400_000) };
+      const next = { ...charge(a.row, 3), periodStart: a.row.periodEnd, periodEnd: new Date(a.row.periodEnd.getTime() + 30 * 86_400_000), allowance: 100_000 };
       await saveMeter(db, [next], [], []);
       const [acc] = (await loadAccounts(db)).filter((x) => x.id === a.row.accountId);
       t.equal(acc?.periodStart.getTime(), a.row.periodEnd.getTime(), 'a renewed period is written');
+      t.same([acc?.creditsRemaining, acc?.creditsUsed], [99_997, 3], 'from its allowance, with the charges made in it');
       t.same(await loadCurrentUsage(db), [], 'the old period\'s usage is not the current period\'s');
+      await saveMeter(db, [{ ...next, used: 4 }], [], []);
+      const [again] = (await loadAccounts(db)).filter((x) => x.id === a.row.accountId);
+      t.same([again?.creditsRemaining, again?.creditsUsed], [99_993, 7], 'a second node renewing the same period adds its charges');
+      await saveMeter(db, [charge(a.row, 50)], [], []);
+      const [late] = (await loadAccounts(db)).filter((x) => x.id === a.row.accountId);
+      t.same([late?.creditsRemaining, late?.creditsUsed], [99_993, 7], 'charges of a period that ended are dropped');
     });
 
-    t.test('saveMeter - check constraint refuses a negative balance', async (t) => {
+    t.test('saveMeter - a balance overspent by several writers stops at zero, used counts every charge', async (t) => {
       const db = await d.open();
       t.teardown(() => db.close());
       const a = await createKey(db, { tier: 'free' });
-      const b = await createKey(db, { tier: 'free' });
-      await t.rejects(
-        saveMeter(db, [balance(a.row, 10, 990), balance(b.row, -1, 1001)], [], []),
-        { code: '23514' },
-        'check violation',
-      );
-      t.equal((await findKeyByHash(db, hashKey(a.key)))?.creditsRemaining, 1000, 'the whole batch is refused');
-      t.equal((await findKeyByHash(db, hashKey(b.key)))?.creditsRemaining, 1000, 'b unchanged');
+      await saveMeter(db, [charge(a.row, 990)], [], []);
+      await saveMeter(db, [charge(a.row, 30)], [], []);
+      const ra = await findKeyByHash(db, hashKey(a.key));
+      t.same([ra?.creditsRemaining, ra?.creditsUsed], [0, 1020], 'remaining 0 (never negative), used 1,020');
     });
 
     t.test('saveMeter - balances survive close and reopen', async (t) => {
@@ -181,7 +186,7 @@ for (const d of testDatabases()) {
       t.teardown(() => store.dispose());
       const first = await store.open();
       const { key, row } = await createKey(first, { tier: 'starter' });
-      await saveMeter(first, [balance(row, 12_345, 7_655)], [], []);
+      await saveMeter(first, [charge(row, 7_655)], [], []);
       await setSetting(first, 'admin_key_hash', 'abc');
       await first.close();
 

@@ -1,7 +1,8 @@
 // The history writer (DESIGN.md section 1): follows the hub's change batches to keep, per event not yet started,
 // the last pregame quote of every book-line and outcome (engine/closing.ts), persists that state every
 // `persistMs` so an event that starts while the process is down is still captured at the next start, and writes
-// each event's closing snapshot to PostgreSQL once its commence_time has passed.
+// each event's closing snapshot to PostgreSQL once its commence_time has passed. Nodes of a cluster all track the
+// same events; each capture is claimed in PostgreSQL (sql/history.ts captureClosing), so one node writes it.
 
 import { lineKey, PregameEvent, type EventMeta } from '../engine/closing.js';
 import { CHANGE, CHG } from '../engine/records.js';
@@ -150,10 +151,12 @@ export class HistoryService {
       }
       if (pe.meta.commence > now) continue;
       const rows = pe.closingRows();
-      await captureClosing(this.deps.db, pe.meta, rows, now);
+      // false: another node of the cluster captured it first (its rows stand; the export cache drops alike)
+      const mine = await captureClosing(this.deps.db, pe.meta, rows, now);
       this.deps.onCapture?.(pe.meta);
       this.open.delete(id);
       this.captured.add(id);
+      if (!mine) continue;
       this.counters.captured++;
       this.counters.closingRows += rows.length;
     }

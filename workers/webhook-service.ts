@@ -16,6 +16,15 @@
 // CheckState) rides with the INSERT of step 1, in one transaction with the rows of its events: a transition is
 // committed with its events or not at all, and detected again after a restart when it was not. The worker keeps
 // the HTTP work, with its sockets, TLS and timeouts, off the thread that serves requests and applies price batches.
+//
+// Several nodes on one database (issue 9; README "Cluster: what is claimed how"): every node evaluates the same
+// data, so every event carries a key built from that data and a subscription's outbox holds a key once (the
+// second node's row is skipped); a check's transition is a compare-and-set of its stored state, and only the node
+// that makes it writes the rows of its events. Every attempt is made under a claim: a row written already due is
+// claimed by its writer in the INSERT, a row found by the poll is claimed in the UPDATE ... FOR UPDATE SKIP LOCKED
+// that picks it, and the claim (claimed_by = NODE_ID, lease_until) is renewed while the attempt is in flight and
+// ends when its outcome is recorded. A node killed mid-attempt leaves its claims to run out (WEBHOOK_LEASE_MS);
+// then another node takes them: at-least-once across a kill, once otherwise.
 
 import {
   CREDITS_PER_DELIVERY, DEFAULT_RETRY_DELAYS_MS, DEFER_MINUTES, DISABLE_AFTER, ATTEMPT_TIMEOUT_MS, WEBHOOK_TIERS, matches,
@@ -28,8 +37,9 @@ import type { Registry } from 'prom-client';
 import type { Accounts } from '../http/accounts.js';
 import type { Database } from '../sql/connection.js';
 import {
-  dueDeliveries, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, markNotification, outboxBacklog, recordResults,
-  scheduledCounts, unsentNotifications, type AttemptResult, type DueDelivery, type NewDelivery, type WebhookRow,
+  claimDue, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, markNotification, outboxBacklog, recordResults,
+  releaseClaims, renewClaims, scheduledCounts, unsentNotifications, writeOutbox, type AttemptResult, type Claim, type DueDelivery,
+  type NewDelivery, type WebhookRow,
 } from '../sql/webhooks.js';
 import type { Hub } from './hub.js';
 import { DeliveryWorker } from './webhook-delivery.js';
@@ -56,6 +66,13 @@ export interface WebhookConfig {
   maxInFlight: number;
   smtpUrl: string | null;
   mailFrom: string;
+  /** this node's name in claims (NODE_ID): unique per node of a cluster, the same across a node's restarts */
+  nodeId: string;
+  /** how long a claim on an attempt holds without renewal (WEBHOOK_LEASE_MS): a killed node's attempts are taken
+   *  by another node this long after its last renewal; renewed every third of it while in flight */
+  leaseMs: number;
+  /** how often the subscription cache is read again from a shared database (other nodes' API changes) */
+  subsRefreshMs: number;
 }
 
 export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
@@ -68,6 +85,9 @@ export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
   maxInFlight: 512,
   smtpUrl: null,
   mailFrom: 'linewire@localhost',
+  nodeId: 'linewire',
+  leaseMs: 30_000,
+  subsRefreshMs: 2000,
 };
 
 export interface WebhookDeps {
@@ -112,6 +132,13 @@ interface QueuedInsert {
   sub: Sub;
 }
 
+/** a check's transition waiting for the next outbox write, with the rows of its events */
+interface QueuedTransition {
+  from: string;
+  state: CheckState;
+  items: QueuedInsert[];
+}
+
 interface QueuedResult {
   result: AttemptResult;
   done: () => void;
@@ -135,8 +162,12 @@ export class WebhookService {
   private readonly sender = new DeliveryWorker();
   private chain: Promise<unknown> = Promise.resolve();
   private inserts: QueuedInsert[] = [];
-  /** check states to commit with the next outbox insert, the newest per kind and key */
+  /** check heartbeats to commit with the next outbox insert, the newest per kind and key */
   private states = new Map<string, CheckState>();
+  /** check transitions to commit with the next outbox insert, in order */
+  private transitions: QueuedTransition[] = [];
+  /** rows of check events emitted and not yet joined to their transition (persist follows the emit at once) */
+  private checkRows = new Map<string, QueuedInsert[]>();
   private results: QueuedResult[] = [];
   private insertScheduled = false;
   private insertsWriting = 0;
@@ -164,9 +195,13 @@ export class WebhookService {
       event: (idx) => rm.event(idx),
       player: (id) => (id < 0 ? null : d.hub.players.name(id)),
       emit: (ev) => this.onEvent(ev),
-      persist: (st) => {
-        this.states.set(`${st.kind}:${st.key}`, st);
-        this.scheduleInsert();
+      persist: (st, from) => this.onState(st, from),
+      quoteTime: (idx, market, player, book, o) => {
+        const r = rm.find(idx, market, player, book);
+        if (r < 0) return 0;
+        const c = rm.changedAt(r, o);
+        const v = rm.verifiedAt(r, o);
+        return c > v ? c : v;
       },
       feed: d.feed,
     });
@@ -194,9 +229,17 @@ export class WebhookService {
     // to write (a book it has not written since a restart is judged on its newest write persisted before)
     this.evaluator.parser(this.d.now(), this.d.hub.counters);
     const poll = setInterval(() => this.poll(), this.cfg.pollMs);
+    const renew = setInterval(() => this.renew(), Math.max(50, Math.floor(this.cfg.leaseMs / 3)));
     tick.unref();
     poll.unref();
-    this.timers.push(tick, poll);
+    renew.unref();
+    this.timers.push(tick, poll, renew);
+    // an embedded database is this process's alone; a shared one may see subscriptions made through other nodes
+    if (this.d.db.kind !== 'embedded') {
+      const subs = setInterval(() => void this.refreshSubs(), this.cfg.subsRefreshMs);
+      subs.unref();
+      this.timers.push(subs);
+    }
     this.poll();
     this.mail();
   }
@@ -215,6 +258,40 @@ export class WebhookService {
   remove(pk: number): void {
     this.subs.delete(pk);
     this.reindex();
+  }
+
+  /** Follows the subscriptions as stored: created, changed, disabled or deleted through another node. */
+  private refreshing = false;
+  private async refreshSubs(): Promise<void> {
+    if (this.closed || this.refreshing) return;
+    this.refreshing = true;
+    try {
+      const rows = await loadWebhooks(this.d.db);
+      let changed = false;
+      const seen = new Set<number>();
+      for (const row of rows) {
+        seen.add(row.pk);
+        const old = this.subs.get(row.pk);
+        if (old !== undefined && sameRow(old.row, row)) continue;
+        changed = true;
+        if (old === undefined) this.subs.set(row.pk, new Sub(row));
+        else {
+          old.row = row;
+          old.filter = Sub.compile(row);
+        }
+      }
+      for (const pk of this.subs.keys()) {
+        if (!seen.has(pk)) {
+          this.subs.delete(pk);
+          changed = true;
+        }
+      }
+      if (changed) this.reindex();
+    } catch (e) {
+      this.d.log?.(`webhook subscription refresh failed: ${String(e)}`);
+    } finally {
+      this.refreshing = false;
+    }
   }
 
   private reindex(): void {
@@ -257,9 +334,33 @@ export class WebhookService {
     return p;
   }
 
+  /** A claim made now: this node, until a lease from now. */
+  private claim(): Claim {
+    return { node: this.cfg.nodeId, until: this.d.now() + this.cfg.leaseMs };
+  }
+
+  private onState(st: CheckState, from: string): void {
+    const key = `${st.kind}:${st.key}`;
+    if (from === st.state) this.states.set(key, st);
+    else {
+      // a transition supersedes a heartbeat of the check queued before it
+      this.states.delete(key);
+      this.transitions.push({ from, state: st, items: this.checkRows.get(key) ?? [] });
+      this.checkRows.delete(key);
+    }
+    this.scheduleInsert();
+  }
+
   private onEvent(ev: WebhookEvent): void {
     const subs = this.byType.get(ev.type);
     if (subs === undefined) return;
+    let queue = this.inserts;
+    if (ev.check !== null) {
+      // written with the check's transition, which the evaluator persists right after this event
+      let rows = this.checkRows.get(ev.check);
+      if (rows === undefined) this.checkRows.set(ev.check, (rows = []));
+      queue = rows;
+    }
     this.stats.events++;
     const now = this.d.now();
     const id = newEventId();
@@ -272,7 +373,7 @@ export class WebhookService {
       if (body === undefined) bodies.set(bk, (body = renderBody(sub.row.variant, fmt, { id, type: ev.type, at: ev.at, data: ev.data })));
       const next = this.rate(sub, now);
       if (next === null) this.stats.rateLimited++;
-      this.inserts.push({
+      queue.push({
         sub,
         row: {
           deliveryId: newDeliveryId(), webhookPk: sub.row.pk, eventId: id, eventType: ev.type, body,
@@ -284,7 +385,7 @@ export class WebhookService {
   }
 
   private scheduleInsert(): void {
-    if (this.insertScheduled || (this.inserts.length === 0 && this.states.size === 0)) return;
+    if (this.insertScheduled || (this.inserts.length === 0 && this.states.size === 0 && this.transitions.length === 0)) return;
     this.insertScheduled = true;
     setImmediate(() => {
       this.insertScheduled = false;
@@ -311,35 +412,71 @@ export class WebhookService {
   }
 
   private async flushInserts(): Promise<void> {
+    // check rows whose transition never came (none expected): written as plain rows rather than held forever
+    for (const rows of this.checkRows.values()) this.inserts.push(...rows);
+    this.checkRows.clear();
     const batch = this.inserts;
     const states = this.states;
+    const transitions = this.transitions;
     this.inserts = [];
     this.states = new Map();
-    if (batch.length === 0 && states.size === 0) return;
+    this.transitions = [];
+    if (batch.length === 0 && states.size === 0 && transitions.length === 0) return;
     const now = this.d.now();
-    let pks: number[];
+    let out;
     this.insertsWriting++;
     try {
-      pks = await insertDeliveries(this.d.db, batch.map((b) => b.row), now, [...states.values()]);
+      out = await writeOutbox(this.d.db, batch.map((b) => b.row), now, {
+        heartbeats: [...states.values()],
+        transitions: transitions.map((x) => ({ from: x.from, state: x.state, rows: x.items.map((b) => b.row) })),
+        claim: this.claim(),
+      });
     } catch (e) {
       // nothing was written: keep the events and the states and try again (no attempt was made for them)
       this.d.log?.(`webhook outbox insert failed, retrying: ${String(e)}`);
       this.inserts = batch.concat(this.inserts);
       for (const [k, st] of states) if (!this.states.has(k)) this.states.set(k, st);
+      this.transitions = transitions.concat(this.transitions);
       setTimeout(() => void this.op(() => this.flushInserts()), 500).unref();
       return;
     } finally {
       this.insertsWriting--;
     }
-    this.stats.enqueued += batch.length;
-    for (let i = 0; i < batch.length; i++) {
-      const r = batch[i].row;
-      if (pks[i] >= 0) this.metrics.written(r.eventType, r.status);
-      if (pks[i] < 0 || r.status !== 'pending' || r.nextAttemptAt! > now) continue;
-      const d: DueDelivery = { pk: pks[i], deliveryId: r.deliveryId, webhookPk: r.webhookPk, eventType: r.eventType, body: r.body, status: 'pending', attempts: 0 };
+    // another node moved these checks first: follow the stored state (its events are that node's to announce)
+    if (out.adopt.length > 0) this.evaluator.restore(out.adopt);
+    this.written(batch, out.pks, now);
+    for (let i = 0; i < transitions.length; i++) this.written(transitions[i].items, out.transitions[i], now);
+  }
+
+  /** Rows just written: counted, and those due now (claimed by this node in the insert) attempted. */
+  private written(items: readonly QueuedInsert[], pks: readonly number[], now: number): void {
+    this.stats.enqueued += items.length;
+    for (let i = 0; i < items.length; i++) {
+      const r = items[i].row;
+      const pk = pks[i] ?? -1;
+      if (pk >= 0) this.metrics.written(r.eventType, r.status);
+      if (pk < 0 || r.status !== 'pending' || r.nextAttemptAt! > now) continue;
+      const d: DueDelivery = { pk, deliveryId: r.deliveryId, webhookPk: r.webhookPk, eventType: r.eventType, body: r.body, status: 'pending', attempts: 0 };
       if (this.inflight.size < this.cfg.maxInFlight && this.readyHead === this.ready.length) this.dispatch(d);
       else if (this.ready.length - this.readyHead < READY_MAX) this.ready.push(d);
     }
+  }
+
+  /** Renews this node's claims on the attempts it holds (in flight or waiting for a slot); a waiting row whose
+   *  claim was lost (the lease ran out, e.g. the process stalled) is left to the node that took it. */
+  private renewing = false;
+  private renew(): void {
+    if (this.closed || this.renewing) return;
+    const held = [...this.inflight];
+    for (let i = this.readyHead; i < this.ready.length; i++) held.push(this.ready[i].pk);
+    if (held.length === 0) return;
+    this.renewing = true;
+    renewClaims(this.d.db, held, this.claim()).then((kept) => {
+      if (kept.size === held.length) return;
+      const lost = new Set(held.filter((pk) => !kept.has(pk)));
+      this.ready = this.ready.slice(this.readyHead).filter((d) => !lost.has(d.pk));
+      this.readyHead = 0;
+    }).catch((e: unknown) => this.d.log?.(`webhook lease renewal failed: ${String(e)}`)).finally(() => { this.renewing = false; });
   }
 
   private drainReady(): void {
@@ -360,7 +497,7 @@ export class WebhookService {
     this.polling = true;
     void this.op(async () => {
       if (this.readyHead < this.ready.length) return;
-      const due = await dueDeliveries(this.d.db, this.d.now(), this.cfg.maxInFlight - this.inflight.size, [...this.inflight]);
+      const due = await claimDue(this.d.db, this.d.now(), this.cfg.maxInFlight - this.inflight.size, [...this.inflight], this.claim());
       for (const d of due) if (!this.inflight.has(d.pk)) this.dispatch(d);
     }).catch((e: unknown) => this.d.log?.(`webhook poll failed: ${String(e)}`)).finally(() => { this.polling = false; });
   }
@@ -446,7 +583,7 @@ export class WebhookService {
     if (batch.length === 0) return;
     let outcome;
     try {
-      outcome = await recordResults(this.d.db, batch.map((b) => b.result), DISABLE_AFTER, this.d.now());
+      outcome = await recordResults(this.d.db, batch.map((b) => b.result), DISABLE_AFTER, this.d.now(), this.cfg.nodeId);
     } catch (e) {
       this.d.log?.(`webhook result write failed, retrying: ${String(e)}`);
       this.results = batch.concat(this.results);
@@ -483,7 +620,7 @@ export class WebhookService {
   settled(): Promise<void> {
     // the rejection rate is judged on the batch just applied, so its parser.degraded is committed before the ack
     if (!this.closed) this.guard(() => this.evaluator.parser(this.d.now(), this.d.hub.counters));
-    if (this.inserts.length === 0 && this.states.size === 0 && this.insertsWriting === 0) return Promise.resolve();
+    if (this.inserts.length === 0 && this.states.size === 0 && this.transitions.length === 0 && this.insertsWriting === 0) return Promise.resolve();
     return this.op(() => this.flushInserts());
   }
 
@@ -566,9 +703,21 @@ export class WebhookService {
     await Promise.race([Promise.allSettled([...this.sending]), new Promise((r) => setTimeout(r, 2000).unref())]);
     await this.op(() => this.flushInserts()).catch(() => undefined);
     await this.op(() => this.flushResults()).catch(() => undefined);
+    // rows claimed and never attempted: another node may take them at once (attempts still unanswered keep their
+    // claims until the lease runs out, as after a kill)
+    const waiting = this.ready.slice(this.readyHead).map((d) => d.pk);
+    this.ready = [];
+    this.readyHead = 0;
+    await this.op(() => releaseClaims(this.d.db, waiting, this.cfg.nodeId)).catch(() => undefined);
     await this.mailing;
     await this.sender.close();
   }
+}
+
+function sameRow(a: WebhookRow, b: WebhookRow): boolean {
+  return a.url === b.url && a.isActive === b.isActive && a.consecutiveFailures === b.consecutiveFailures && a.secret === b.secret &&
+    a.format === b.format && a.minEdgePct === b.minEdgePct && a.events.join() === b.events.join() &&
+    (a.sportKeys ?? []).join() === (b.sportKeys ?? []).join() && (a.sportKeys === null) === (b.sportKeys === null);
 }
 
 function isOk(r: SendResult): boolean {
