@@ -1,5 +1,5 @@
-// `npm test`: type-check and compile with tsc (strict), run every test with tap, and end with the plain line
-// `N passed, N failed` (counts of tests) that CI reads.
+// `npm test`: type-check and compile with tsc (strict), run every test file (tap's library, one plain node process
+// per file), and end with the plain line `N passed, N failed` (counts of tests) that CI reads.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,31 +27,94 @@ const only = process.argv.slice(2);
 const files = readdirSync(join(root, 'dist/test'))
   .filter((f) => f.endsWith('.test.js'))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+  .sort()
   .map((f) => join('dist/test', f));
 
-const tap = spawn(process.execPath, [join(root, 'node_modules/tap/dist/esm/run.mjs'),
-  '--disable-coverage', '--reporter=tap', '--timeout=180', '--jobs=4', ...files],
-{ cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, LW_PG_TEMPLATE: template } });
+// Each file runs in a plain `node` process of its own, JOBS at a time, and prints TAP through tap's own library,
+// as under tap's runner. The runner itself is not used: it starts every file (and every thread and process the file
+// starts: shard workers, service processes) with a TypeScript loader and a coverage hook, which doubled the CPU a
+// file takes although the files are compiled JavaScript already. TAP_TIMEOUT is the limit of one file, which tap
+// then reports with the handles still open; the runner kills a file that outlives it by a minute.
+const JOBS = Number(process.env.TEST_JOBS) || 4;
+const TIMEOUT_S = 180;
+const started = Date.now();
 let pass = 0;
 let fail = 0;
-let buf = '';
-tap.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  buf += chunk.toString();
-  let nl;
-  while ((nl = buf.indexOf('\n')) >= 0) {
-    const line = buf.slice(0, nl);
-    buf = buf.slice(nl + 1);
-    // top-level results of each file's subtests are indented by four spaces under the file's own test point
-    const m = /^    (not ok|ok) \d+ /.exec(line);
-    if (m) m[1] === 'ok' ? pass++ : fail++;
-    const top = /^(not ok) \d+ - /.exec(line);
-    if (top && !/# (SKIP|TODO)/.test(line)) topFail++;
-  }
-});
 let topFail = 0;
-tap.on('close', (code) => {
-  if (fail === 0 && (topFail > 0 || code !== 0)) fail = Math.max(1, topFail);
-  process.stdout.write(`\n${pass} passed, ${fail} failed\n`);
-  process.exit(code === 0 && fail === 0 ? 0 : 1);
-});
+let seq = 0;
+
+const out = (line) => {
+  process.stdout.write(line + '\n');
+  // top-level results of each file's subtests are indented by four spaces under the file's own test point
+  const m = /^    (not ok|ok) \d+ /.exec(line);
+  if (m) m[1] === 'ok' ? pass++ : fail++;
+  const top = /^(not ok) \d+ - /.exec(line);
+  if (top && !/# (SKIP|TODO)/.test(line)) topFail++;
+};
+
+/** one file: its TAP lines indented under "# Subtest: file", then its own test point */
+function runFile(file) {
+  const job = { file, lines: [], done: false, onLine: null, onDone: null };
+  const t0 = Date.now();
+  const child = spawn(process.execPath, ['--enable-source-maps', file], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, LW_PG_TEMPLATE: template, TAP_TIMEOUT: String(TIMEOUT_S) },
+  });
+  const alarm = setTimeout(() => {
+    child.kill('SIGALRM');
+    setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+  }, (TIMEOUT_S + 60) * 1000);
+  let buf = '';
+  const line = (l) => { if (l !== 'TAP version 14') (job.onLine ?? ((x) => job.lines.push(x)))('    ' + l); };
+  child.stdout.on('data', (chunk) => {
+    buf += chunk.toString();
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      line(buf.slice(0, nl).trimEnd());
+      buf = buf.slice(nl + 1);
+    }
+  });
+  job.finished = new Promise((resolve) => child.on('close', (code, signal) => {
+    clearTimeout(alarm);
+    if (buf) line(buf);
+    job.code = code;
+    job.signal = signal;
+    job.ms = Date.now() - t0;
+    resolve();
+  }));
+  return job;
+}
+
+process.stdout.write('TAP version 14\n');
+if (files.length === 0) process.stdout.write(`# no test file matches ${only.join(' ')}\n`);
+const jobs = [];
+let next = 0;
+const launch = () => {
+  while (next < files.length && jobs.filter((j) => j.code === undefined && j.signal === undefined).length < JOBS) {
+    const job = runFile(files[next++]);
+    jobs.push(job);
+    job.finished.then(launch);
+  }
+};
+launch();
+// the oldest running file prints as it goes, the others when their turn comes
+for (let i = 0; i < files.length; i++) {
+  while (jobs.length <= i) await new Promise((r) => setTimeout(r, 50));
+  const job = jobs[i];
+  out(`# Subtest: ${job.file}`);
+  for (const l of job.lines) out(l);
+  job.lines = [];
+  job.onLine = out;
+  await job.finished;
+  const ok = job.code === 0;
+  out(`${ok ? 'ok' : 'not ok'} ${++seq} - ${job.file} # time=${job.ms}ms`);
+  if (!ok) out(`  ---\n  exitCode: ${job.code}\n  signal: ${job.signal}\n  ...`);
+  out('');
+}
+out(`1..${seq}`);
+out(`# time=${Date.now() - started}ms`);
+const allOk = jobs.every((j) => j.code === 0);
+if (fail === 0 && (topFail > 0 || !allOk)) fail = Math.max(1, topFail);
+process.stdout.write(`\n${pass} passed, ${fail} failed\n`);
+process.exit(allOk && fail === 0 ? 0 : 1);
