@@ -43,6 +43,10 @@ import { DEFAULT_WEBHOOK_CONFIG, WebhookService, type WebhookConfig } from '../w
 import type { Services } from './services.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
 import { Streams } from './ws/server.js';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Cluster } from '../workers/cluster.js';
+import { connectNats, natsConfigFromEnv, type NatsConfig } from '../workers/nats.js';
+import { NatsIngest } from '../workers/nats-ingest.js';
 
 export const VERSION = '0.1.0';
 
@@ -80,6 +84,8 @@ export interface Config {
   publicUrl?: string;
   /** EXPORT_CACHE_MB: bytes the export cache may hold on disk under dataDir (0 turns it off); tests shorten the TTL */
   exportCache?: { maxBytes?: number; ttlMs?: number };
+  /** NATS_URL and the cluster settings (workers/nats.ts); null or absent: no NATS */
+  nats?: NatsConfig | null;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv): Config {
@@ -110,6 +116,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     checkoutUrlTemplate: checkoutTemplateFromEnv(env.CHECKOUT_URL_TEMPLATE),
     publicUrl: publicUrlFromEnv(env.PUBLIC_URL),
     exportCache: { maxBytes: int('EXPORT_CACHE_MB', 1024, 0, 1_048_576) * 1048576 },
+    nats: natsConfigFromEnv(env, int),
   };
 }
 
@@ -226,9 +233,26 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     let hubRef: Hub | null = hub;
     const metrics = new Metrics(() => hubRef);
     cleanups.push(async () => { hubRef = null; });
+
+    // NATS: one connection. With CLUSTER=1 the node replays the stream before anything else subscribes to the
+    // hub (webhooks, history, status see only what is applied live: a late node does not announce old changes)
+    let nc: NatsConnection | null = null;
+    let cluster: Cluster | null = null;
+    if (cfg.nats) {
+      const conn = nc = await connectNats(cfg.nats);
+      cleanups.push(() => conn.close());
+      if (cfg.nats.cluster) {
+        const c = cluster = new Cluster(conn, { hub, log: cfg.log, registry: metrics.registry }, cfg.nats);
+        cleanups.push(() => c.close());
+        await c.start();
+      }
+    }
+
     const simulated = cfg.feeds.includes('sim');
     const services: Services = {
       hub, accounts, db, metrics, now, simulated,
+      ingest: cluster !== null ? (b, t, id) => cluster.submit(b, t, id) : (b, t) => hub.ingest(b, t),
+      cluster: cluster ?? undefined,
       feed: cfg.feeds.length === 0 ? 'none' : cfg.feeds.join(','),
       startedAt: now(),
       version: VERSION,
@@ -327,7 +351,27 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(async () => uWS.us_listen_socket_close(listen));
     await assertNative(port);
 
-    if (simulated) cleanups.push(await startSimulator(hub, cfg, now, status));
+    if (nc !== null && cfg.nats) {
+      // in a cluster the nodes share the subscription as a queue group: one node takes a batch, the stream gives it to all
+      const ni = new NatsIngest(nc, {
+        hub, now, log: cfg.log, registry: metrics.registry,
+        ingest: services.ingest,
+        settled: () => webhooks.settled(),
+      }, `${cfg.nats.prefix}.ingest.*`, cfg.nats.cluster ? `${cfg.nats.prefix}.ingest` : null);
+      ni.start();
+      cleanups.push(() => ni.close());
+      services.natsIngest = ni;
+    }
+    if (cfg.nats) {
+      const n = cfg.nats;
+      status.nats = () => ({
+        url: n.url.replace(/\/\/[^@/]*@/, '//'), node_id: n.nodeId,
+        ingest: services.natsIngest?.snapshot() ?? null,
+        cluster: services.cluster?.snapshot() ?? null,
+      });
+    }
+
+    if (simulated) cleanups.push(await startSimulator(services, cfg, now, status));
 
     return {
       port,
@@ -342,14 +386,14 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
 }
 
 /** Drives the simulator from a timer: a full snapshot first, then SIM_RATE observations per second in 10 steps. */
-async function startSimulator(hub: Hub, cfg: Config, now: () => number, status: StatusService): Promise<() => Promise<void>> {
+async function startSimulator(s: Services, cfg: Config, now: () => number, status: StatusService): Promise<() => Promise<void>> {
   const sim = new Simulator({ seed: cfg.simSeed, now: now() });
   // the feed reports through the poller interface; stalled books are left out of what it sends and of its pulses
   const poller = status.poller('sim');
   const send = async (batch: IngestBatch, t: number) => {
     if (status.stalled.size > 0) batch = { ...batch, prices: batch.prices.filter((p) => !status.stalled.has(p.book)) };
     try {
-      await hub.ingest(batch, t);
+      await s.ingest(batch, t);
       poller.pulse(t, SIM_BOOKS.filter((b) => !status.stalled.has(b.key)).map((b) => b.key));
     } catch (e) {
       poller.failure(t, e instanceof Error ? e.message : String(e));

@@ -31,6 +31,24 @@ export interface ChangeBatch {
   seqs: Map<string, number>;
 }
 
+/** The two arrays of an ingest body; a body of the wrong shape or over the limits throws ApiError (nothing is
+ *  applied). Shared by every ingest path (HTTP, NATS, cluster replication) so they refuse the same bodies. */
+export function batchShape(body: unknown): { events: unknown[]; prices: unknown[] } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ApiError('MALFORMED_BODY', 'body must be an object {"events": [...], "prices": [...]}');
+  }
+  const b = body as Record<string, unknown>;
+  const events = b.events ?? [];
+  const prices = b.prices ?? [];
+  if (!Array.isArray(events) || !Array.isArray(prices)) {
+    throw new ApiError('MALFORMED_BODY', '"events" and "prices" must be arrays when present');
+  }
+  if (events.length > MAX_INGEST_EVENTS || prices.length > MAX_INGEST_PRICES) {
+    throw new ApiError('BODY_TOO_LARGE', `at most ${MAX_INGEST_EVENTS} events and ${MAX_INGEST_PRICES} prices per batch`);
+  }
+  return { events, prices };
+}
+
 /** FNV-1a of the event id: stable across restarts, so an event always lands on the same shard. */
 export function shardOf(id: string, shards: number): number {
   let h = 0x811c9dc5;
@@ -102,18 +120,7 @@ export class Hub {
   /** Applies a parsed ingest body. A body of the wrong shape throws ApiError and applies nothing; bad items are
    *  rejected one by one. Resolves once every accepted observation is in the read model. */
   async ingest(body: unknown, now: number): Promise<IngestResult> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new ApiError('MALFORMED_BODY', 'body must be an object {"events": [...], "prices": [...]}');
-    }
-    const b = body as Record<string, unknown>;
-    const events = b.events ?? [];
-    const prices = b.prices ?? [];
-    if (!Array.isArray(events) || !Array.isArray(prices)) {
-      throw new ApiError('MALFORMED_BODY', '"events" and "prices" must be arrays when present');
-    }
-    if (events.length > MAX_INGEST_EVENTS || prices.length > MAX_INGEST_PRICES) {
-      throw new ApiError('BODY_TOO_LARGE', `at most ${MAX_INGEST_EVENTS} events and ${MAX_INGEST_PRICES} prices per batch`);
-    }
+    const { events, prices } = batchShape(body);
     const result: IngestResult = { events: 0, accepted: 0, rejected: [], rejected_events: [] };
     const finals: EventRecord[] = [];
     for (let i = 0; i < events.length; i++) {
