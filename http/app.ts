@@ -47,6 +47,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Cluster } from '../workers/cluster.js';
 import { connectNats, natsConfigFromEnv, type NatsConfig } from '../workers/nats.js';
 import { NatsIngest } from '../workers/nats-ingest.js';
+import { KeySync } from './key-sync.js';
 
 export const VERSION = '0.1.0';
 
@@ -245,6 +246,9 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
         const c = cluster = new Cluster(conn, { hub, log: cfg.log, registry: metrics.registry }, cfg.nats);
         cleanups.push(() => c.close());
         await c.start();
+        const keys = new KeySync(conn, accounts, `${cfg.nats.prefix}.keys`, cfg.nats.nodeId, cfg.log);
+        keys.start();
+        cleanups.push(() => keys.close());
       }
     }
 
