@@ -7,8 +7,13 @@
 //
 // Message: subject `<prefix>.obs.<sport_key of the first event, or "mixed">`, header Nats-Msg-Id
 // `<node>.<boot ms>.<n>[.<part>]` (the stream drops a repeated publish of one id within its duplicate window),
-// body msgpack {t, node, body: {events, prices}}. A batch larger than the server's max_payload goes as several
-// messages: its events first, then its prices, applied one after the other.
+// body msgpack {t, node, body: {events, prices}, refresh?}. A batch larger than the server's max_payload goes as
+// several messages: its events first, then its prices, applied one after the other.
+//
+// Event refresh: a quote means nothing without its event, and an event is sent once (then on a status change), so
+// once its upsert left the stream (NATS_STREAM_MAX_AGE_S / NATS_STREAM_MAX_MB) a node started later would not know
+// it. Every node therefore resends every event it holds, as they are, about three times per retention period
+// (upserting an event as it is changes nothing); a node that applied another node's refresh recently skips its own.
 
 import { pack, unpack } from 'msgpackr';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
@@ -48,6 +53,9 @@ export class Cluster {
   private messages: ConsumerMessages | null = null;
   private loop: Promise<void> = Promise.resolve();
   private caughtUp: (() => void) | null = null;
+  private refreshTimer: NodeJS.Timeout | null = null;
+  /** when this node last applied an event refresh (its own or another node's) */
+  private lastRefresh = 0;
   private target = 0;
   /** the stream's limit on one message (the server's max_payload), less room for the headers */
   private readonly maxBytes: number;
@@ -107,9 +115,29 @@ export class Cluster {
     const ready = last === 0 ? Promise.resolve() : new Promise<void>((resolve) => { this.caughtUp = resolve; });
     this.loop = this.follow(this.messages);
     await ready;
+    this.lastRefresh = Date.now();
+    const period = this.cfg.maxAgeS * 1000 / 3;
+    // jittered, so the nodes do not all refresh at once; the first that does makes the others skip
+    const tick = () => {
+      this.refreshTimer = setTimeout(() => {
+        if (Date.now() - this.lastRefresh >= period * 0.75) void this.refreshEvents().catch((e: unknown) => this.deps.log?.(`cluster: event refresh failed: ${String(e)}`));
+        tick();
+      }, period * (0.8 + Math.random() * 0.4));
+      this.refreshTimer.unref();
+    };
+    tick();
+  }
+
+  /** Resends every event this node holds (see the file header). */
+  async refreshEvents(): Promise<void> {
+    const events = this.deps.hub.eventInputs();
+    for (let i = 0; i < events.length; i += 5000) {
+      await this.submit({ events: events.slice(i, i + 5000) }, Date.now(), undefined, true);
+    }
   }
 
   async close(): Promise<void> {
+    if (this.refreshTimer !== null) clearTimeout(this.refreshTimer);
     this.messages?.stop();
     await this.loop;
     for (const [id, w] of this.waiters) {
@@ -125,9 +153,10 @@ export class Cluster {
         const id = m.headers?.get('Nats-Msg-Id') ?? '';
         let result: IngestResult | Error;
         try {
-          const msg = unpack(m.data) as { t: number; body: unknown };
+          const msg = unpack(m.data) as { t: number; body: unknown; refresh?: boolean };
           if (typeof msg !== 'object' || msg === null || typeof msg.t !== 'number') throw new Error('not a cluster batch {t, node, body}');
           result = await this.deps.hub.ingest(msg.body, msg.t);
+          if (msg.refresh === true) this.lastRefresh = Date.now();
           this.counters.applied++;
         } catch (e) {
           this.counters.failed++;
@@ -158,7 +187,7 @@ export class Cluster {
 
   /** Publishes an ingest body and resolves with its result once this node applied it from the stream. A body of
    *  the wrong shape throws ApiError before anything is published. */
-  async submit(body: unknown, t: number, msgId?: string): Promise<IngestResult> {
+  async submit(body: unknown, t: number, msgId?: string, refresh = false): Promise<IngestResult> {
     const { events, prices } = batchShape(body);
     const b = body as { events?: unknown; prices?: unknown };
     const sport = Array.isArray(b.events) && typeof (b.events[0] as { sport_key?: unknown } | undefined)?.sport_key === 'string'
@@ -166,7 +195,7 @@ export class Cluster {
     const subject = `${this.cfg.prefix}.obs.${/^[a-z0-9_]{1,64}$/.test(sport) ? sport : 'mixed'}`;
     const id = msgId ?? `${this.cfg.nodeId}.${this.boot}.${++this.n}`;
     const parts: Part[] = [];
-    this.split(events, prices, 0, 0, t, parts);
+    this.split(events, prices, 0, 0, t, refresh, parts);
     const results = await Promise.all(parts.map((p, i) => this.publish(subject, parts.length === 1 ? id : `${id}.${i}`, p.bytes)));
     if (results.length === 1) return results[0];
     const out: IngestResult = { events: 0, accepted: 0, rejected: [], rejected_events: [] };
@@ -180,24 +209,24 @@ export class Cluster {
   }
 
   /** Splits a batch into messages under the server's max_payload: events before prices, halves until it fits. */
-  private split(events: unknown[], prices: unknown[], eventOffset: number, priceOffset: number, t: number, out: Part[]): void {
-    const bytes = pack({ t, node: this.cfg.nodeId, body: { events, prices } });
+  private split(events: unknown[], prices: unknown[], eventOffset: number, priceOffset: number, t: number, refresh: boolean, out: Part[]): void {
+    const bytes = pack({ t, node: this.cfg.nodeId, body: { events, prices }, ...(refresh ? { refresh } : {}) });
     if (bytes.length <= this.maxBytes) {
       out.push({ events, prices, eventOffset, priceOffset, bytes });
       return;
     }
     if (events.length + prices.length <= 1) throw new ApiError('BODY_TOO_LARGE', 'one item is larger than the cluster stream takes');
     if (events.length > 0 && prices.length > 0) {
-      this.split(events, [], eventOffset, priceOffset, t, out);
-      this.split([], prices, eventOffset, priceOffset, t, out);
+      this.split(events, [], eventOffset, priceOffset, t, refresh, out);
+      this.split([], prices, eventOffset, priceOffset, t, refresh, out);
     } else if (events.length > 0) {
       const h = events.length >> 1;
-      this.split(events.slice(0, h), [], eventOffset, priceOffset, t, out);
-      this.split(events.slice(h), [], eventOffset + h, priceOffset, t, out);
+      this.split(events.slice(0, h), [], eventOffset, priceOffset, t, refresh, out);
+      this.split(events.slice(h), [], eventOffset + h, priceOffset, t, refresh, out);
     } else {
       const h = prices.length >> 1;
-      this.split([], prices.slice(0, h), eventOffset, priceOffset, t, out);
-      this.split([], prices.slice(h), eventOffset, priceOffset + h, t, out);
+      this.split([], prices.slice(0, h), eventOffset, priceOffset, t, refresh, out);
+      this.split([], prices.slice(h), eventOffset, priceOffset + h, t, refresh, out);
     }
   }
 

@@ -117,6 +117,20 @@ export class Hub {
     return this.records.get(id);
   }
 
+  /** every event held (not final), in the form of an ingest body's events: the cluster's event refresh resends them */
+  eventInputs(): Record<string, unknown>[] {
+    const out: Record<string, unknown>[] = [];
+    for (const e of this.records.values()) {
+      const kind = e.kind ?? 'game';
+      out.push({
+        id: e.id, sport_key: e.sport.key, commence_time: e.commence, kind, status: e.status,
+        ...(kind === 'game' ? { home_team: e.home, away_team: e.away } : { title: e.title }),
+        ...(e.pitchers !== null ? { probable_pitchers: e.pitchers } : {}),
+      });
+    }
+    return out;
+  }
+
   /** Applies a parsed ingest body. A body of the wrong shape throws ApiError and applies nothing; bad items are
    *  rejected one by one. Resolves once every accepted observation is in the read model. */
   async ingest(body: unknown, now: number): Promise<IngestResult> {

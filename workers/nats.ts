@@ -53,12 +53,14 @@ export function natsConfigFromEnv(env: NodeJS.ProcessEnv, int: (name: string, df
   };
 }
 
-export function connectNats(cfg: NatsConfig): Promise<NatsConnection> {
+export async function connectNats(cfg: NatsConfig): Promise<NatsConnection> {
   return connect({
     servers: cfg.url,
     name: `linewire ${cfg.nodeId}`,
     // a node keeps trying while the server restarts; the subscriptions and the ordered consumer resume on reconnect
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+  }).catch((e: unknown) => {
+    throw new Error(`cannot reach NATS at NATS_URL ${cfg.url.replace(/\/\/[^@/]*@/, '//')}: ${(e as Error).message}`, { cause: e });
   });
 }
