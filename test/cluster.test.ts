@@ -73,6 +73,17 @@ t.test('cluster - two nodes, a late third, one stream', { skip: NATS_SKIP }, asy
   await ws.until((f) => f.type === 'delta' && (f.changes ?? []).some((c) => c.event_id === ev.id && c.book === 'betmgm'));
   t.equal(await metric(b, 'linewire_cluster_applied_total'), appliedBefore + 2, 'node B applied the repeated batch once (and the next one)');
   t.equal(await metric(b, 'linewire_ingest_observations_total'), obsBefore + 4, 'its two prices counted once');
+
+  // a batch above the server's max_payload (1 MiB by default) goes as several messages, results merged in order
+  const big = [];
+  for (let i = 0; i < 16_000; i++) big.push(...h2h('fanduel', 1.5 + (i % 100) / 100, 2.5).slice(i % 2, i % 2 + 1));
+  big[15_000] = { ...big[15_000], book: 'no_such_book' };
+  const appliedBig = await metric(b, 'linewire_cluster_applied_total');
+  const bigRes = await (await client(() => a).post('/v1/ingest', SERVICE_ADMIN_KEY, { prices: big })).json() as { accepted: number; rejected: { index: number; error_code: string }[] };
+  t.same([bigRes.accepted, bigRes.rejected.map((r) => [r.index, r.error_code])], [15_999, [[15_000, 'UNKNOWN_BOOK']]], 'a split batch answers as one, with the rejected index of the whole batch');
+  await client(() => a).post('/v1/ingest', SERVICE_ADMIN_KEY, { prices: h2h('betmgm', 1.81, 2.1) });
+  await ws.until((f) => f.type === 'delta' && (f.changes ?? []).some((c) => c.event_id === ev.id && c.book === 'betmgm' && c.price === 1.81), 15_000);
+  t.ok(await metric(b, 'linewire_cluster_applied_total') >= appliedBig + 3, 'node B applied it as two messages or more');
   ws.ws.close();
 
   // node C starts after B is gone: it replays the stream before it listens, then follows live
