@@ -237,13 +237,25 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
 
     // NATS: one connection. With CLUSTER=1 the node replays the stream before anything else subscribes to the
     // hub (webhooks, history, status see only what is applied live: a late node does not announce old changes)
+    const simulated = cfg.feeds.includes('sim');
+    // headers of every response; a cluster node that applies another node's simulator batches adds the label
+    const commonHeaders: [string, string][] = simulated ? [['X-Data-Source', 'simulated']] : [];
+    const label: { simulated: boolean; services: Services | null } = { simulated, services: null };
     let nc: NatsConnection | null = null;
     let cluster: Cluster | null = null;
     if (cfg.nats) {
       const conn = nc = await connectNats(cfg.nats);
       cleanups.push(() => conn.close());
       if (cfg.nats.cluster) {
-        const c = cluster = new Cluster(conn, { hub, log: cfg.log, registry: metrics.registry }, cfg.nats);
+        const c = cluster = new Cluster(conn, {
+          hub, log: cfg.log, registry: metrics.registry,
+          onSimulated: () => {
+            if (label.simulated) return;
+            label.simulated = true;
+            if (label.services !== null) label.services.simulated = true;
+            commonHeaders.push(['X-Data-Source', 'simulated']);
+          },
+        }, cfg.nats);
         cleanups.push(() => c.close());
         await c.start();
         const keys = new KeySync(conn, accounts, `${cfg.nats.prefix}.keys`, cfg.nats.nodeId, cfg.log);
@@ -252,15 +264,15 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       }
     }
 
-    const simulated = cfg.feeds.includes('sim');
     const services: Services = {
-      hub, accounts, db, metrics, now, simulated,
-      ingest: cluster !== null ? (b, t, id) => cluster.submit(b, t, id) : (b, t) => hub.ingest(b, t),
+      hub, accounts, db, metrics, now, simulated: label.simulated,
+      ingest: cluster !== null ? (b, t, opts) => cluster.submit(b, t, opts) : (b, t) => hub.ingest(b, t),
       cluster: cluster ?? undefined,
       feed: cfg.feeds.length === 0 ? 'none' : cfg.feeds.join(','),
       startedAt: now(),
       version: VERSION,
     };
+    label.services = services;
 
     const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log, registry: metrics.registry },
       { ...DEFAULT_WEBHOOK_CONFIG, ...cfg.webhooks });
@@ -300,7 +312,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       accounts,
       now,
       trustedProxies: trusted,
-      headers: simulated ? [['X-Data-Source', 'simulated']] : [],
+      headers: commonHeaders,
       onResponse: (route, code, ms) => {
         metrics.observe(route, code, ms);
         status.rate.record(now());
@@ -397,7 +409,7 @@ async function startSimulator(s: Services, cfg: Config, now: () => number, statu
   const send = async (batch: IngestBatch, t: number) => {
     if (status.stalled.size > 0) batch = { ...batch, prices: batch.prices.filter((p) => !status.stalled.has(p.book)) };
     try {
-      await s.ingest(batch, t);
+      await s.ingest(batch, t, { simulated: true });
       poller.pulse(t, SIM_BOOKS.filter((b) => !status.stalled.has(b.key)).map((b) => b.key));
     } catch (e) {
       poller.failure(t, e instanceof Error ? e.message : String(e));

@@ -2,7 +2,7 @@
 
 import type { Database } from '../sql/connection.js';
 import type { Hub, IngestResult } from '../workers/hub.js';
-import type { Cluster } from '../workers/cluster.js';
+import type { Cluster, SubmitOptions } from '../workers/cluster.js';
 import type { NatsIngest } from '../workers/nats-ingest.js';
 import type { WebhookService } from '../workers/webhook-service.js';
 import type { HistoryService } from '../workers/history-service.js';
@@ -17,14 +17,14 @@ export interface Services {
   db: Database;
   /** FEED as configured, e.g. 'sim' or 'none' */
   feed: string;
-  /** true when any price may come from the built-in simulator */
+  /** true when any price may come from the built-in simulator (CLUSTER=1: also once another node's simulator wrote) */
   simulated: boolean;
   startedAt: number;
   version: string;
   metrics: Metrics;
   /** Applies an ingest body: hub.ingest on a single node; with CLUSTER=1 it goes through the cluster stream and
    *  resolves once this node applied it from there. Every feed (HTTP, NATS, simulator, connectors) goes through it. */
-  ingest(body: unknown, now: number, msgId?: string): Promise<IngestResult>;
+  ingest(body: unknown, now: number, opts?: SubmitOptions): Promise<IngestResult>;
   /** CLUSTER=1: the stream replication; set by startApp */
   cluster?: Cluster;
   /** NATS_URL: the NATS ingest subscriber; set by startApp */

@@ -7,7 +7,7 @@
 //
 // Message: subject `<prefix>.obs.<sport_key of the first event, or "mixed">`, header Nats-Msg-Id
 // `<node>.<boot ms>.<n>[.<part>]` (the stream drops a repeated publish of one id within its duplicate window),
-// body msgpack {t, node, body: {events, prices}, refresh?}. A batch larger than the server's max_payload goes as
+// body msgpack {t, node, body: {events, prices}, refresh?, sim?}. A batch larger than the server's max_payload goes as
 // several messages: its events first, then its prices, applied one after the other.
 //
 // Event refresh: a quote means nothing without its event, and an event is sent once (then on a status change), so
@@ -41,6 +41,17 @@ export interface ClusterDeps {
   hub: Hub;
   log?: (msg: string) => void;
   registry?: Registry;
+  /** the first batch of a simulator (on any node) was applied: this node's answers are labelled simulated too */
+  onSimulated?: () => void;
+}
+
+export interface SubmitOptions {
+  /** the batch's Nats-Msg-Id (default `<node>.<boot ms>.<n>`) */
+  msgId?: string;
+  /** an event refresh (see the file header) */
+  refresh?: boolean;
+  /** a batch of the built-in simulator */
+  simulated?: boolean;
 }
 
 const EMPTY: IngestResult = { events: 0, accepted: 0, rejected: [], rejected_events: [] };
@@ -52,10 +63,12 @@ export class Cluster {
   private n = 0;
   private messages: ConsumerMessages | null = null;
   private loop: Promise<void> = Promise.resolve();
-  private caughtUp: (() => void) | null = null;
+  private caughtUp: { resolve(): void; reject(e: Error): void } | null = null;
   private refreshTimer: NodeJS.Timeout | null = null;
   /** when this node last applied an event refresh (its own or another node's) */
   private lastRefresh = 0;
+  /** this node applied a batch of the simulator (its own or another node's) */
+  private simulated = false;
   private target = 0;
   /** the stream's limit on one message (the server's max_payload), less room for the headers */
   private readonly maxBytes: number;
@@ -112,11 +125,12 @@ export class Cluster {
     this.target = last;
     const consumer = await this.js.consumers.get(this.cfg.stream, { deliver_policy: DeliverPolicy.All });
     this.messages = await consumer.consume({ max_messages: 64 });
-    const ready = last === 0 ? Promise.resolve() : new Promise<void>((resolve) => { this.caughtUp = resolve; });
+    const ready = last === 0 ? Promise.resolve() : new Promise<void>((resolve, reject) => { this.caughtUp = { resolve, reject }; });
     this.loop = this.follow(this.messages);
     await ready;
     this.lastRefresh = Date.now();
-    const period = this.cfg.maxAgeS * 1000 / 3;
+    // (setTimeout takes at most 2^31 - 1 ms)
+    const period = Math.min(this.cfg.maxAgeS * 1000 / 3, 1_500_000_000);
     // jittered, so the nodes do not all refresh at once; the first that does makes the others skip
     const tick = () => {
       this.refreshTimer = setTimeout(() => {
@@ -132,7 +146,7 @@ export class Cluster {
   async refreshEvents(): Promise<void> {
     const events = this.deps.hub.eventInputs();
     for (let i = 0; i < events.length; i += 5000) {
-      await this.submit({ events: events.slice(i, i + 5000) }, Date.now(), undefined, true);
+      await this.submit({ events: events.slice(i, i + 5000) }, Date.now(), { refresh: true });
     }
   }
 
@@ -153,10 +167,14 @@ export class Cluster {
         const id = m.headers?.get('Nats-Msg-Id') ?? '';
         let result: IngestResult | Error;
         try {
-          const msg = unpack(m.data) as { t: number; body: unknown; refresh?: boolean };
+          const msg = unpack(m.data) as { t: number; body: unknown; refresh?: boolean; sim?: boolean };
           if (typeof msg !== 'object' || msg === null || typeof msg.t !== 'number') throw new Error('not a cluster batch {t, node, body}');
           result = await this.deps.hub.ingest(msg.body, msg.t);
           if (msg.refresh === true) this.lastRefresh = Date.now();
+          if (msg.sim === true && !this.simulated) {
+            this.simulated = true;
+            this.deps.onSimulated?.();
+          }
           this.counters.applied++;
         } catch (e) {
           this.counters.failed++;
@@ -167,8 +185,9 @@ export class Cluster {
         this.counters.pending = m.info.pending;
         if (this.caughtUp !== null) {
           this.counters.replayed++;
-          if (m.seq >= this.target) {
-            this.caughtUp();
+          // pending 0: nothing more is retained for this consumer (the target itself may have aged out meanwhile)
+          if (m.seq >= this.target || m.info.pending === 0) {
+            this.caughtUp.resolve();
             this.caughtUp = null;
           }
         }
@@ -182,20 +201,25 @@ export class Cluster {
       }
     } catch (e) {
       this.deps.log?.(`cluster: the stream consumer stopped: ${(e as Error).message}`);
+    } finally {
+      // a start waiting for the replay fails rather than serve a state it did not catch up with
+      this.caughtUp?.reject(new Error(`the stream consumer of ${this.cfg.stream} stopped before this node caught up`));
+      this.caughtUp = null;
     }
   }
 
   /** Publishes an ingest body and resolves with its result once this node applied it from the stream. A body of
    *  the wrong shape throws ApiError before anything is published. */
-  async submit(body: unknown, t: number, msgId?: string, refresh = false): Promise<IngestResult> {
+  async submit(body: unknown, t: number, opts: SubmitOptions = {}): Promise<IngestResult> {
     const { events, prices } = batchShape(body);
     const b = body as { events?: unknown; prices?: unknown };
     const sport = Array.isArray(b.events) && typeof (b.events[0] as { sport_key?: unknown } | undefined)?.sport_key === 'string'
       ? (b.events[0] as { sport_key: string }).sport_key : '';
     const subject = `${this.cfg.prefix}.obs.${/^[a-z0-9_]{1,64}$/.test(sport) ? sport : 'mixed'}`;
-    const id = msgId ?? `${this.cfg.nodeId}.${this.boot}.${++this.n}`;
+    const id = opts.msgId ?? `${this.cfg.nodeId}.${this.boot}.${++this.n}`;
     const parts: Part[] = [];
-    this.split(events, prices, 0, 0, t, refresh, parts);
+    const flags = { ...(opts.refresh === true ? { refresh: true } : {}), ...(opts.simulated === true ? { sim: true } : {}) };
+    this.split(events, prices, 0, 0, t, flags, parts);
     const results = await Promise.all(parts.map((p, i) => this.publish(subject, parts.length === 1 ? id : `${id}.${i}`, p.bytes)));
     if (results.length === 1) return results[0];
     const out: IngestResult = { events: 0, accepted: 0, rejected: [], rejected_events: [] };
@@ -209,24 +233,24 @@ export class Cluster {
   }
 
   /** Splits a batch into messages under the server's max_payload: events before prices, halves until it fits. */
-  private split(events: unknown[], prices: unknown[], eventOffset: number, priceOffset: number, t: number, refresh: boolean, out: Part[]): void {
-    const bytes = pack({ t, node: this.cfg.nodeId, body: { events, prices }, ...(refresh ? { refresh } : {}) });
+  private split(events: unknown[], prices: unknown[], eventOffset: number, priceOffset: number, t: number, flags: object, out: Part[]): void {
+    const bytes = pack({ t, node: this.cfg.nodeId, body: { events, prices }, ...flags });
     if (bytes.length <= this.maxBytes) {
       out.push({ events, prices, eventOffset, priceOffset, bytes });
       return;
     }
     if (events.length + prices.length <= 1) throw new ApiError('BODY_TOO_LARGE', 'one item is larger than the cluster stream takes');
     if (events.length > 0 && prices.length > 0) {
-      this.split(events, [], eventOffset, priceOffset, t, refresh, out);
-      this.split([], prices, eventOffset, priceOffset, t, refresh, out);
+      this.split(events, [], eventOffset, priceOffset, t, flags, out);
+      this.split([], prices, eventOffset, priceOffset, t, flags, out);
     } else if (events.length > 0) {
       const h = events.length >> 1;
-      this.split(events.slice(0, h), [], eventOffset, priceOffset, t, refresh, out);
-      this.split(events.slice(h), [], eventOffset + h, priceOffset, t, refresh, out);
+      this.split(events.slice(0, h), [], eventOffset, priceOffset, t, flags, out);
+      this.split(events.slice(h), [], eventOffset + h, priceOffset, t, flags, out);
     } else {
       const h = prices.length >> 1;
-      this.split([], prices.slice(0, h), eventOffset, priceOffset, t, refresh, out);
-      this.split([], prices.slice(h), eventOffset, priceOffset + h, t, refresh, out);
+      this.split([], prices.slice(0, h), eventOffset, priceOffset, t, flags, out);
+      this.split([], prices.slice(h), eventOffset, priceOffset + h, t, flags, out);
     }
   }
 

@@ -21,7 +21,7 @@ import type { Hub, IngestResult } from './hub.js';
 export interface NatsIngestDeps {
   hub: Hub;
   /** applies a batch: hub.ingest standalone, the cluster stream with CLUSTER=1 (msgId: the publisher's Nats-Msg-Id) */
-  ingest(body: unknown, now: number, msgId?: string): Promise<IngestResult>;
+  ingest(body: unknown, now: number, opts?: { msgId?: string }): Promise<IngestResult>;
   /** resolves once the webhook events of what was applied are durable (as the HTTP ingest awaits) */
   settled?: () => Promise<void>;
   now(): number;
@@ -83,7 +83,7 @@ export class NatsIngest {
       const body = decodeMsgpackBatch(m.data);
       stage = 'malformed';
       const id = m.headers?.get('Nats-Msg-Id');
-      const result = await this.deps.ingest(body, now, id ? `ingest.${id}` : undefined);
+      const result = await this.deps.ingest(body, now, id ? { msgId: `ingest.${id}` } : {});
       await this.deps.settled?.();
       const bad = result.rejected.length + result.rejected_events.length;
       this.rejectedItems += bad;
