@@ -83,6 +83,8 @@ export interface StatusInputs {
   pollers: readonly object[];
   requests: { p50_per_min: number; p95_per_min: number; last_hour: number };
   database: { ok: boolean; latency_ms: number | null };
+  /** NATS ingest and cluster replication counters; absent without NATS_URL */
+  nats?: object | null;
   /** live analytics rows: arbitrages, and quotes with a positive edge against some sharp */
   analytics: { arbitrage: number; ev: number };
 }
@@ -140,6 +142,7 @@ export function statusPayload(inp: StatusInputs) {
     poller_health: { feeds: inp.pollers },
     requests: inp.requests,
     analytics: inp.analytics,
+    ...(inp.nats ? { nats: inp.nats } : {}),
   };
 }
 

@@ -89,6 +89,8 @@ export class Accounts {
   /** usage of periods that ended before it was written */
   private pendingUsage: UsageRow[] = [];
   private adminHash: Buffer | null = null;
+  /** told of every key made or revoked here (CLUSTER=1: the other nodes adopt or drop it, http/key-sync.ts) */
+  onKeyChange: ((change: { op: 'created'; hash: string } | { op: 'revoked'; id: number }) => void) | null = null;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
   /** the database's clock at the last read of other nodes' changes (null: embedded, no other node) */
@@ -279,7 +281,28 @@ export class Accounts {
   /** Opens an account with one key (its first period starts now), or adds a key to `accountId`. */
   async create(opts: { tier: Tier; credits?: number; email?: string | null; key?: string; accountId?: number; intendedUse?: string | null; agentId?: string | null }): Promise<{ key: string; state: KeyState }> {
     const { key, row } = await createKey(this.db, { ...opts, now: this.now() });
-    return { key, state: this.addKey(row) };
+    const state = this.addKey(row);
+    this.onKeyChange?.({ op: 'created', hash: row.keyHash });
+    return { key, state };
+  }
+
+  /** Loads a key another node made, by its hash (CLUSTER=1); null when it is unknown or revoked. */
+  async adopt(hash: string): Promise<KeyState | null> {
+    const row = await findKeyByHash(this.db, hash);
+    if (row === null || row.revoked) return null;
+    return this.addKey(row);
+  }
+
+  /** Drops a key another node revoked (CLUSTER=1). */
+  forget(keyId: number): void {
+    const k = this.byId.get(keyId);
+    if (k !== undefined) this.dropKey(k);
+  }
+
+  private dropKey(k: KeyState): void {
+    k.revoked = true;
+    this.byHash.delete(k.hash);
+    for (const [plain, st] of this.byKey) if (st === k) this.byKey.delete(plain);
   }
 
   /** Loads a key that another process created (e.g. admin tooling), if it exists and is not revoked. */
@@ -295,9 +318,8 @@ export class Accounts {
     if (k === undefined || (accountId !== null && k.account.id !== accountId)) return null;
     const at = await revokeKey(this.db, keyId, accountId, this.now());
     if (at === null) return null;
-    k.revoked = true;
-    this.byHash.delete(k.hash);
-    for (const [plain, st] of this.byKey) if (st === k) this.byKey.delete(plain);
+    this.dropKey(k);
+    this.onKeyChange?.({ op: 'revoked', id: keyId });
     return k;
   }
 

@@ -47,6 +47,11 @@ import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
 import { Streams } from './ws/server.js';
 import { dataSourceHeader, parseFeeds, theOddsApiConfigFromEnv } from './feeds.js';
 import { TheOddsApiFeed, type TheOddsApiConfig } from '../workers/theoddsapi-feed.js';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Cluster } from '../workers/cluster.js';
+import { connectNats, natsConfigFromEnv, type NatsConfig } from '../workers/nats.js';
+import { NatsIngest } from '../workers/nats-ingest.js';
+import { KeySync } from './key-sync.js';
 
 export const VERSION = '0.1.0';
 
@@ -92,6 +97,8 @@ export interface Config {
   publicUrl?: string;
   /** EXPORT_CACHE_MB: bytes the export cache may hold on disk under dataDir (0 turns it off); tests shorten the TTL */
   exportCache?: { maxBytes?: number; ttlMs?: number };
+  /** NATS_URL and the cluster settings (workers/nats.ts); null or absent: no NATS */
+  nats?: NatsConfig | null;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv): Config {
@@ -123,6 +130,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     checkoutUrlTemplate: checkoutTemplateFromEnv(env.CHECKOUT_URL_TEMPLATE),
     publicUrl: publicUrlFromEnv(env.PUBLIC_URL),
     exportCache: { maxBytes: int('EXPORT_CACHE_MB', 1024, 0, 1_048_576) * 1048576 },
+    // one NODE_ID for the webhook claims and the NATS messages; unset, both take the host and data directory's name
+    nats: ((n) => (n === null || env.NODE_ID ? n : { ...n, nodeId: defaultNodeId(env.DATA_DIR || './data') }))(natsConfigFromEnv(env, int)),
   };
 }
 
@@ -252,13 +261,49 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     let hubRef: Hub | null = hub;
     const metrics = new Metrics(() => hubRef);
     cleanups.push(async () => { hubRef = null; });
+
+    // NATS: one connection. With CLUSTER=1 the node replays the stream before anything else subscribes to the
+    // hub (webhooks, history, status see only what is applied live: a late node does not announce old changes)
     const simulated = cfg.feeds.includes('sim');
+    // headers of every response; a cluster node that applies another node's simulator batches adds the label
+    // simulated, real upstream (theoddsapi), or both: the label of every response while those feeds run
+    const dataSource = dataSourceHeader(cfg.feeds);
+    const commonHeaders: [string, string][] = dataSource === null ? [] : [['X-Data-Source', dataSource]];
+    const label: { simulated: boolean; services: Services | null } = { simulated, services: null };
+    let nc: NatsConnection | null = null;
+    let cluster: Cluster | null = null;
+    if (cfg.nats) {
+      const conn = nc = await connectNats(cfg.nats);
+      cleanups.push(() => conn.close());
+      if (cfg.nats.cluster) {
+        const c = cluster = new Cluster(conn, {
+          hub, log: cfg.log, registry: metrics.registry,
+          onSimulated: () => {
+            if (label.simulated) return;
+            label.simulated = true;
+            if (label.services !== null) label.services.simulated = true;
+            const h = commonHeaders.find((x) => x[0] === 'X-Data-Source');
+            if (h === undefined) commonHeaders.push(['X-Data-Source', 'simulated']);
+            else if (!h[1].includes('simulated')) h[1] = `simulated, ${h[1]}`;
+          },
+        }, cfg.nats);
+        cleanups.push(() => c.close());
+        await c.start();
+        const keys = new KeySync(conn, accounts, `${cfg.nats.prefix}.keys`, cfg.nats.nodeId, cfg.log);
+        keys.start();
+        cleanups.push(() => keys.close());
+      }
+    }
+
     const services: Services = {
-      hub, accounts, db, metrics, now, simulated,
+      hub, accounts, db, metrics, now, simulated: label.simulated,
+      ingest: cluster !== null ? (b, t, opts) => cluster.submit(b, t, opts) : (b, t, opts) => hub.ingest(b, t, opts?.source),
+      cluster: cluster ?? undefined,
       feed: cfg.feeds.length === 0 ? 'none' : cfg.feeds.join(','),
       startedAt: now(),
       version: VERSION,
     };
+    label.services = services;
 
     const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log, registry: metrics.registry },
       { ...DEFAULT_WEBHOOK_CONFIG, nodeId: cfg.nodeId ?? defaultNodeId(cfg.dataDir), ...cfg.webhooks });
@@ -294,13 +339,11 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(async () => cache.close());
     services.exports = { pool, cache };
 
-    // simulated, real upstream (theoddsapi), or both: the label of every response while those feeds run
-    const dataSource = dataSourceHeader(cfg.feeds);
     const router = new Router({
       accounts,
       now,
       trustedProxies: trusted,
-      headers: dataSource === null ? [] : [['X-Data-Source', dataSource]],
+      headers: commonHeaders,
       onResponse: (route, code, ms) => {
         metrics.observe(route, code, ms);
         status.rate.record(now());
@@ -355,14 +398,13 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(async () => uWS.us_listen_socket_close(listen));
     await assertNative(port);
 
-    if (simulated) cleanups.push(await startSimulator(hub, cfg, now, status));
     let theOddsApi: TheOddsApiFeed | null = null;
     if (cfg.feeds.includes('theoddsapi')) {
       if (cfg.theOddsApi === undefined) throw new Error('FEED=theoddsapi needs its settings (THE_ODDS_API_KEY, THE_ODDS_API_SPORTS, ...)');
       const feed = theOddsApi = new TheOddsApiFeed(cfg.theOddsApi, {
         // the ingest path of POST /v1/ingest: applied, then the batch's parser.degraded judged and committed
         ingest: async (batch, t) => {
-          const r = await hub.ingest(batch, t, 'theoddsapi');
+          const r = await services.ingest(batch, t, { source: 'theoddsapi' });
           await webhooks.settled();
           return r;
         },
@@ -373,6 +415,27 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       feed.start();
       cleanups.push(() => feed.stop());
     }
+    if (nc !== null && cfg.nats) {
+      // in a cluster the nodes share the subscription as a queue group: one node takes a batch, the stream gives it to all
+      const ni = new NatsIngest(nc, {
+        hub, now, log: cfg.log, registry: metrics.registry,
+        ingest: services.ingest,
+        settled: () => webhooks.settled(),
+      }, `${cfg.nats.prefix}.ingest.*`, cfg.nats.cluster ? `${cfg.nats.prefix}.ingest` : null);
+      ni.start();
+      cleanups.push(() => ni.close());
+      services.natsIngest = ni;
+    }
+    if (cfg.nats) {
+      const n = cfg.nats;
+      status.nats = () => ({
+        url: n.url.replace(/\/\/[^@/]*@/, '//'), node_id: n.nodeId,
+        ingest: services.natsIngest?.snapshot() ?? null,
+        cluster: services.cluster?.snapshot() ?? null,
+      });
+    }
+
+    if (simulated) cleanups.push(await startSimulator(services, cfg, now, status));
 
     return {
       port,
@@ -388,14 +451,14 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
 }
 
 /** Drives the simulator from a timer: a full snapshot first, then SIM_RATE observations per second in 10 steps. */
-async function startSimulator(hub: Hub, cfg: Config, now: () => number, status: StatusService): Promise<() => Promise<void>> {
+async function startSimulator(s: Services, cfg: Config, now: () => number, status: StatusService): Promise<() => Promise<void>> {
   const sim = new Simulator({ seed: cfg.simSeed, now: now() });
   // the feed reports through the poller interface; stalled books are left out of what it sends and of its pulses
   const poller = status.poller('sim');
   const send = async (batch: IngestBatch, t: number) => {
     if (status.stalled.size > 0) batch = { ...batch, prices: batch.prices.filter((p) => !status.stalled.has(p.book)) };
     try {
-      await hub.ingest(batch, t, 'sim');
+      await s.ingest(batch, t, { simulated: true, source: 'sim' });
       poller.pulse(t, SIM_BOOKS.filter((b) => !status.stalled.has(b.key)).map((b) => b.key));
     } catch (e) {
       poller.failure(t, e instanceof Error ? e.message : String(e));

@@ -21,6 +21,9 @@ async function main(): Promise<void> {
     `  database: ${s.db.kind === 'embedded' ? `embedded PGlite in ${join(cfg.dataDir, 'pg')}` : `PostgreSQL (DATABASE_URL)${s.db.schema !== 'public' ? `, schema ${s.db.schema}` : ''}`}`,
     `  shards: ${cfg.shards}`,
   ];
+  if (cfg.nats) {
+    lines.push(`  nats: ingest on ${cfg.nats.prefix}.ingest.<sport_key>${cfg.nats.cluster ? `; cluster node ${cfg.nats.nodeId} on stream ${cfg.nats.stream} (caught up: ${s.cluster?.counters.replayed ?? 0} messages replayed)` : ''}`);
+  }
   if (cfg.webhooks?.allowPrivate) lines.push('  WEBHOOK_ALLOW_PRIVATE=1: webhooks may target loopback and private addresses over http (local testing only)');
   const { adminKey, demoKey } = app.firstStart;
   if (adminKey !== null || demoKey !== null) {

@@ -1,7 +1,9 @@
 // What the routes are given: the engine hub, accounts, the database and the process facts.
 
 import type { Database } from '../sql/connection.js';
-import type { Hub } from '../workers/hub.js';
+import type { Hub, IngestResult } from '../workers/hub.js';
+import type { Cluster, SubmitOptions } from '../workers/cluster.js';
+import type { NatsIngest } from '../workers/nats-ingest.js';
 import type { WebhookService } from '../workers/webhook-service.js';
 import type { HistoryService } from '../workers/history-service.js';
 import type { StatusService } from '../workers/status-service.js';
@@ -15,11 +17,18 @@ export interface Services {
   db: Database;
   /** FEED as configured, e.g. 'sim' or 'none' */
   feed: string;
-  /** true when any price may come from the built-in simulator */
+  /** true when any price may come from the built-in simulator (CLUSTER=1: also once another node's simulator wrote) */
   simulated: boolean;
   startedAt: number;
   version: string;
   metrics: Metrics;
+  /** Applies an ingest body: hub.ingest on a single node; with CLUSTER=1 it goes through the cluster stream and
+   *  resolves once this node applied it from there. Every feed (HTTP, NATS, simulator, connectors) goes through it. */
+  ingest(body: unknown, now: number, opts?: SubmitOptions): Promise<IngestResult>;
+  /** CLUSTER=1: the stream replication; set by startApp */
+  cluster?: Cluster;
+  /** NATS_URL: the NATS ingest subscriber; set by startApp */
+  natsIngest?: NatsIngest;
   /** outbound webhooks; set by startApp once started */
   webhooks?: WebhookService;
   /** closing-line history writer; set by startApp once started */

@@ -33,6 +33,24 @@ export interface ChangeBatch {
   seqs: Map<string, number>;
 }
 
+/** The two arrays of an ingest body; a body of the wrong shape or over the limits throws ApiError (nothing is
+ *  applied). Shared by every ingest path (HTTP, NATS, cluster replication) so they refuse the same bodies. */
+export function batchShape(body: unknown): { events: unknown[]; prices: unknown[] } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ApiError('MALFORMED_BODY', 'body must be an object {"events": [...], "prices": [...]}');
+  }
+  const b = body as Record<string, unknown>;
+  const events = b.events ?? [];
+  const prices = b.prices ?? [];
+  if (!Array.isArray(events) || !Array.isArray(prices)) {
+    throw new ApiError('MALFORMED_BODY', '"events" and "prices" must be arrays when present');
+  }
+  if (events.length > MAX_INGEST_EVENTS || prices.length > MAX_INGEST_PRICES) {
+    throw new ApiError('BODY_TOO_LARGE', `at most ${MAX_INGEST_EVENTS} events and ${MAX_INGEST_PRICES} prices per batch`);
+  }
+  return { events, prices };
+}
+
 /** FNV-1a of the event id: stable across restarts, so an event always lands on the same shard. */
 export function shardOf(id: string, shards: number): number {
   let h = 0x811c9dc5;
@@ -101,22 +119,25 @@ export class Hub {
     return this.records.get(id);
   }
 
+  /** every event held (not final), in the form of an ingest body's events: the cluster's event refresh resends them */
+  eventInputs(): Record<string, unknown>[] {
+    const out: Record<string, unknown>[] = [];
+    for (const e of this.records.values()) {
+      const kind = e.kind ?? 'game';
+      out.push({
+        id: e.id, sport_key: e.sport.key, commence_time: e.commence, kind, status: e.status,
+        ...(kind === 'game' ? { home_team: e.home, away_team: e.away } : { title: e.title }),
+        ...(e.pitchers !== null ? { probable_pitchers: e.pitchers } : {}),
+      });
+    }
+    return out;
+  }
+
   /** Applies a parsed ingest body. A body of the wrong shape throws ApiError and applies nothing; bad items are
    *  rejected one by one. Resolves once every accepted observation is in the read model. `source` labels the
    *  events of the batch with the built-in feed that sent them (raw_json.feed); omitted, they keep their label. */
   async ingest(body: unknown, now: number, source?: string): Promise<IngestResult> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new ApiError('MALFORMED_BODY', 'body must be an object {"events": [...], "prices": [...]}');
-    }
-    const b = body as Record<string, unknown>;
-    const events = b.events ?? [];
-    const prices = b.prices ?? [];
-    if (!Array.isArray(events) || !Array.isArray(prices)) {
-      throw new ApiError('MALFORMED_BODY', '"events" and "prices" must be arrays when present');
-    }
-    if (events.length > MAX_INGEST_EVENTS || prices.length > MAX_INGEST_PRICES) {
-      throw new ApiError('BODY_TOO_LARGE', `at most ${MAX_INGEST_EVENTS} events and ${MAX_INGEST_PRICES} prices per batch`);
-    }
+    const { events, prices } = batchShape(body);
     const result: IngestResult = { events: 0, accepted: 0, rejected: [], rejected_events: [] };
     const finals: EventRecord[] = [];
     for (let i = 0; i < events.length; i++) {

@@ -58,6 +58,8 @@ export class StatusService {
   private cache: CachedStatus | null = null;
   private refreshing: Promise<CachedStatus> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** NATS ingest and cluster counters for the status body (set by startApp with NATS_URL) */
+  nats: (() => object) | null = null;
   private sampling: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: StatusDeps, readonly cfg: StatusConfig = DEFAULT_STATUS_CONFIG) {}
@@ -151,6 +153,7 @@ export class StatusService {
       pollers: [...this.pollers.values()].map((p) => p.snapshot(now)),
       requests: this.rate.summary(now),
       database,
+      nats: this.nats?.() ?? null,
       analytics: this.analyticsCounts(),
     }));
     return { body, at: now };

@@ -1,0 +1,59 @@
+// NATS ingest on one node (NATS_URL, no cluster): a msgpack batch on `<prefix>.ingest.<sport>` is applied like
+// POST /v1/ingest and answered when it is a request; undecodable, malformed and partly rejected batches are
+// counted in /metrics and /v1/status, feed parser.degraded, and the consumer goes on. Skipped without NATS_URL.
+
+import { pack } from 'msgpackr';
+import t from 'tap';
+import { natsConfigFromEnv } from '../workers/nats.js';
+import { fixture, startTestApp } from './helpers/app.js';
+import { NATS_SKIP, testNats } from './helpers/nats.js';
+import { startReceiver } from './helpers/webhook-receiver.js';
+
+t.test('nats ingest - applies a batch, counts bad ones, feeds parser.degraded', { skip: NATS_SKIP }, async (t) => {
+  const ns = await testNats(t);
+  const nats = natsConfigFromEnv({ ...ns.env, NODE_ID: 'ingest-test' }, (_n, d) => d);
+  const app = await startTestApp(t, { shards: 1, nats, status: { cacheMs: 0 }, webhooks: { allowPrivate: true, retryDelaysMs: [100], pollMs: 25 } });
+  const rx = await startReceiver(t);
+  const key = await app.key('enterprise');
+  const hook = await app.post('/v1/webhooks', { destination_url: rx.url + '?parser', events: ['parser.degraded'] }, { 'x-api-key': key });
+  t.equal(hook.status, 201, 'parser.degraded subscription');
+
+  const { nba } = fixture(Date.now());
+  const subject = `${ns.prefix}.ingest.basketball_nba`;
+  const request = async (data: Uint8Array, subj = subject) => JSON.parse((await ns.nc.request(subj, data, { timeout: 10_000 })).string());
+
+  const ok = await request(pack({ events: [nba], prices: [
+    { book: 'draftkings', event_id: nba.id, market: 'h2h', outcome: nba.home_team, price: 1.91 },
+    { book: 'draftkings', event_id: nba.id, market: 'h2h', outcome: nba.away_team, price: 1.99 },
+  ] }));
+  t.same(ok, { events: 1, accepted: 2, rejected: [], rejected_events: [] }, 'a request is answered with the ingest result');
+  const odds = await (await app.get(`/v1/sports/basketball_nba/odds?markets=h2h&apiKey=${key}`)).json() as { id: string; bookmakers: { key: string; markets: { outcomes: { name: string; price: number }[] }[] }[] }[];
+  const dk = odds.find((e) => e.id === nba.id)?.bookmakers.find((b) => b.key === 'draftkings');
+  t.equal(dk?.markets[0].outcomes.find((o) => o.name === nba.home_team)?.price, 1.91, 'the price is served over REST');
+
+  // fire-and-forget bad batches; the request after them is answered once they were handled (one at a time, in order)
+  ns.nc.publish(subject, new Uint8Array([0xc1]));
+  ns.nc.publish(subject, pack({ events: 5 }));
+  ns.nc.publish(`${ns.prefix}.ingest.no_such_sport`, pack({ events: [] }));
+  for (let i = 0; i < 20; i++) ns.nc.publish(subject, new Uint8Array([0x92]));
+  const partial = await request(pack({ prices: [{ book: 'no_such_book', event_id: nba.id, market: 'h2h', outcome: nba.home_team, price: 2 }] }));
+  t.equal(partial.rejected[0]?.error_code, 'UNKNOWN_BOOK', 'an item is rejected on its own, with its code');
+  const bad = await request(new Uint8Array([0xc1]));
+  t.equal(bad.error_code, 'MALFORMED_BODY', 'an undecodable request is answered with the error body');
+
+  const metrics = await (await app.get('/metrics')).text();
+  const count = (result: string) => Number(new RegExp(`linewire_nats_ingest_batches_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1]);
+  t.same([count('ok'), count('undecodable'), count('malformed'), count('rejected_items')], [1, 22, 2, 1], '/metrics: batches by result');
+  t.equal(Number(/linewire_ingest_rejected_total (\d+)/.exec(metrics)?.[1]), 25, 'each refused batch counts as one rejected observation, plus the rejected item');
+
+  const status = await (await app.get('/v1/status')).json() as { nats: { ingest: { bad_batches: number; rejected_items: number; last_bad: { reason: string } } } };
+  t.equal(status.nats.ingest.bad_batches, 25, '/v1/status: bad batches');
+  t.equal(status.nats.ingest.rejected_items, 1, '/v1/status: items rejected in applied batches');
+  t.match(status.nats.ingest.last_bad.reason, /MALFORMED_BODY/, '/v1/status: the last bad batch and why');
+
+  const [deg] = await rx.waitFor((r) => r.path.endsWith('?parser') && r.body?.event === 'parser.degraded', 5000);
+  t.ok(deg.body.data.rejected >= 20 && deg.body.data.rejected_pct > 10, 'parser.degraded raised by the bad batches');
+
+  const again = await request(pack({ prices: [{ book: 'draftkings', event_id: nba.id, market: 'h2h', outcome: nba.home_team, price: 1.95 }] }));
+  t.equal(again.accepted, 1, 'the consumer goes on after bad batches');
+});

@@ -1,0 +1,121 @@
+// NATS ingest (NATS_URL): msgpack batches of the POST /v1/ingest structure published on
+// `<prefix>.ingest.<sport_key>` are applied exactly as HTTP ingest applies them (the same decoder, the same
+// shape check, the same per-item validation), one batch after another in arrival order. A batch that cannot be
+// decoded, has the wrong shape or names an unknown sport in its subject is counted and dropped (it counts as one
+// rejected observation in the rejection rate that feeds parser.degraded, as a rejected item of an HTTP batch
+// does); a batch with rejected items is applied and counted. Nothing a publisher sends stops the consumer.
+// A request (a message with a reply subject) is answered with the result, as JSON: the ingest answer of
+// DESIGN.md section 5, or the error body.
+//
+// Core NATS is at most once: a batch published while no node subscribes is lost (use POST /v1/ingest, or a
+// publisher that retries on a missing reply, where that matters). In a cluster the nodes share the subscription
+// as one queue group, so each batch is taken by one node and replicated through the stream to all.
+
+import type { NatsConnection, Msg, Subscription } from '@nats-io/transport-node';
+import { Counter, type Registry } from 'prom-client';
+import { sportByKey } from '../engine/catalogue.js';
+import { ApiError } from '../engine/errors.js';
+import { decodeMsgpackBatch } from './batch-codec.js';
+import type { Hub, IngestResult } from './hub.js';
+
+export interface NatsIngestDeps {
+  hub: Hub;
+  /** applies a batch: hub.ingest standalone, the cluster stream with CLUSTER=1 (msgId: the publisher's Nats-Msg-Id) */
+  ingest(body: unknown, now: number, opts?: { msgId?: string }): Promise<IngestResult>;
+  /** resolves once the webhook events of what was applied are durable (as the HTTP ingest awaits) */
+  settled?: () => Promise<void>;
+  now(): number;
+  log?: (msg: string) => void;
+  registry?: Registry;
+}
+
+type Outcome = 'ok' | 'rejected_items' | 'undecodable' | 'malformed' | 'failed';
+
+export class NatsIngest {
+  private sub: Subscription | null = null;
+  private loop: Promise<void> = Promise.resolve();
+  private readonly total: Counter<'result'> | null;
+  readonly counts: Record<Outcome, number> = { ok: 0, rejected_items: 0, undecodable: 0, malformed: 0, failed: 0 };
+  /** items rejected in applied batches */
+  rejectedItems = 0;
+  lastBad: { at: string; subject: string; reason: string } | null = null;
+
+  constructor(private readonly nc: NatsConnection, private readonly deps: NatsIngestDeps, readonly subject: string, private readonly queue: string | null) {
+    this.total = deps.registry === undefined ? null : new Counter({
+      name: 'linewire_nats_ingest_batches_total',
+      help: 'NATS ingest batches by result: ok, rejected_items (applied, some items rejected), undecodable, malformed, failed',
+      labelNames: ['result'],
+      registers: [deps.registry],
+    });
+    for (const r of Object.keys(this.counts)) this.total?.inc({ result: r }, 0);
+  }
+
+  start(): void {
+    this.sub = this.nc.subscribe(this.subject, this.queue === null ? {} : { queue: this.queue });
+    const sub = this.sub;
+    this.loop = (async () => {
+      for await (const m of sub) await this.handle(m);
+    })().catch((e: unknown) => this.deps.log?.(`nats ingest: the subscription ended: ${String(e)}`));
+  }
+
+  /** Stops taking batches and waits for the one being applied. */
+  async close(): Promise<void> {
+    if (this.sub !== null && !this.sub.isClosed()) {
+      await this.sub.drain().catch(() => undefined);
+    }
+    await this.loop;
+  }
+
+  private count(result: Outcome, m: Msg, reason: string | null): void {
+    this.counts[result]++;
+    this.total?.inc({ result });
+    if (reason !== null) this.lastBad = { at: new Date(this.deps.now()).toISOString(), subject: m.subject, reason };
+  }
+
+  private async handle(m: Msg): Promise<void> {
+    const now = this.deps.now();
+    const sport = m.subject.slice(this.subject.length - 1);
+    let reply: string;
+    let stage: Outcome = 'malformed';
+    try {
+      if (sportByKey(sport) === undefined) throw new ApiError('UNKNOWN_SPORT', `subject ${m.subject}: unknown sport_key ${JSON.stringify(sport)}`);
+      stage = 'undecodable';
+      const body = decodeMsgpackBatch(m.data);
+      stage = 'malformed';
+      const id = m.headers?.get('Nats-Msg-Id');
+      const result = await this.deps.ingest(body, now, id ? { msgId: `ingest.${id}` } : {});
+      await this.deps.settled?.();
+      const bad = result.rejected.length + result.rejected_events.length;
+      this.rejectedItems += bad;
+      if (bad === 0) this.count('ok', m, null);
+      else {
+        const first = result.rejected[0] ?? result.rejected_events[0];
+        this.count('rejected_items', m, `${bad} item(s) rejected, first: ${first.error_code} ${first.message}`);
+      }
+      reply = JSON.stringify(result);
+    } catch (e) {
+      const err = e instanceof ApiError ? e : new ApiError('INTERNAL_ERROR', 'the batch could not be applied', undefined, { cause: e });
+      const kind: Outcome = !(e instanceof ApiError) || err.code === 'SERVICE_UNAVAILABLE' ? 'failed' : stage;
+      this.count(kind, m, `${err.code}: ${err.message}`);
+      // a batch refused as a whole counts as one rejected observation in the rate behind parser.degraded
+      if (kind !== 'failed') {
+        this.deps.hub.counters.observations++;
+        this.deps.hub.counters.rejected++;
+      } else this.deps.log?.(`nats ingest: batch on ${m.subject} failed: ${e instanceof Error ? e.stack : String(e)}`);
+      reply = JSON.stringify({ message: err.message, error_code: err.code });
+    }
+    if (m.reply) m.respond(reply);
+  }
+
+  /** /v1/status */
+  snapshot(): object {
+    return {
+      subject: this.subject,
+      queue_group: this.queue,
+      batches: { ...this.counts },
+      bad_batches: this.counts.rejected_items + this.counts.undecodable + this.counts.malformed + this.counts.failed,
+      rejected_items: this.rejectedItems,
+      last_bad: this.lastBad,
+    };
+  }
+}

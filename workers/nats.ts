@@ -1,0 +1,66 @@
+// NATS settings (NATS_URL, CLUSTER, NODE_ID, the stream's name and limits) and the one connection a process
+// holds. The client is nats.js v3 (@nats-io/transport-node, @nats-io/jetstream), which speaks to the 2.9 server
+// of the CI machine: one subject filter per consumer, no batched publish.
+
+import { hostname } from 'node:os';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+
+export interface NatsConfig {
+  /** NATS_URL, e.g. nats://127.0.0.1:4222 */
+  url: string;
+  /** NATS_SUBJECT_PREFIX: ingest on `<prefix>.ingest.<sport_key>`, replication on `<prefix>.obs.<sport_key>` */
+  prefix: string;
+  /** CLUSTER=1: every accepted batch goes through the stream and every node applies the stream in order */
+  cluster: boolean;
+  /** NODE_ID: this node's name in logs, status and message ids (default: http/app.ts defaultNodeId) */
+  nodeId: string;
+  /** NATS_STREAM: the JetStream stream of the cluster */
+  stream: string;
+  /** NATS_STREAM_MAX_AGE_S: batches older than this leave the stream (a node started later replays the rest) */
+  maxAgeS: number;
+  /** NATS_STREAM_MAX_MB, in bytes: the oldest batches leave the stream beyond this size */
+  maxBytes: number;
+  /** NATS_DUPLICATE_WINDOW_S: how long the stream remembers a Nats-Msg-Id to drop a repeated publish */
+  duplicateWindowS: number;
+  /** how long an ingest waits for its batch to come back applied from the stream before answering 503 */
+  applyTimeoutMs: number;
+}
+
+const SUBJECT_TOKEN = /^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64})*$/;
+const STREAM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** null when NATS_URL is unset */
+export function natsConfigFromEnv(env: NodeJS.ProcessEnv, int: (name: string, dflt: number, min: number, max: number) => number): NatsConfig | null {
+  const cluster = env.CLUSTER === '1' || env.CLUSTER === 'true';
+  if (!env.NATS_URL) {
+    if (cluster) throw new Error('CLUSTER=1 needs NATS_URL (the NATS server with JetStream the nodes share)');
+    return null;
+  }
+  const prefix = env.NATS_SUBJECT_PREFIX || 'linewire';
+  if (!SUBJECT_TOKEN.test(prefix)) throw new Error(`NATS_SUBJECT_PREFIX must be dot-separated tokens of letters, digits, _ and -, got ${JSON.stringify(prefix)}`);
+  const stream = env.NATS_STREAM || 'LINEWIRE';
+  if (!STREAM_NAME.test(stream)) throw new Error(`NATS_STREAM must be 1 to 64 letters, digits, _ or -, got ${JSON.stringify(stream)}`);
+  return {
+    url: env.NATS_URL,
+    prefix,
+    cluster,
+    nodeId: env.NODE_ID || `${hostname()}-${process.pid}`,
+    stream,
+    maxAgeS: int('NATS_STREAM_MAX_AGE_S', 86_400, 60, 365 * 86_400),
+    maxBytes: int('NATS_STREAM_MAX_MB', 1024, 1, 1_048_576) * 1048576,
+    duplicateWindowS: int('NATS_DUPLICATE_WINDOW_S', 120, 1, 86_400),
+    applyTimeoutMs: 30_000,
+  };
+}
+
+export async function connectNats(cfg: NatsConfig): Promise<NatsConnection> {
+  return connect({
+    servers: cfg.url,
+    name: `linewire ${cfg.nodeId}`,
+    // a node keeps trying while the server restarts; the subscriptions and the ordered consumer resume on reconnect
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+  }).catch((e: unknown) => {
+    throw new Error(`cannot reach NATS at NATS_URL ${cfg.url.replace(/\/\/[^@/]*@/, '//')}: ${(e as Error).message}`, { cause: e });
+  });
+}
