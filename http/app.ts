@@ -45,6 +45,7 @@ import { DEFAULT_WEBHOOK_CONFIG, WebhookService, type WebhookConfig } from '../w
 import type { Services } from './services.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './ws/channel.js';
 import { Streams } from './ws/server.js';
+import { envInt, httpUrl } from './env.js';
 import { dataSourceHeader, parseFeeds, theOddsApiConfigFromEnv } from './feeds.js';
 import { TheOddsApiFeed, type TheOddsApiConfig } from '../workers/theoddsapi-feed.js';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -102,13 +103,7 @@ export interface Config {
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv): Config {
-  const int = (name: string, dflt: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return dflt;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-    return n;
-  };
+  const int = (name: string, dflt: number, min: number, max: number): number => envInt(env, name, dflt, min, max);
   const feeds = parseFeeds(env.FEED);
   return {
     host: env.HOST || '0.0.0.0',
@@ -137,25 +132,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
 
 function checkoutTemplateFromEnv(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw.replaceAll('{tier}', 'starter').replaceAll('{email}', 'a%40example.com'));
-  } catch {
-    throw new Error(`CHECKOUT_URL_TEMPLATE must be an absolute http(s) URL (with {tier} and {email} placeholders), got ${JSON.stringify(raw)}`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`CHECKOUT_URL_TEMPLATE must be http(s), got ${url.protocol}`);
+  httpUrl('CHECKOUT_URL_TEMPLATE', raw, raw.replaceAll('{tier}', 'starter').replaceAll('{email}', 'a%40example.com'),
+    ' (with {tier} and {email} placeholders)');
   return raw;
 }
 
 function publicUrlFromEnv(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`PUBLIC_URL must be an absolute http(s) URL, got ${JSON.stringify(raw)}`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`PUBLIC_URL must be http(s), got ${url.protocol}`);
+  httpUrl('PUBLIC_URL', raw);
   return raw.replace(/\/+$/, '');
 }
 

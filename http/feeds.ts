@@ -2,6 +2,7 @@
 // (simulated or real upstream data), and The Odds API's THE_ODDS_API_* variables, all checked at start-up.
 
 import { isRegion, marketByKey, sportByKey } from '../engine/catalogue.js';
+import { envInt, httpUrl } from './env.js';
 import { DEFAULT_THE_ODDS_API, type TheOddsApiConfig } from '../workers/theoddsapi-feed.js';
 
 /** The feeds FEED may name; `none` runs none. */
@@ -48,21 +49,9 @@ export function theOddsApiConfigFromEnv(env: NodeJS.ProcessEnv): TheOddsApiConfi
   const D = DEFAULT_THE_ODDS_API;
   const key = env.THE_ODDS_API_KEY?.trim() ?? '';
   if (key === '') throw new Error('FEED=theoddsapi needs THE_ODDS_API_KEY (the API key of a The Odds API subscription)');
-  const int = (name: string, dflt: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return dflt;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-    return n;
-  };
+  const int = (name: string, dflt: number, min: number, max: number): number => envInt(env, name, dflt, min, max);
   const base = env.THE_ODDS_API_BASE?.trim() || D.base;
-  let url: URL;
-  try {
-    url = new URL(base);
-  } catch {
-    throw new Error(`THE_ODDS_API_BASE must be an absolute http(s) URL, got ${JSON.stringify(base)}`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`THE_ODDS_API_BASE must be http(s), got ${url.protocol}`);
+  const url = httpUrl('THE_ODDS_API_BASE', base);
   const sports = list(env.THE_ODDS_API_SPORTS, ['basketball_nba', 'americanfootball_nfl', 'baseball_mlb', 'icehockey_nhl']);
   const badSports = sports.filter((s) => sportByKey(s) === undefined);
   if (badSports.length > 0) throw new Error(`THE_ODDS_API_SPORTS names sport key(s) the catalogue does not know: ${badSports.join(', ')} (GET /v1/sports lists them)`);

@@ -1,0 +1,22 @@
+import t from 'tap';
+import { configFromEnv } from '../http/app.js';
+import { envInt, httpUrl } from '../http/env.js';
+
+t.test('config - integer variables: default when unset or empty, bounds checked, the variable named', async (t) => {
+  t.equal(envInt({}, 'X', 7, 1, 10), 7, 'unset');
+  t.equal(envInt({ X: '' }, 'X', 7, 1, 10), 7, 'empty');
+  t.equal(envInt({ X: '10' }, 'X', 7, 1, 10), 10, 'upper bound included');
+  t.throws(() => envInt({ X: '11' }, 'X', 7, 1, 10), /X must be an integer from 1 to 10, got "11"/, 'above');
+  t.throws(() => envInt({ X: '2.5' }, 'X', 7, 1, 10), /X must be an integer/, 'not an integer');
+  t.throws(() => envInt({ X: 'abc' }, 'X', 7, 1, 10), /X must be an integer/, 'not a number');
+});
+
+t.test('config - URL variables: absolute http(s) only, the variable named', async (t) => {
+  t.equal(httpUrl('U', 'https://example.test/a').pathname, '/a', 'https');
+  t.throws(() => httpUrl('U', 'not a url'), /U must be an absolute http\(s\) URL, got "not a url"/, 'relative or garbage');
+  t.throws(() => httpUrl('U', 'ftp://example.test/'), /U must be http\(s\), got ftp:/, 'other scheme');
+  t.throws(() => configFromEnv({ PUBLIC_URL: '/relative' }), /PUBLIC_URL must be an absolute http\(s\) URL/, 'PUBLIC_URL');
+  t.equal(configFromEnv({ PUBLIC_URL: 'https://odds.example.test/' }).publicUrl, 'https://odds.example.test', 'PUBLIC_URL trailing slash dropped');
+  t.throws(() => configFromEnv({ CHECKOUT_URL_TEMPLATE: 'pay?tier={tier}' }), /CHECKOUT_URL_TEMPLATE must be an absolute http\(s\) URL \(with \{tier\} and \{email\} placeholders\), got "pay\?tier=\{tier\}"/, 'checkout template shows the raw value');
+  t.throws(() => configFromEnv({ FEED: 'theoddsapi', THE_ODDS_API_KEY: 'k', THE_ODDS_API_BASE: 'file:///etc' }), /THE_ODDS_API_BASE must be http\(s\)/, 'connector base');
+});
