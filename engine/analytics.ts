@@ -29,7 +29,7 @@ import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
 import { RecordPool, copyRecord } from './record-pool.js';
 import { ARB, CHANGE, CONS, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
-import { LD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
+import { LD, LINE_HEAD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
   FIXED, MAX_SHARPS, MIDDLE_MARKET, SPREADS, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
   middlesOfGroup, staleMs, topTwo, writeArb, writeConsensusHead, writeExtremes,
@@ -41,9 +41,9 @@ export { scratch, type ScratchSets } from './analytics-scratch.js';
 /** a no-vig line in the fair pool: VALID then P + m * 3 + o, as in the FAIR record */
 const FL = { VALID: 0, P: 1, STRIDE: 1 + N_METHODS * 3 } as const;
 
-/** Per-line state, one record of LS.STRIDE numbers per line id in `ls`. Interleaved so an update touches two or
- *  three cache lines of analytics state instead of a dozen separate arrays: with 1.2 M quotes spread at random
- *  every array is a cache miss (bench/analytics.ts). */
+/** Per-line state, LS.STRIDE numbers in the store's own record of the line (PriceStore.reserveLineState), after
+ *  the line's identity that every update reads: one cache miss for both, and one record instead of a dozen
+ *  separate arrays, each a cache miss with 1.2 M quotes spread at random (bench/analytics.ts). */
 const LS = {
   /** the batch that marked the line's consensus dirty */
   DIRTY: 0,
@@ -63,19 +63,25 @@ const LS = {
   FAIR_AT: 11,
   /** outcome o's block starts at O + o * OSIZE */
   O: 11 + MAX_SHARPS,
+  /** the effective price of the ladder's first fresh quote (0: none), kept as the top changes: the arbitrage
+   *  check at the end of a batch reads it here instead of visiting every outcome's ladder (bench/analytics.ts) */
+  TOP: 0,
   /** consensus running sums (implied probabilities in units of 1 / FIXED) and counts, non-prediction then
    *  prediction books */
-  SUM: 0, CNT: 1, PSUM: 2, PCNT: 3,
+  SUM: 1, CNT: 2,
   /** bit 0 (non-prediction) or 1 (prediction) set while EXT holds the extremes */
-  EXT_OK: 4,
+  EXT_OK: 3,
   /** best and worst counted raw price with their books: [best, book, worst, book] x non-prediction, prediction */
-  EXT: 5,
+  EXT: 4,
+  PSUM: 12, PCNT: 13,
   /** per sharp index: the highest fair probability of its no-vig line over the valid methods (0: none). The
    *  edge p * d - 1 is positive under some method exactly when it is under the largest p. */
-  PMAX: 13,
-  OSIZE: 13 + MAX_SHARPS,
-  STRIDE: 11 + MAX_SHARPS + 3 * (13 + MAX_SHARPS),
+  PMAX: 14,
+  OSIZE: 14 + MAX_SHARPS,
+  STRIDE: 11 + MAX_SHARPS + 3 * (14 + MAX_SHARPS),
 } as const;
+/** numbers per line record in the store, and where the analytics' state starts in one */
+const LINE_ROW = LINE_HEAD + LS.STRIDE;
 
 /** Per-quote state, QUOTE_STATE numbers inside the store's own record of the quote (PriceStore.stateOf), which
  *  the update has just read. */
@@ -107,7 +113,6 @@ export class Analytics implements StoreListener {
     ev: new RecordBuffer(EVQ.STRIDE, 64),
     mid: new RecordBuffer(MID.STRIDE, 16),
   };
-  private ls = new Float64Array(1024 * LS.STRIDE);
   private readonly dirtyLines: number[] = [];
   /** lines with a sharp marked in SHARP_DIRTY this batch */
   private readonly sharpLines: number[] = [];
@@ -147,8 +152,12 @@ export class Analytics implements StoreListener {
   /** the first two of `implied`, for two-way lines */
   private readonly implied2 = this.implied.subarray(0, 2);
   private readonly fairAll = new Float64Array(N_METHODS * 3);
+  /** sharpChanged's outcomes' highest fair probabilities before the change */
+  private readonly pmaxWas = new Float64Array(3);
 
   constructor(private readonly store: PriceStore) {
+    store.reserveLineState(LS.STRIDE);
+    if (store.lineStride !== LINE_ROW) throw new Error('the line records of the store do not fit the analytics state');
     store.listener = this;
     this.middleFound = this.keepMiddle.bind(this);
   }
@@ -159,12 +168,9 @@ export class Analytics implements StoreListener {
     this.batch++;
   }
 
-  private ensureLine(line: number): void {
-    if ((line + 1) * LS.STRIDE > this.ls.length) {
-      const grown = new Float64Array(Math.max(line + 1, (this.ls.length / LS.STRIDE) * 2) * LS.STRIDE);
-      grown.set(this.ls);
-      this.ls = grown;
-    }
+  /** the store's line records, where each line's LS state lives (re-read: the store replaces them as it grows) */
+  private get ls(): Float64Array {
+    return this.store.lineRecords;
   }
 
   private ensureGroup(g: number): void {
@@ -210,7 +216,7 @@ export class Analytics implements StoreListener {
     const oldUnits = qs[q + QS.UNITS];
     qs[q + QS.UNITS] = units;
     const ls = this.ls;
-    const b = line * LS.STRIDE;
+    const b = line * LINE_ROW + LINE_HEAD;
     const i = b + LS.O + outcome * LS.OSIZE;
     const prediction = PREDICTION[book] === 1;
     // the extremes stay known unless the quote that held one leaves or moves (then the ladder is searched again)
@@ -260,7 +266,7 @@ export class Analytics implements StoreListener {
   /** Marks a line's consensus dirty, its arbitrage when the change reached the top ARB.ALTS of a ladder (`rank`),
    *  and its group's middles when it reached the top two (a middle takes the best or second best per side). */
   private markLine(line: number, rank = 0): void {
-    const b = line * LS.STRIDE;
+    const b = line * LINE_ROW + LINE_HEAD;
     if (this.ls[b + LS.DIRTY] !== this.batch) {
       this.ls[b + LS.DIRTY] = this.batch;
       this.dirtyLines.push(line);
@@ -271,6 +277,14 @@ export class Analytics implements StoreListener {
       this.ls[b + LS.MID_STAMP] = this.batch;
       this.markGroup(this.store.lineGroup(line));
     }
+  }
+
+  /** Re-reads the effective price of the first fresh quote of a ladder into LS.TOP. Called when a change reached the
+   *  top (no fresh quote above the changed one's place, before or after), the only changes that can move it. */
+  private keepTop(line: number, outcome: number, ladder: readonly number[]): void {
+    let k = 0;
+    while (k < ladder.length && (ladder[k + LD.FLAG] & 1) === 0) k += LD.STRIDE;
+    this.ls[line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.TOP] = k < ladder.length ? ladder[k + LD.PRICE] : 0;
   }
 
   /** Lists a middles group for evaluation at the end of the batch. */
@@ -286,7 +300,6 @@ export class Analytics implements StoreListener {
 
   quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
     tuple: number, lu: number): void {
-    this.ensureLine(line);
     const store = this.store;
     const qs = store.records;
     const q = store.stateOf(slot);
@@ -323,16 +336,17 @@ export class Analytics implements StoreListener {
     // and middles alone. Only this quote moved, so its best place among fresh quotes, old or new, is the number of
     // fresh quotes above the higher of its two positions in the current ladder.
     const top = was && kind === CHANGE.PRICE && oldRank >= 0 ? Math.min(oldRank * LD.STRIDE, at) : at;
-    this.markLine(line, freshAbove(ladder, top));
+    const rank = freshAbove(ladder, top);
+    this.markLine(line, rank);
+    if (rank === 0) this.keepTop(line, outcome, ladder);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s);
     this.softEdges(line, outcome, slot, book, ladder[at + LD.RAW], ladder[at + LD.PRICE], ladder, at);
   }
 
   lineFreed(line: number): void {
-    this.ensureLine(line);
     // its quotes were all REMOVED first; what is left is the line-level state
-    const b = line * LS.STRIDE;
+    const b = line * LINE_ROW + LINE_HEAD;
     if (this.ls[b + LS.ARB_OPEN] === 1) this.closeArb(line);
     const off = this.out.cons.push();
     const d = this.out.cons.data;
@@ -362,6 +376,7 @@ export class Analytics implements StoreListener {
   /** A quote stops counting (removed: no tuple, `ladder` null; or stale: its tuple at `at`). */
   private leave(line: number, outcome: number, slot: number, book: number, rank: number, ladder: number[] | null, at: number): void {
     this.markLine(line, rank);
+    if (rank === 0) this.keepTop(line, outcome, ladder ?? this.store.ladder(line, outcome));
     this.dropEdges(line, outcome, slot, book, ladder, at);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s);
@@ -371,9 +386,9 @@ export class Analytics implements StoreListener {
    *  the end of the batch (a sharp usually posts every outcome of a line in one batch; the first would otherwise
    *  be de-vigged against the other's old price and sent, then again). */
   private markSharp(line: number, s: number): void {
-    const i = line * LS.STRIDE + LS.SHARP_DIRTY;
-    if (this.ls[line * LS.STRIDE + LS.SHARP_STAMP] !== this.batch) {
-      this.ls[line * LS.STRIDE + LS.SHARP_STAMP] = this.batch;
+    const i = line * LINE_ROW + LINE_HEAD + LS.SHARP_DIRTY;
+    if (this.ls[line * LINE_ROW + LINE_HEAD + LS.SHARP_STAMP] !== this.batch) {
+      this.ls[line * LINE_ROW + LINE_HEAD + LS.SHARP_STAMP] = this.batch;
       this.ls[i] = 0;
       this.sharpLines.push(line);
     }
@@ -415,7 +430,6 @@ export class Analytics implements StoreListener {
         const ladder = this.store.ladder(line, outcome);
         const at = this.store.tupleOf(slot);
         ladder[at + LD.FLAG] = qs[q + QS.BITS];
-        this.ensureLine(line);
         const book = this.store.bookOf(slot);
         this.count(line, outcome, slot, book, ladder[at + LD.RAW], 0);
         this.leave(line, outcome, slot, book, freshAbove(ladder, at), ladder, at);
@@ -428,7 +442,7 @@ export class Analytics implements StoreListener {
   // EV
 
   private releaseFair(line: number, s: number): void {
-    const b = line * LS.STRIDE;
+    const b = line * LINE_ROW + LINE_HEAD;
     for (let o = 0; o < 3; o++) this.ls[b + LS.O + o * LS.OSIZE + LS.PMAX + s] = 0;
     const at = this.ls[b + LS.FAIR_AT + s];
     if (at === 0) return;
@@ -438,7 +452,7 @@ export class Analytics implements StoreListener {
 
   /** offset in the fair pool of (line, sharp)'s no-vig line, allocated when missing */
   private fairSlot(line: number, s: number): number {
-    const i = line * LS.STRIDE + LS.FAIR_AT + s;
+    const i = line * LINE_ROW + LINE_HEAD + LS.FAIR_AT + s;
     let at = this.ls[i] - 1;
     if (at < 0) {
       const free = this.fairFree.pop();
@@ -460,7 +474,7 @@ export class Analytics implements StoreListener {
   private sharpChanged(line: number, s: number, book: number): void {
     const store = this.store;
     const n = OUTCOMES[store.lineMarket(line)];
-    const lb = line * LS.STRIDE;
+    const lb = line * LINE_ROW + LINE_HEAD;
     const ls = this.ls;
     const had = (ls[lb + LS.SHARPS] & (1 << s)) !== 0;
     let ok = true;
@@ -475,6 +489,9 @@ export class Analytics implements StoreListener {
     }
     let f = -1;
     const pm = lb + LS.O + LS.PMAX + s;
+    // the highest fair probabilities the line's bits were judged against until now
+    const was = this.pmaxWas;
+    for (let o = 0; o < n; o++) was[o] = ls[pm + o * LS.OSIZE];
     if (ok) {
       f = this.fairSlot(line, s);
       const pool = this.fairPool;
@@ -495,22 +512,34 @@ export class Analytics implements StoreListener {
       f = -1;
     } else ls[lb + LS.SHARPS] |= 1 << s;
     this.sendFair(line, s, f);
-    // every quote of the other books on this line, against this sharp
+    // The quotes whose bit against this sharp changes: a bit is set while the quote is fresh and p * eff - 1 > 0,
+    // which holds for a prefix of the ladder (ordered by eff, and rounding keeps p * eff monotone in eff), so only
+    // the tuples between the old prefix's end and the new one's flip. Found by bisection, then walked: a sharp's
+    // small move touches a tuple or two instead of the whole line (bench/analytics.ts).
     const bit = 1 << s;
     for (let o = 0; o < n; o++) {
-      const ladder = store.ladder(line, o);
       const p = f >= 0 ? ls[pm + o * LS.OSIZE] : 0;
-      for (let k = 0; k < ladder.length; k += LD.STRIDE) {
-        const b = ladder[k + LD.BOOK];
-        if (b === book) continue;
-        const slot = ladder[k + LD.SLOT];
-        // the tuple's copy of the quote's bits: no visit to each quote's own record (bench/analytics.ts)
+      const p0 = was[o];
+      if (p === p0) continue;
+      const on = p > p0;
+      const lo = on ? p0 : p;
+      const hi = on ? p : p0;
+      const ladder = store.ladder(line, o);
+      let a = 0;
+      let z = ladder.length / LD.STRIDE;
+      while (a < z) {
+        const m = (a + z) >> 1;
+        if (lo * ladder[m * LD.STRIDE + LD.PRICE] - 1 > 0) a = m + 1;
+        else z = m;
+      }
+      for (let k = a * LD.STRIDE; k < ladder.length && hi * ladder[k + LD.PRICE] - 1 > 0; k += LD.STRIDE) {
         const flag = ladder[k + LD.FLAG];
+        const b = ladder[k + LD.BOOK];
+        if ((flag & 1) === 0 || b === book) continue;
         const old = flag >> 1;
-        const on = (flag & 1) === 1 && p * ladder[k + LD.PRICE] - 1 > 0;
         const mask = on ? old | bit : old & ~bit;
         if (mask === old) continue;
-        this.setEvMask(slot, mask, ladder, k);
+        this.setEvMask(ladder[k + LD.SLOT], mask, ladder, k);
         this.sendQuote(line, o, b, ladder[k + LD.RAW], ladder[k + LD.PRICE], mask);
       }
     }
@@ -521,9 +550,9 @@ export class Analytics implements StoreListener {
   private softEdges(line: number, outcome: number, slot: number, book: number, raw: number, eff: number,
     ladder: number[], at: number): void {
     const ls = this.ls;
-    let sharps = ls[line * LS.STRIDE + LS.SHARPS];
+    let sharps = ls[line * LINE_ROW + LINE_HEAD + LS.SHARPS];
     let mask = 0;
-    for (let s = 0, at = line * LS.STRIDE + LS.O + outcome * LS.OSIZE + LS.PMAX; sharps !== 0; s++, sharps >>= 1, at++) {
+    for (let s = 0, at = line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.PMAX; sharps !== 0; s++, sharps >>= 1, at++) {
       if ((sharps & 1) !== 0 && SHARP_BOOK[s] !== book && ls[at] * eff - 1 > 0) mask |= 1 << s;
     }
     if (mask === this.evMask(slot)) return;
@@ -580,7 +609,7 @@ export class Analytics implements StoreListener {
     const store = this.store;
     // the sharps first: their no-vig lines settle every EV bit of their lines
     for (const line of this.sharpLines) {
-      const b = line * LS.STRIDE;
+      const b = line * LINE_ROW + LINE_HEAD;
       if (!store.lineLive(line) || this.ls[b + LS.SHARP_STAMP] !== this.batch) continue;
       for (let s = 0, bits = this.ls[b + LS.SHARP_DIRTY]; bits !== 0; s++, bits >>= 1) {
         if ((bits & 1) !== 0) this.sharpChanged(line, s, SHARP_BOOK[s]);
@@ -588,7 +617,7 @@ export class Analytics implements StoreListener {
     }
     this.sharpLines.length = 0;
     for (const line of this.dirtyLines) {
-      const b = line * LS.STRIDE;
+      const b = line * LINE_ROW + LINE_HEAD;
       if (!store.lineLive(line) || this.ls[b + LS.DIRTY] !== this.batch) continue;
       this.emitConsensus(line);
       if (this.ls[b + LS.ARB_STAMP] === this.batch) this.evaluateArb(line);
@@ -613,7 +642,7 @@ export class Analytics implements StoreListener {
     writeConsensusHead(store, line, d, off);
     const n = OUTCOMES[store.lineMarket(line)];
     const ls = this.ls;
-    const lb = line * LS.STRIDE;
+    const lb = line * LINE_ROW + LINE_HEAD;
     for (let o = 0; o < 3; o++) {
       const b = off + CONS.O + o * CONS.OSIZE;
       if (o >= n) {
@@ -651,17 +680,16 @@ export class Analytics implements StoreListener {
   private evaluateArb(line: number): void {
     // most lines hold no arbitrage: the implied sum of each outcome's best fresh price says so before the record
     // is written (the same sum writeArb takes, in the same order)
-    const store = this.store;
-    const n = OUTCOMES[store.lineMarket(line)];
+    const n = OUTCOMES[this.store.lineMarket(line)];
+    const ls = this.ls;
+    const top = line * LINE_ROW + LINE_HEAD + LS.O + LS.TOP;
     let S = 0;
     for (let o = 0; o < n && S < 1; o++) {
-      const ladder = store.ladder(line, o);
-      let k = 0;
-      while (k < ladder.length && (ladder[k + LD.FLAG] & 1) === 0) k += LD.STRIDE;
-      S = k < ladder.length ? S + 1 / ladder[k + LD.PRICE] : Infinity;
+      const p = ls[top + o * LS.OSIZE];
+      S = p !== 0 ? S + 1 / p : Infinity;
     }
     if (!(S < 1)) {
-      if (this.ls[line * LS.STRIDE + LS.ARB_OPEN] === 1) this.closeArb(line);
+      if (this.ls[line * LINE_ROW + LINE_HEAD + LS.ARB_OPEN] === 1) this.closeArb(line);
       return;
     }
     this.writeArbRecord(line);
@@ -673,7 +701,7 @@ export class Analytics implements StoreListener {
     const S = writeArb(this.store, line, true, buf.data, off);
     if (S < 1) {
       const d = buf.data;
-      const lb = line * LS.STRIDE;
+      const lb = line * LINE_ROW + LINE_HEAD;
       let r = this.ls[lb + LS.ARB_AT] - 1;
       if (this.ls[lb + LS.ARB_OPEN] === 0) {
         this.ls[lb + LS.ARB_OPEN] = 1;
@@ -689,11 +717,11 @@ export class Analytics implements StoreListener {
       return;
     }
     buf.length--;
-    if (this.ls[line * LS.STRIDE + LS.ARB_OPEN] === 1) this.closeArb(line);
+    if (this.ls[line * LINE_ROW + LINE_HEAD + LS.ARB_OPEN] === 1) this.closeArb(line);
   }
 
   private closeArb(line: number): void {
-    const lb = line * LS.STRIDE;
+    const lb = line * LINE_ROW + LINE_HEAD;
     this.ls[lb + LS.ARB_OPEN] = 0;
     if (this.ls[lb + LS.ARB_AT] > 0) this.arbPool.release(this.ls[lb + LS.ARB_AT] - 1);
     this.ls[lb + LS.ARB_AT] = 0;
@@ -744,7 +772,7 @@ export class Analytics implements StoreListener {
       // every line's tops, also past the first 64 that pair up (a removal may move one of them up)
       for (let j = 0; j < lines.length; j++) {
         const l = lines[j];
-        const dirty = this.ls[l * LS.STRIDE + LS.MID_STAMP] === this.batch;
+        const dirty = this.ls[l * LINE_ROW + LINE_HEAD + LS.MID_STAMP] === this.batch;
         // every line of the group has tops to read (none until refreshed)
         if ((l + 1) * TOPS_SIZE > this.tops.length) {
           const grown = new Float64Array(Math.max((l + 1) * TOPS_SIZE, this.tops.length * 2)).fill(-1);

@@ -55,8 +55,13 @@ const QF = { PRICE: 0, CHANGED: 1, VERIFIED: 2, AT: 3, X: 4, SIZE: 8 } as const;
 /** numbers of listener state per quote (QF.X) */
 export const QUOTE_STATE = 4;
 
-/** Line record layout; its ladders are `ladders[line * 3 + outcome]`. */
-const LN = { EVENT: 0, MARKET: 1, PLAYER: 2, POINT: 3, QUOTES: 4, GROUP: 5, STRIDE: 6 } as const;
+/** Line record layout; its ladders are `ladders[line * 3 + outcome]`. HOLDERS: book-lines on the line (it lives
+ *  while any book is on it). The listener's per-line state follows at X (PriceStore.reserveLineState): the
+ *  analytics read the line's identity on every update, so identity and state in one record cost one cache miss
+ *  where two arrays cost two (bench/analytics.ts). */
+const LN = { EVENT: 0, MARKET: 1, PLAYER: 2, POINT: 3, QUOTES: 4, GROUP: 5, HOLDERS: 6, X: 7 } as const;
+/** numbers a line record holds before the listener's state */
+export const LINE_HEAD = LN.X;
 
 /** A ladder is one packed array of tuples [effective price, line_changed_at, book, slot, raw price, flag], best
  *  first: comparisons and the analytics' scans read the tuples in place instead of chasing each quote's record
@@ -171,9 +176,9 @@ export class PriceStore {
   private lnNext = 0;
   private readonly lnFree: number[] = [];
   private readonly lnIndex: FlatIndex;
+  /** numbers per line record: LN.X plus the listener's state */
+  private lnStride: number = LN.X;
   private readonly ladders: number[][] = [];
-  /** book-lines on each line: a line lives while any book is on it */
-  private readonly lnHolders: number[] = [];
   /** book-line ids per event, indexed by interned event id (dense) */
   private readonly byEvent: (number[] | undefined)[] = [];
   private eventsHeld = 0;
@@ -199,7 +204,7 @@ export class PriceStore {
     const lines = Math.max(4, Math.ceil(capacity / 2));
     this.bl = new Float64Array(lines * BL.STRIDE);
     this.blIndex = new FlatIndex(lines);
-    this.ln = new Float64Array(Math.max(4, Math.ceil(lines / 4)) * LN.STRIDE);
+    this.ln = new Float64Array(Math.max(4, Math.ceil(lines / 4)) * LN.X);
     this.lnIndex = new FlatIndex(Math.max(4, Math.ceil(lines / 4)));
   }
 
@@ -246,7 +251,7 @@ export class PriceStore {
       d[q + QF.VERIFIED] = ts;
       ladder.push(this.effective(price, book), ts, book, slot, price, 0);
       const at = rerank(ladder, ladder.length - LD.STRIDE, d);
-      this.ln[line * LN.STRIDE + LN.QUOTES]++;
+      this.ln[line * this.lnStride + LN.QUOTES]++;
       this.live++;
       this.emit(out, CHANGE.NEW, b, outcome);
       if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.NEW, 0, -1, book, at, ts);
@@ -297,7 +302,7 @@ export class PriceStore {
       const book = d[b * BL.STRIDE + BL.BOOK];
       ladder.push(this.effective(d[q + QF.PRICE], book), d[q + QF.CHANGED], book, b * MAX_OUTCOMES + outcome, d[q + QF.PRICE], 0);
       const at = rerank(ladder, ladder.length - LD.STRIDE, d);
-      this.ln[line * LN.STRIDE + LN.QUOTES]++;
+      this.ln[line * this.lnStride + LN.QUOTES]++;
       this.live++;
       if (this.listener !== null) {
         this.listener.quote(line, outcome, b * MAX_OUTCOMES + outcome, CHANGE.NEW, 0, -1, book, at, Math.max(d[q + QF.CHANGED], verified));
@@ -363,23 +368,23 @@ export class PriceStore {
     const key = lineKey(market, player, pointCode(point));
     let line = this.lnIndex.get(event, key);
     if (line >= 0) {
-      this.lnHolders[line]++;
+      this.ln[line * this.lnStride + LN.HOLDERS]++;
       return line;
     }
     line = this.lnFree.pop() ?? this.lnNext++;
-    if ((line + 1) * LN.STRIDE > this.ln.length) {
-      const next = new Float64Array(Math.ceil(this.ln.length * 1.5) + LN.STRIDE * 16);
+    if ((line + 1) * this.lnStride > this.ln.length) {
+      const next = new Float64Array(Math.ceil(this.ln.length * 1.5) + this.lnStride * 16);
       next.set(this.ln);
       this.ln = next;
     }
-    const base = line * LN.STRIDE;
+    const base = line * this.lnStride;
     this.ln[base + LN.EVENT] = event;
     this.ln[base + LN.MARKET] = market;
     this.ln[base + LN.PLAYER] = player;
     this.ln[base + LN.POINT] = point;
     this.ln[base + LN.QUOTES] = 0;
     this.ln[base + LN.GROUP] = this.groupFor(event, market, player, line);
-    this.lnHolders[line] = 1;
+    this.ln[base + LN.HOLDERS] = 1;
     for (let o = 0; o < MAX_OUTCOMES; o++) {
       const l = this.ladders[line * MAX_OUTCOMES + o];
       if (l === undefined) this.ladders[line * MAX_OUTCOMES + o] = [];
@@ -390,9 +395,9 @@ export class PriceStore {
   }
 
   private releaseLine(line: number): void {
-    if (--this.lnHolders[line] > 0) return;
+    const base = line * this.lnStride;
+    if (--this.ln[base + LN.HOLDERS] > 0) return;
     if (this.listener !== null) this.listener.lineFreed(line);
-    const base = line * LN.STRIDE;
     const event = this.ln[base + LN.EVENT];
     this.lnIndex.delete(event, lineKey(this.ln[base + LN.MARKET], this.ln[base + LN.PLAYER], pointCode(this.ln[base + LN.POINT])));
     const g = this.ln[base + LN.GROUP];
@@ -438,7 +443,7 @@ export class PriceStore {
       for (let k = at; k < ladder.length; k += LD.STRIDE) d[qoffOf(ladder[k + LD.SLOT]) + QF.AT] = k;
       const old = d[q + QF.PRICE];
       d[q + QF.PRICE] = 0;
-      this.ln[line * LN.STRIDE + LN.QUOTES]--;
+      this.ln[line * this.lnStride + LN.QUOTES]--;
       this.live--;
       if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old, at / LD.STRIDE, d[base + BL.BOOK], -1, 0);
     }
@@ -508,6 +513,24 @@ export class PriceStore {
     return this.bl;
   }
 
+  /** Gives every line record `n` numbers of listener state after its first LINE_HEAD (zero when a line id is first
+   *  used; the listener resets them when a line is freed, lineFreed). Only while the store holds no line. */
+  reserveLineState(n: number): void {
+    if (this.lnNext !== 0) throw new Error('reserveLineState on a store that holds lines');
+    this.lnStride = LN.X + n;
+    this.ln = new Float64Array(Math.max(4, this.ln.length / LN.X) * this.lnStride);
+  }
+
+  /** the line records: line l's listener state is `lineRecords[l * lineStride + LINE_HEAD ...]`. Replaced when the
+   *  store grows (re-read it after any change to the store). */
+  get lineRecords(): Float64Array {
+    return this.ln;
+  }
+
+  get lineStride(): number {
+    return this.lnStride;
+  }
+
   /** where a quote slot's listener state starts in `records` */
   stateOf(slot: number): number {
     return qoffOf(slot) + QF.X;
@@ -519,22 +542,22 @@ export class PriceStore {
     return this.bl[q + QF.PRICE] === 0 ? -1 : this.bl[q + QF.AT];
   }
 
-  lineEvent(line: number): number { return this.ln[line * LN.STRIDE + LN.EVENT]; }
-  lineMarket(line: number): number { return this.ln[line * LN.STRIDE + LN.MARKET]; }
-  linePlayer(line: number): number { return this.ln[line * LN.STRIDE + LN.PLAYER]; }
-  linePoint(line: number): number { return this.ln[line * LN.STRIDE + LN.POINT]; }
-  lineGroup(line: number): number { return this.ln[line * LN.STRIDE + LN.GROUP]; }
+  lineEvent(line: number): number { return this.ln[line * this.lnStride + LN.EVENT]; }
+  lineMarket(line: number): number { return this.ln[line * this.lnStride + LN.MARKET]; }
+  linePlayer(line: number): number { return this.ln[line * this.lnStride + LN.PLAYER]; }
+  linePoint(line: number): number { return this.ln[line * this.lnStride + LN.POINT]; }
+  lineGroup(line: number): number { return this.ln[line * this.lnStride + LN.GROUP]; }
   /** books (book-lines) on the line */
-  lineBooks(line: number): number { return this.lnHolders[line]; }
+  lineBooks(line: number): number { return this.ln[line * this.lnStride + LN.HOLDERS]; }
   /** live line ids of a group */
   groupLines(group: number): readonly number[] { return this.grLines[group]; }
   /** line ids are below this */
   get lineIdLimit(): number { return this.lnNext; }
-  lineLive(line: number): boolean { return (this.lnHolders[line] ?? 0) > 0; }
+  lineLive(line: number): boolean { return line < this.lnNext && this.ln[line * this.lnStride + LN.HOLDERS] > 0; }
 
   /** first quote slot (outcome 0) of `book`'s book-line when it is on `line`, else -1 */
   slotOfBook(line: number, book: number): number {
-    const base = line * LN.STRIDE;
+    const base = line * this.lnStride;
     const b = this.blIndex.get(this.ln[base + LN.EVENT], blKey(this.ln[base + LN.MARKET], this.ln[base + LN.PLAYER], book));
     return b >= 0 && this.bl[b * BL.STRIDE + BL.LINE] === line ? b * MAX_OUTCOMES : -1;
   }
@@ -567,7 +590,7 @@ export class PriceStore {
   }
 
   private lineView(line: number): LineView {
-    const base = line * LN.STRIDE;
+    const base = line * this.lnStride;
     const point = this.ln[base + LN.POINT];
     return {
       id: line,
