@@ -71,14 +71,17 @@ const LS = {
   SUM: 1, CNT: 2,
   /** bit 0 (non-prediction) or 1 (prediction) set while EXT holds the extremes */
   EXT_OK: 3,
+  /** tuples in the ladder that are not fresh: while there are none, a quote's rank among fresh quotes is its place
+   *  in the ladder, known without reading the tuples above it (bench/analytics.ts) */
+  STALE: 4,
   /** best and worst counted raw price with their books: [best, book, worst, book] x non-prediction, prediction */
-  EXT: 4,
-  PSUM: 12, PCNT: 13,
+  EXT: 5,
+  PSUM: 13, PCNT: 14,
   /** per sharp index: the highest fair probability of its no-vig line over the valid methods (0: none). The
    *  edge p * d - 1 is positive under some method exactly when it is under the largest p. */
-  PMAX: 14,
-  OSIZE: 14 + MAX_SHARPS,
-  STRIDE: 11 + MAX_SHARPS + 3 * (14 + MAX_SHARPS),
+  PMAX: 15,
+  OSIZE: 15 + MAX_SHARPS,
+  STRIDE: 11 + MAX_SHARPS + 3 * (15 + MAX_SHARPS),
 } as const;
 /** numbers per line record in the store, and where the analytics' state starts in one */
 const LINE_ROW = LINE_HEAD + LS.STRIDE;
@@ -304,12 +307,14 @@ export class Analytics implements StoreListener {
     const qs = store.records;
     const q = store.stateOf(slot);
     const was = this.fresh(slot);
+    const stale = line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.STALE;
     if (kind === CHANGE.REMOVED) {
+      if (!was) this.ls[stale]--;
       this.setFresh(slot, false);
       qs[q + QS.SCHED] = 0;
       this.count(line, outcome, slot, book, was ? oldPrice : 0, 0);
       // the tuple is gone; the quotes above its old place are where they were
-      if (was) this.leave(line, outcome, slot, book, freshAbove(store.ladder(line, outcome), oldRank * LD.STRIDE), null, -1);
+      if (was) this.leave(line, outcome, slot, book, this.freshAbove(line, outcome, null, oldRank * LD.STRIDE), null, -1);
       return;
     }
     const now = this.now;
@@ -318,6 +323,7 @@ export class Analytics implements StoreListener {
     qs[q + QS.EXPIRY] = expiry;
     // a verification of a quote that stays fresh changes nothing derived (ages are read when served)
     if (was && fresh && kind === CHANGE.VERIFIED) return;
+    if (kind === CHANGE.NEW ? !fresh : was !== fresh) this.ls[stale] += fresh ? -1 : 1;
     this.setFresh(slot, fresh);
     const ladder = store.ladder(line, outcome);
     const at = tuple >= 0 ? tuple : store.tupleOf(slot);
@@ -336,12 +342,19 @@ export class Analytics implements StoreListener {
     // and middles alone. Only this quote moved, so its best place among fresh quotes, old or new, is the number of
     // fresh quotes above the higher of its two positions in the current ladder.
     const top = was && kind === CHANGE.PRICE && oldRank >= 0 ? Math.min(oldRank * LD.STRIDE, at) : at;
-    const rank = freshAbove(ladder, top);
+    const rank = this.freshAbove(line, outcome, ladder, top);
     this.markLine(line, rank);
     if (rank === 0) this.keepTop(line, outcome, ladder);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s);
     this.softEdges(line, outcome, slot, book, ladder[at + LD.RAW], ladder[at + LD.PRICE], ladder, at);
+  }
+
+  /** Fresh quotes above tuple offset `top` of a ladder, counted up to ARB.ALTS (all a caller asks): the place itself
+   *  while every tuple of the ladder is fresh, else counted (`ladder` null: read from the store). */
+  private freshAbove(line: number, outcome: number, ladder: readonly number[] | null, top: number): number {
+    if (this.ls[line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.STALE] === 0) return Math.min(top / LD.STRIDE, ARB.ALTS);
+    return freshAbove(ladder ?? this.store.ladder(line, outcome), top);
   }
 
   lineFreed(line: number): void {
@@ -427,6 +440,7 @@ export class Analytics implements StoreListener {
         this.setFresh(slot, false);
         const line = this.store.lineOfSlot(slot);
         const outcome = slot % MAX_OUTCOMES;
+        this.ls[line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.STALE]++;
         const ladder = this.store.ladder(line, outcome);
         const at = this.store.tupleOf(slot);
         ladder[at + LD.FLAG] = qs[q + QS.BITS];
@@ -760,6 +774,13 @@ export class Analytics implements StoreListener {
     const store = this.store;
     const lines = store.groupLines(g);
     let list = this.groupMids[g];
+    if (lines !== undefined && lines.length === 1 && (list === undefined || list.length === 0)) {
+      // a lone line pairs with nothing: its top two are read when another line joins (MID_STAMP -1 says so), not
+      // at every move (every book on one total or spread: most groups; bench/analytics.ts)
+      const at = lines[0] * LINE_ROW + LINE_HEAD + LS.MID_STAMP;
+      if (this.ls[at] === this.batch) this.ls[at] = -1;
+      return;
+    }
     const stamp = ++this.midStamp;
     const full = this.groupFull[g] === this.batch || this.groupBooks[g] !== this.groupBooksSeen[g] || list === undefined || list.length === 0;
     this.groupBooksSeen[g] = this.groupBooks[g];
@@ -772,7 +793,9 @@ export class Analytics implements StoreListener {
       // every line's tops, also past the first 64 that pair up (a removal may move one of them up)
       for (let j = 0; j < lines.length; j++) {
         const l = lines[j];
-        const dirty = this.ls[l * LINE_ROW + LINE_HEAD + LS.MID_STAMP] === this.batch;
+        const ms = l * LINE_ROW + LINE_HEAD + LS.MID_STAMP;
+        if (this.ls[ms] === -1) this.ls[ms] = this.batch;
+        const dirty = this.ls[ms] === this.batch;
         // every line of the group has tops to read (none until refreshed)
         if ((l + 1) * TOPS_SIZE > this.tops.length) {
           const grown = new Float64Array(Math.max((l + 1) * TOPS_SIZE, this.tops.length * 2)).fill(-1);
