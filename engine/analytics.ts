@@ -196,17 +196,11 @@ export class Analytics implements StoreListener {
     r[q] = fresh ? r[q] | 1 : r[q] & ~1;
   }
 
-  /** the slot's EV bits, bit s per sharp index */
-  private evMask(slot: number): number {
-    return this.store.records[this.store.stateOf(slot) + QS.BITS] >> 1;
-  }
-
-  /** Sets the slot's EV bits, and its tuple's copy (`ladder` at `at`) when it has one. */
-  private setEvMask(slot: number, mask: number, ladder: number[] | null, at: number): void {
-    const r = this.store.records;
-    const q = this.store.stateOf(slot) + QS.BITS;
-    r[q] = (r[q] & 1) | (mask << 1);
-    if (ladder !== null) ladder[at + LD.FLAG] = r[q];
+  /** Sets a quote's EV bits (bit s per sharp index) in its ladder tuple at `at`, beside its freshness in bit 0. The
+   *  tuple is the only place that keeps them: a sharp's move flips them while scanning the ladder, and a write to
+   *  each quote's own record would cost a cache miss per flip (bench/analytics.ts). */
+  private setEvMask(ladder: number[], at: number, mask: number): void {
+    ladder[at + LD.FLAG] = (ladder[at + LD.FLAG] & 1) | (mask << 1);
   }
 
   /** Keeps the consensus sums in step with what a slot adds: `price` its raw price while it counts, else 0;
@@ -302,7 +296,7 @@ export class Analytics implements StoreListener {
   // StoreListener
 
   quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
-    tuple: number, lu: number): void {
+    tuple: number, lu: number, removedFlag: number): void {
     const store = this.store;
     const qs = store.records;
     const q = store.stateOf(slot);
@@ -314,7 +308,9 @@ export class Analytics implements StoreListener {
       qs[q + QS.SCHED] = 0;
       this.count(line, outcome, slot, book, was ? oldPrice : 0, 0);
       // the tuple is gone; the quotes above its old place are where they were
-      if (was) this.leave(line, outcome, slot, book, this.freshAbove(line, outcome, null, oldRank * LD.STRIDE), null, -1);
+      if (!was) return;
+      this.leave(line, outcome, book, this.freshAbove(line, outcome, null, oldRank * LD.STRIDE));
+      if (removedFlag >> 1 !== 0) this.sendQuote(line, outcome, book, 0, 0, 0);
       return;
     }
     const now = this.now;
@@ -327,12 +323,15 @@ export class Analytics implements StoreListener {
     this.setFresh(slot, fresh);
     const ladder = store.ladder(line, outcome);
     const at = tuple >= 0 ? tuple : store.tupleOf(slot);
-    ladder[at + LD.FLAG] = qs[q + QS.BITS];
+    ladder[at + LD.FLAG] = (ladder[at + LD.FLAG] & ~1) | (fresh ? 1 : 0);
     this.count(line, outcome, slot, book, was ? oldPrice : 0, fresh ? ladder[at + LD.RAW] : 0);
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
     if (fresh && (qs[q + QS.SCHED] === 0 || qs[q + QS.SCHED] > wheelSecondOf(expiry))) this.schedule(slot, expiry);
     if (!fresh) {
-      if (was) this.leave(line, outcome, slot, book, 0, ladder, at);
+      if (was) {
+        this.leave(line, outcome, book, 0);
+        this.dropEdges(line, outcome, book, ladder, at);
+      }
       else if (kind === CHANGE.NEW) this.markLine(line, ARB.ALTS); // a new line has a consensus, if an empty one
       return;
     }
@@ -347,7 +346,7 @@ export class Analytics implements StoreListener {
     if (rank === 0) this.keepTop(line, outcome, ladder);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s);
-    this.softEdges(line, outcome, slot, book, ladder[at + LD.RAW], ladder[at + LD.PRICE], ladder, at);
+    this.softEdges(line, outcome, book, ladder, at);
   }
 
   /** Fresh quotes above tuple offset `top` of a ladder, counted up to ARB.ALTS (all a caller asks): the place itself
@@ -386,11 +385,10 @@ export class Analytics implements StoreListener {
     }
   }
 
-  /** A quote stops counting (removed: no tuple, `ladder` null; or stale: its tuple at `at`). */
-  private leave(line: number, outcome: number, slot: number, book: number, rank: number, ladder: number[] | null, at: number): void {
+  /** A quote stops counting (removed, or stale): its line and, for a sharp, its no-vig lines are marked. */
+  private leave(line: number, outcome: number, book: number, rank: number): void {
     this.markLine(line, rank);
-    if (rank === 0) this.keepTop(line, outcome, ladder ?? this.store.ladder(line, outcome));
-    this.dropEdges(line, outcome, slot, book, ladder, at);
+    if (rank === 0) this.keepTop(line, outcome, this.store.ladder(line, outcome));
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s);
   }
@@ -443,10 +441,11 @@ export class Analytics implements StoreListener {
         this.ls[line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.STALE]++;
         const ladder = this.store.ladder(line, outcome);
         const at = this.store.tupleOf(slot);
-        ladder[at + LD.FLAG] = qs[q + QS.BITS];
+        ladder[at + LD.FLAG] = ladder[at + LD.FLAG] & ~1;
         const book = this.store.bookOf(slot);
         this.count(line, outcome, slot, book, ladder[at + LD.RAW], 0);
-        this.leave(line, outcome, slot, book, freshAbove(ladder, at), ladder, at);
+        this.leave(line, outcome, book, freshAbove(ladder, at));
+        this.dropEdges(line, outcome, book, ladder, at);
       }
     }
     this.wheelSecond = -1;
@@ -553,7 +552,7 @@ export class Analytics implements StoreListener {
         const old = flag >> 1;
         const mask = on ? old | bit : old & ~bit;
         if (mask === old) continue;
-        this.setEvMask(ladder[k + LD.SLOT], mask, ladder, k);
+        this.setEvMask(ladder, k, mask);
         this.sendQuote(line, o, b, ladder[k + LD.RAW], ladder[k + LD.PRICE], mask);
       }
     }
@@ -561,23 +560,23 @@ export class Analytics implements StoreListener {
 
   /** A quote moved (or arrived fresh): its bits against every sharp quoting the line; sent when they change (a
    *  quote that stays +EV as it moves is priced from the read model when served). */
-  private softEdges(line: number, outcome: number, slot: number, book: number, raw: number, eff: number,
-    ladder: number[], at: number): void {
+  private softEdges(line: number, outcome: number, book: number, ladder: number[], at: number): void {
     const ls = this.ls;
+    const eff = ladder[at + LD.PRICE];
     let sharps = ls[line * LINE_ROW + LINE_HEAD + LS.SHARPS];
     let mask = 0;
-    for (let s = 0, at = line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.PMAX; sharps !== 0; s++, sharps >>= 1, at++) {
-      if ((sharps & 1) !== 0 && SHARP_BOOK[s] !== book && ls[at] * eff - 1 > 0) mask |= 1 << s;
+    for (let s = 0, p = line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.PMAX; sharps !== 0; s++, sharps >>= 1, p++) {
+      if ((sharps & 1) !== 0 && SHARP_BOOK[s] !== book && ls[p] * eff - 1 > 0) mask |= 1 << s;
     }
-    if (mask === this.evMask(slot)) return;
-    this.setEvMask(slot, mask, ladder, at);
-    this.sendQuote(line, outcome, book, raw, eff, mask);
+    if (mask === ladder[at + LD.FLAG] >> 1) return;
+    this.setEvMask(ladder, at, mask);
+    this.sendQuote(line, outcome, book, ladder[at + LD.RAW], eff, mask);
   }
 
-  /** Withdraws a quote from the EV set. */
-  private dropEdges(line: number, outcome: number, slot: number, book: number, ladder: number[] | null, at: number): void {
-    if (this.evMask(slot) === 0) return;
-    this.setEvMask(slot, 0, ladder, at);
+  /** Withdraws a quote that stopped counting (its tuple at `at`) from the EV set. */
+  private dropEdges(line: number, outcome: number, book: number, ladder: number[], at: number): void {
+    if (ladder[at + LD.FLAG] >> 1 === 0) return;
+    this.setEvMask(ladder, at, 0);
     this.sendQuote(line, outcome, book, 0, 0, 0);
   }
 

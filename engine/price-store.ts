@@ -73,9 +73,10 @@ export const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, RAW: 4, FLAG: 5, STR
 export interface StoreListener {
   /** a quote appeared, moved, was verified, or went (kind: CHANGE.*); `oldPrice` is the raw price before,
    *  `oldRank` its place in the ladder before (0 = top; -1 when it was not in the ladder or did not move), `at`
-   *  its tuple's offset in the ladder now (-1 when unknown: verified, or gone), `lastUpdate` its last_update */
+   *  its tuple's offset in the ladder now (-1 when unknown: verified, or gone), `lastUpdate` its last_update,
+   *  `removedFlag` the LD.FLAG its tuple carried when it went (REMOVED; else 0) */
   quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
-    at: number, lastUpdate: number): void;
+    at: number, lastUpdate: number, removedFlag: number): void;
   /** the line is about to be freed (its id may be reused afterwards) */
   lineFreed(line: number): void;
 }
@@ -254,7 +255,7 @@ export class PriceStore {
       this.ln[line * this.lnStride + LN.QUOTES]++;
       this.live++;
       this.emit(out, CHANGE.NEW, b, outcome);
-      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.NEW, 0, -1, book, at, ts);
+      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.NEW, 0, -1, book, at, ts, 0);
       return true;
     }
     if (ts < d[q + QF.VERIFIED] || ts < d[q + QF.CHANGED]) {
@@ -265,7 +266,7 @@ export class PriceStore {
     const old = d[q + QF.PRICE];
     if (old === price) {
       this.emit(out, CHANGE.VERIFIED, b, outcome);
-      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.VERIFIED, old, -1, book, -1, ts);
+      if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.VERIFIED, old, -1, book, -1, ts, 0);
       return true;
     }
     d[q + QF.PRICE] = price;
@@ -277,7 +278,7 @@ export class PriceStore {
     ladder[at + LD.RAW] = price;
     const now = rerank(ladder, at, d);
     this.emit(out, CHANGE.PRICE, b, outcome);
-    if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.PRICE, old, oldRank, book, now, ts);
+    if (this.listener !== null) this.listener.quote(line, outcome, slot, CHANGE.PRICE, old, oldRank, book, now, ts, 0);
     return true;
   }
 
@@ -305,7 +306,7 @@ export class PriceStore {
       this.ln[line * this.lnStride + LN.QUOTES]++;
       this.live++;
       if (this.listener !== null) {
-        this.listener.quote(line, outcome, b * MAX_OUTCOMES + outcome, CHANGE.NEW, 0, -1, book, at, Math.max(d[q + QF.CHANGED], verified));
+        this.listener.quote(line, outcome, b * MAX_OUTCOMES + outcome, CHANGE.NEW, 0, -1, book, at, Math.max(d[q + QF.CHANGED], verified), 0);
       }
     }
   }
@@ -438,6 +439,7 @@ export class PriceStore {
       this.emit(out, CHANGE.REMOVED, b, o);
       const ladder = this.ladders[line * MAX_OUTCOMES + o];
       const at = d[q + QF.AT];
+      const flag = ladder[at + LD.FLAG];
       ladder.splice(at, LD.STRIDE);
       // the tuples below moved up one place
       for (let k = at; k < ladder.length; k += LD.STRIDE) d[qoffOf(ladder[k + LD.SLOT]) + QF.AT] = k;
@@ -445,7 +447,7 @@ export class PriceStore {
       d[q + QF.PRICE] = 0;
       this.ln[line * this.lnStride + LN.QUOTES]--;
       this.live--;
-      if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old, at / LD.STRIDE, d[base + BL.BOOK], -1, 0);
+      if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old, at / LD.STRIDE, d[base + BL.BOOK], -1, 0, flag);
     }
   }
 
