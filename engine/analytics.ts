@@ -31,19 +31,17 @@ import { RecordPool, copyRecord } from './record-pool.js';
 import { ARB, CHANGE, CONS, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, LINE_HEAD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
-  FIXED, MAX_SHARPS, MIDDLE_MARKET, SPREADS, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
+  FIXED, MIDDLE_MARKET, SPREADS, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
   middlesOfGroup, staleMs, topTwo, writeArb, writeConsensusHead, writeExtremes,
 } from './analytics-rows.js';
 
 export { SHARP_BOOK_IDS, isFresh, lineKeyOf, evKeyOf, midKeyOf } from './analytics-rows.js';
 export { scratch, type ScratchSets } from './analytics-scratch.js';
 
-/** a no-vig line in the fair pool: VALID then P + m * 3 + o, as in the FAIR record */
-const FL = { VALID: 0, P: 1, STRIDE: 1 + N_METHODS * 3 } as const;
-
 /** Per-line state, LS.STRIDE numbers in the store's own record of the line (PriceStore.reserveLineState), after
  *  the line's identity that every update reads: one cache miss for both, and one record instead of a dozen
  *  separate arrays, each a cache miss with 1.2 M quotes spread at random (bench/analytics.ts). */
+const N_SHARPS = SHARP_BOOK.length;
 const LS = {
   /** the batch that marked the line's consensus dirty */
   DIRTY: 0,
@@ -59,29 +57,34 @@ const LS = {
   BOOKS: 6, PBOOKS: 7,
   /** arbitrage open (1), since when, and 1 + the index in arbPool of the record last sent (0: none) */
   ARB_OPEN: 8, ARB_SINCE: 9, ARB_AT: 10,
-  /** per sharp index: 1 + the no-vig line's index in the fair pool, 0 for none */
-  FAIR_AT: 11,
-  /** outcome o's block starts at O + o * OSIZE */
-  O: 11 + MAX_SHARPS,
+  /** per sharp index: 1 + the first quote slot of its book-line when it last changed on the line (0: none); the
+   *  end of the batch checks the book-line is still this sharp's and on this line before it reads it */
+  SHARP_SLOT: 11,
+  /** outcome o's block starts at O + o * OSIZE: what an update of a quote of any book but a prediction market's
+   *  reads and writes, packed (the prediction markets' part follows the three blocks, at P: a line without them
+   *  never reads it; bench/analytics.ts) */
+  O: 11 + N_SHARPS,
   /** the effective price of the ladder's first fresh quote (0: none), kept as the top changes: the arbitrage
    *  check at the end of a batch reads it here instead of visiting every outcome's ladder (bench/analytics.ts) */
   TOP: 0,
-  /** consensus running sums (implied probabilities in units of 1 / FIXED) and counts, non-prediction then
-   *  prediction books */
+  /** consensus running sum of implied probabilities (in units of 1 / FIXED) and count */
   SUM: 1, CNT: 2,
-  /** bit 0 (non-prediction) or 1 (prediction) set while EXT holds the extremes */
+  /** bit 0 (other books) or 1 (prediction markets) set while EXT (PEXT) holds the extremes */
   EXT_OK: 3,
   /** tuples in the ladder that are not fresh: while there are none, a quote's rank among fresh quotes is its place
    *  in the ladder, known without reading the tuples above it (bench/analytics.ts) */
   STALE: 4,
-  /** best and worst counted raw price with their books: [best, book, worst, book] x non-prediction, prediction */
+  /** best and worst counted raw price with their books: [best, book, worst, book] */
   EXT: 5,
-  PSUM: 13, PCNT: 14,
   /** per sharp index: the highest fair probability of its no-vig line over the valid methods (0: none). The
    *  edge p * d - 1 is positive under some method exactly when it is under the largest p. */
-  PMAX: 15,
-  OSIZE: 15 + MAX_SHARPS,
-  STRIDE: 11 + MAX_SHARPS + 3 * (15 + MAX_SHARPS),
+  PMAX: 9,
+  OSIZE: 9 + N_SHARPS,
+  /** the prediction markets' consensus of outcome o at P + o * PSIZE: sum, count, extremes */
+  P: 11 + N_SHARPS + 3 * (9 + N_SHARPS),
+  PSUM: 0, PCNT: 1, PEXT: 2,
+  PSIZE: 6,
+  STRIDE: 11 + N_SHARPS + 3 * (9 + N_SHARPS) + 3 * 6,
 } as const;
 /** numbers per line record in the store, and where the analytics' state starts in one */
 const LINE_ROW = LINE_HEAD + LS.STRIDE;
@@ -122,9 +125,6 @@ export class Analytics implements StoreListener {
   private readonly dirtyGroups: number[] = [];
   private batch = 1;
   private readonly arbPool = new RecordPool(ARB.STRIDE, 64);
-  private fairPool = new Float64Array(256 * FL.STRIDE);
-  private fairNext = 0;
-  private readonly fairFree: number[] = [];
   // per middles group
   private groupStamp = new Int32Array(1024);
   /** distinct books with a counted quote on any of its lines, and per (group, book) how many of the group's
@@ -154,7 +154,6 @@ export class Analytics implements StoreListener {
   private readonly implied = new Float64Array(3);
   /** the first two of `implied`, for two-way lines */
   private readonly implied2 = this.implied.subarray(0, 2);
-  private readonly fairAll = new Float64Array(N_METHODS * 3);
   /** sharpChanged's outcomes' highest fair probabilities before the change */
   private readonly pmaxWas = new Float64Array(3);
 
@@ -216,16 +215,17 @@ export class Analytics implements StoreListener {
     const b = line * LINE_ROW + LINE_HEAD;
     const i = b + LS.O + outcome * LS.OSIZE;
     const prediction = PREDICTION[book] === 1;
+    const pi = b + LS.P + outcome * LS.PSIZE;
     // the extremes stay known unless the quote that held one leaves or moves (then the ladder is searched again)
     const bit = prediction ? 2 : 1;
-    const e = i + LS.EXT + (prediction ? 4 : 0);
+    const e = prediction ? pi + LS.PEXT : i + LS.EXT;
     if (old !== 0 && (ls[i + LS.EXT_OK] & bit) !== 0 && (ls[e + 1] === book || ls[e + 3] === book)) ls[i + LS.EXT_OK] &= ~bit;
     if (price !== 0 && (ls[i + LS.EXT_OK] & bit) !== 0) {
       if (ls[e + 1] < 0 || price > ls[e] || (price === ls[e] && book < ls[e + 1])) { ls[e] = price; ls[e + 1] = book; }
       if (ls[e + 3] < 0 || price < ls[e + 2] || (price === ls[e + 2] && book < ls[e + 3])) { ls[e + 2] = price; ls[e + 3] = book; }
     }
-    const sum = i + (prediction ? LS.PSUM : LS.SUM);
-    const cnt = i + (prediction ? LS.PCNT : LS.CNT);
+    const sum = prediction ? pi + LS.PSUM : i + LS.SUM;
+    const cnt = prediction ? pi + LS.PCNT : i + LS.CNT;
     ls[sum] += units - oldUnits;
     ls[cnt] += (units === 0 ? 0 : 1) - (oldUnits === 0 ? 0 : 1);
     if ((oldUnits === 0) === (units === 0)) return;
@@ -309,7 +309,7 @@ export class Analytics implements StoreListener {
       this.count(line, outcome, slot, book, was ? oldPrice : 0, 0);
       // the tuple is gone; the quotes above its old place are where they were
       if (!was) return;
-      this.leave(line, outcome, book, this.freshAbove(line, outcome, null, oldRank * LD.STRIDE));
+      this.leave(line, outcome, slot, book, this.freshAbove(line, outcome, null, oldRank * LD.STRIDE));
       if (removedFlag >> 1 !== 0) this.sendQuote(line, outcome, book, 0, 0, 0);
       return;
     }
@@ -329,7 +329,7 @@ export class Analytics implements StoreListener {
     if (fresh && (qs[q + QS.SCHED] === 0 || qs[q + QS.SCHED] > wheelSecondOf(expiry))) this.schedule(slot, expiry);
     if (!fresh) {
       if (was) {
-        this.leave(line, outcome, book, 0);
+        this.leave(line, outcome, slot, book, 0);
         this.dropEdges(line, outcome, book, ladder, at);
       }
       else if (kind === CHANGE.NEW) this.markLine(line, ARB.ALTS); // a new line has a consensus, if an empty one
@@ -345,7 +345,7 @@ export class Analytics implements StoreListener {
     this.markLine(line, rank);
     if (rank === 0) this.keepTop(line, outcome, ladder);
     const s = SHARP_INDEX[book];
-    if (s >= 0) this.markSharp(line, s);
+    if (s >= 0) this.markSharp(line, s, slot);
     this.softEdges(line, outcome, book, ladder, at);
   }
 
@@ -368,7 +368,7 @@ export class Analytics implements StoreListener {
     d[off + CONS.MARKET] = this.store.lineMarket(line);
     d[off + CONS.POINT] = this.store.linePoint(line);
     d[off + CONS.PLAYER] = this.store.linePlayer(line);
-    for (let s = 0; s < MAX_SHARPS; s++) this.releaseFair(line, s);
+    for (let s = 0; s < N_SHARPS; s++) this.releaseFair(line, s);
     // everything but the batch stamps (a line id reused in this batch must not be listed dirty twice)
     this.ls.fill(0, b + LS.SHARPS, b + LS.STRIDE);
     // no top two: a line that reuses the id holds none until its first fresh quote refreshes them
@@ -386,17 +386,18 @@ export class Analytics implements StoreListener {
   }
 
   /** A quote stops counting (removed, or stale): its line and, for a sharp, its no-vig lines are marked. */
-  private leave(line: number, outcome: number, book: number, rank: number): void {
+  private leave(line: number, outcome: number, slot: number, book: number, rank: number): void {
     this.markLine(line, rank);
     if (rank === 0) this.keepTop(line, outcome, this.store.ladder(line, outcome));
     const s = SHARP_INDEX[book];
-    if (s >= 0) this.markSharp(line, s);
+    if (s >= 0) this.markSharp(line, s, slot);
   }
 
   /** A sharp's quotes on the line changed: its no-vig line and the line's edges against it are recomputed once, at
    *  the end of the batch (a sharp usually posts every outcome of a line in one batch; the first would otherwise
    *  be de-vigged against the other's old price and sent, then again). */
-  private markSharp(line: number, s: number): void {
+  private markSharp(line: number, s: number, slot: number): void {
+    this.ls[line * LINE_ROW + LINE_HEAD + LS.SHARP_SLOT + s] = slot - (slot % MAX_OUTCOMES) + 1;
     const i = line * LINE_ROW + LINE_HEAD + LS.SHARP_DIRTY;
     if (this.ls[line * LINE_ROW + LINE_HEAD + LS.SHARP_STAMP] !== this.batch) {
       this.ls[line * LINE_ROW + LINE_HEAD + LS.SHARP_STAMP] = this.batch;
@@ -444,7 +445,7 @@ export class Analytics implements StoreListener {
         ladder[at + LD.FLAG] = ladder[at + LD.FLAG] & ~1;
         const book = this.store.bookOf(slot);
         this.count(line, outcome, slot, book, ladder[at + LD.RAW], 0);
-        this.leave(line, outcome, book, freshAbove(ladder, at));
+        this.leave(line, outcome, slot, book, freshAbove(ladder, at));
         this.dropEdges(line, outcome, book, ladder, at);
       }
     }
@@ -457,30 +458,6 @@ export class Analytics implements StoreListener {
   private releaseFair(line: number, s: number): void {
     const b = line * LINE_ROW + LINE_HEAD;
     for (let o = 0; o < 3; o++) this.ls[b + LS.O + o * LS.OSIZE + LS.PMAX + s] = 0;
-    const at = this.ls[b + LS.FAIR_AT + s];
-    if (at === 0) return;
-    this.fairFree.push(at - 1);
-    this.ls[b + LS.FAIR_AT + s] = 0;
-  }
-
-  /** offset in the fair pool of (line, sharp)'s no-vig line, allocated when missing */
-  private fairSlot(line: number, s: number): number {
-    const i = line * LINE_ROW + LINE_HEAD + LS.FAIR_AT + s;
-    let at = this.ls[i] - 1;
-    if (at < 0) {
-      const free = this.fairFree.pop();
-      if (free !== undefined) at = free;
-      else {
-        at = this.fairNext++;
-        if ((at + 1) * FL.STRIDE > this.fairPool.length) {
-          const grown = new Float64Array(this.fairPool.length * 2);
-          grown.set(this.fairPool);
-          this.fairPool = grown;
-        }
-      }
-      this.ls[i] = at + 1;
-    }
-    return at * FL.STRIDE;
   }
 
   /** Recomputes sharp `s`'s no-vig line on `line`, sends it, and updates the other books' bits against it. */
@@ -490,41 +467,48 @@ export class Analytics implements StoreListener {
     const lb = line * LINE_ROW + LINE_HEAD;
     const ls = this.ls;
     const had = (ls[lb + LS.SHARPS] & (1 << s)) !== 0;
-    let ok = true;
-    const base = store.slotOfBook(line, book);
-    for (let o = 0; o < n; o++) {
+    // the sharp's book-line as it last changed here (no index probe), if it is still on this line
+    const base = ls[lb + LS.SHARP_SLOT + s] - 1;
+    let ok = base >= 0 && store.bookOf(base) === book && store.lineOfSlot(base) === line;
+    for (let o = 0; ok && o < n; o++) {
       const slot = base + o;
-      if (base < 0 || store.priceOf(slot) === 0 || !this.fresh(slot)) {
-        ok = false;
-        break;
-      }
-      this.implied[o] = 1 / store.priceOf(slot);
+      if (store.priceOf(slot) === 0 || !this.fresh(slot)) ok = false;
+      else this.implied[o] = 1 / store.priceOf(slot);
     }
-    let f = -1;
     const pm = lb + LS.O + LS.PMAX + s;
     // the highest fair probabilities the line's bits were judged against until now
     const was = this.pmaxWas;
     for (let o = 0; o < n; o++) was[o] = ls[pm + o * LS.OSIZE];
+    const buf = this.out.fair;
+    let off = -1;
     if (ok) {
-      f = this.fairSlot(line, s);
-      const pool = this.fairPool;
-      const valid = devigAll(n === 3 ? this.implied : this.implied2, this.fairAll);
-      for (let i = 0; i < N_METHODS * 3; i++) pool[f + FL.P + i] = this.fairAll[i];
-      pool[f + FL.VALID] = valid;
-      if (valid === 0) ok = false;
-      for (let o = 0; o < 3; o++) {
-        let best = 0;
-        for (let m = 0; m < N_METHODS; m++) if ((valid & (1 << m)) !== 0 && this.fairAll[m * 3 + o] > best) best = this.fairAll[m * 3 + o];
-        ls[pm + o * LS.OSIZE] = o < n ? best : 0;
+      // the no-vig line is solved straight into the record that carries it
+      off = buf.push();
+      const d = buf.data;
+      d.fill(0, off + FAIR.P, off + FAIR.STRIDE);
+      const valid = devigAll(n === 3 ? this.implied : this.implied2, d, off + FAIR.P);
+      d[off + FAIR.VALID] = valid;
+      if (valid === 0) {
+        ok = false;
+        buf.length--;
+        off = -1;
+      } else {
+        for (let o = 0; o < 3; o++) {
+          let best = 0;
+          for (let m = 0; m < N_METHODS; m++) if ((valid & (1 << m)) !== 0 && d[off + FAIR.P + m * 3 + o] > best) best = d[off + FAIR.P + m * 3 + o];
+          ls[pm + o * LS.OSIZE] = o < n ? best : 0;
+        }
       }
     }
     if (!ok) {
       ls[lb + LS.SHARPS] &= ~(1 << s);
       this.releaseFair(line, s);
       if (!had) return;
-      f = -1;
+      off = buf.push();
+      buf.data.fill(0, off + FAIR.VALID, off + FAIR.STRIDE);
     } else ls[lb + LS.SHARPS] |= 1 << s;
-    this.sendFair(line, s, f);
+    this.fairHead(line, s, off, ok);
+    const f = ok ? 0 : -1;
     // The quotes whose bit against this sharp changes: a bit is set while the quote is fresh and p * eff - 1 > 0,
     // which holds for a prefix of the ladder (ordered by eff, and rounding keeps p * eff monotone in eff), so only
     // the tuples between the old prefix's end and the new one's flip. Found by bisection, then walked: a sharp's
@@ -596,22 +580,16 @@ export class Analytics implements StoreListener {
     d[off + EVQ.MASK] = mask;
   }
 
-  /** Sends sharp s's no-vig line on `line` (from the fair pool at `f`), or its removal when f < 0. */
-  private sendFair(line: number, s: number, f: number): void {
+  /** The identity of the FAIR record at `off`: sharp s's no-vig line on `line` (UPSERT) or its removal. */
+  private fairHead(line: number, s: number, off: number, upsert: boolean): void {
     const store = this.store;
-    const off = this.out.fair.push();
     const d = this.out.fair.data;
-    d[off + FAIR.KIND] = f < 0 ? ROW.REMOVE : ROW.UPSERT;
+    d[off + FAIR.KIND] = upsert ? ROW.UPSERT : ROW.REMOVE;
     d[off + FAIR.EVENT] = store.lineEvent(line);
     d[off + FAIR.MARKET] = store.lineMarket(line);
     d[off + FAIR.POINT] = store.linePoint(line);
     d[off + FAIR.PLAYER] = store.linePlayer(line);
     d[off + FAIR.SHARP] = SHARP_BOOK[s];
-    if (f < 0) {
-      d.fill(0, off + FAIR.VALID, off + FAIR.STRIDE);
-      return;
-    }
-    for (let i = 0; i < FL.STRIDE; i++) d[off + FAIR.VALID + i] = this.fairPool[f + i];
   }
 
   // End of batch
@@ -656,6 +634,7 @@ export class Analytics implements StoreListener {
     const n = OUTCOMES[store.lineMarket(line)];
     const ls = this.ls;
     const lb = line * LINE_ROW + LINE_HEAD;
+    const anyP = ls[lb + LS.PBOOKS] !== 0;
     for (let o = 0; o < 3; o++) {
       const b = off + CONS.O + o * CONS.OSIZE;
       if (o >= n) {
@@ -665,13 +644,16 @@ export class Analytics implements StoreListener {
         continue;
       }
       const i = lb + LS.O + o * LS.OSIZE;
+      const pi = lb + LS.P + o * LS.PSIZE;
       const cnt = ls[i + LS.CNT];
-      const pcnt = ls[i + LS.PCNT];
+      // no prediction market counts on the line: its part of the record is not read
+      const pcnt = anyP ? ls[pi + LS.PCNT] : 0;
       d[b + CONS.SUM] = cnt === 0 ? 0 : ls[i + LS.SUM] / FIXED;
       d[b + CONS.CNT] = cnt;
-      d[b + CONS.PSUM] = pcnt === 0 ? 0 : ls[i + LS.PSUM] / FIXED;
+      d[b + CONS.PSUM] = pcnt === 0 ? 0 : ls[pi + LS.PSUM] / FIXED;
       d[b + CONS.PCNT] = pcnt;
-      const ok = ls[i + LS.EXT_OK];
+      // bit 1 stands for the prediction markets' extremes only while some count (none: written as none below)
+      const ok = anyP ? ls[i + LS.EXT_OK] : ls[i + LS.EXT_OK] | 2;
       if (ok !== 3) writeExtremes(store, line, o, (ok & 1) !== 0 ? 0 : cnt, (ok & 2) !== 0 ? 0 : pcnt, true, 0, d, b);
       const e = i + LS.EXT;
       if ((ok & 1) !== 0) {
@@ -679,10 +661,16 @@ export class Analytics implements StoreListener {
       } else {
         ls[e] = d[b + CONS.BEST]; ls[e + 1] = d[b + CONS.BEST_BOOK]; ls[e + 2] = d[b + CONS.WORST]; ls[e + 3] = d[b + CONS.WORST_BOOK];
       }
+      const pe = pi + LS.PEXT;
+      if (!anyP) {
+        d[b + CONS.PBEST] = 0; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST] = 0; d[b + CONS.PWORST_BOOK] = -1;
+        ls[i + LS.EXT_OK] = ls[i + LS.EXT_OK] | 1;
+        continue;
+      }
       if ((ok & 2) !== 0) {
-        d[b + CONS.PBEST] = ls[e + 4]; d[b + CONS.PBEST_BOOK] = ls[e + 5]; d[b + CONS.PWORST] = ls[e + 6]; d[b + CONS.PWORST_BOOK] = ls[e + 7];
+        d[b + CONS.PBEST] = ls[pe]; d[b + CONS.PBEST_BOOK] = ls[pe + 1]; d[b + CONS.PWORST] = ls[pe + 2]; d[b + CONS.PWORST_BOOK] = ls[pe + 3];
       } else {
-        ls[e + 4] = d[b + CONS.PBEST]; ls[e + 5] = d[b + CONS.PBEST_BOOK]; ls[e + 6] = d[b + CONS.PWORST]; ls[e + 7] = d[b + CONS.PWORST_BOOK];
+        ls[pe] = d[b + CONS.PBEST]; ls[pe + 1] = d[b + CONS.PBEST_BOOK]; ls[pe + 2] = d[b + CONS.PWORST]; ls[pe + 3] = d[b + CONS.PWORST_BOOK];
       }
       ls[i + LS.EXT_OK] = 3;
     }

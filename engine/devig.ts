@@ -1,7 +1,8 @@
 // De-vig: turn the implied probabilities pi_i = 1/d_i of ONE complete outcome set (S = sum pi_i > 1) into fair
 // probabilities (issue 3, "Math"). A 3-way market is de-vigged over all three outcomes; callers never mix a
-// 2-way and a 3-way set. Every root is found by Brent's method inside a bracket whose ends are proven to have
-// opposite signs, with an iteration cap; the result is accepted only if the written p_i sum to 1 within 1e-12.
+// 2-way and a 3-way set. Every root is found inside a bracket whose ends are proven to have opposite signs, with an
+// iteration cap (Newton's method held in the bracket for the power exponent, Brent's method for the others); the
+// result is accepted only if the written p_i sum to 1 within 1e-12.
 // No closures: the solvers dispatch on a small integer, and the power method's one scratch array (the logarithms
 // of the implied probabilities) is allocated once, so a call allocates nothing.
 //
@@ -145,7 +146,34 @@ export function solvePowerK(implied: ArrayLike<number>): number {
   const n = implied.length;
   let m = 0;
   for (let i = 0; i < n; i++) if (implied[i]! > m) m = implied[i]!;
-  return brent(POWER, logsOf(implied), n, S, 1, (2 * Math.log(n)) / -Math.log(m));
+  return powerRoot(logsOf(implied), n, 1, (2 * Math.log(n)) / -Math.log(m));
+}
+
+/** The power exponent by Newton's method held inside a bracket [lo, hi] whose ends have opposite signs (rtsafe,
+ * Numerical Recipes 9.4): a step that would leave the bracket is replaced by bisection, and the bracket shrinks
+ * with every evaluation. f(k) = sum exp(k ln pi_i) - 1 is decreasing and convex, so from lo = 1 every Newton step
+ * lands left of the root again and converges quadratically: three or four evaluations where Brent's method took
+ * about ten (a two-way devigAll, which a sharp's every move runs, fell by about a third: bench/analytics.ts). */
+function powerRoot(logs: Float64Array, n: number, lo: number, hi: number): number {
+  let k = lo;
+  for (let iter = 0; iter < MAX_ITER; iter++) {
+    let sum = 0;
+    let slope = 0;
+    for (let i = 0; i < n; i++) {
+      const e = Math.exp(k * logs[i]!);
+      sum += e;
+      slope += e * logs[i]!;
+    }
+    const f = sum - 1;
+    if (Math.abs(f) <= RESIDUAL_STOP || Number.isNaN(f)) return Number.isNaN(f) ? Number.NaN : k;
+    if (f > 0) lo = k;
+    else hi = k;
+    let next = k - f / slope;
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    if (next === k) return k;
+    k = next;
+  }
+  return k; // cap reached: the caller's sum check decides
 }
 
 /** Odds-ratio constant c > 1 with sum pi_i / (c + pi_i - c pi_i) = 1 (S > 1), or NaN. Two outcomes in closed
@@ -261,38 +289,43 @@ export function devig(implied: ArrayLike<number>, method: DevigMethod, out: Floa
  * Every method of DEVIG_METHODS at once into out[m * 3 + i] (method m in DEVIG_METHODS order), solving each root
  * once: worst_case reuses the power and Shin solutions instead of solving them again. The numbers are exactly
  * those of devig() method by method (the same expressions in the same order).
+ * `base`: where in out the first method's entries start.
  * @returns bit m set when method m gave a valid set; the other methods' entries are left as they were.
  */
-export function devigAll(implied: ArrayLike<number>, out: Float64Array): number {
+export function devigAll(implied: ArrayLike<number>, out: Float64Array, base = 0): number {
   const n = implied.length;
   const S = bookSum(implied);
   if (!(S >= 1)) return 0;
   if (S === 1) {
-    for (let m = 0; m < DEVIG_METHODS.length; m++) for (let i = 0; i < n; i++) out[m * 3 + i] = implied[i]!;
+    for (let m = 0; m < DEVIG_METHODS.length; m++) for (let i = 0; i < n; i++) out[base + m * 3 + i] = implied[i]!;
     return (1 << DEVIG_METHODS.length) - 1;
   }
   let valid = 1;
-  for (let i = 0; i < n; i++) out[i] = implied[i]! / S;
+  for (let i = 0; i < n; i++) out[base + i] = implied[i]! / S;
   const additive = additiveValid(implied);
   if (additive) {
     const m = (S - 1) / n;
-    for (let i = 0; i < n; i++) out[3 + i] = implied[i]! - m;
+    for (let i = 0; i < n; i++) out[base + 3 + i] = implied[i]! - m;
     valid |= 1 << 1;
   }
-  const k = solvePowerK(implied);
-  const power = solvedAt(POWER, logsOf(implied), n, S, k, out, 6);
+  // the logarithms once, for the power root and its probabilities (solvePowerK's own steps, sharing them)
+  let max = 0;
+  for (let i = 0; i < n; i++) if (implied[i]! > max) max = implied[i]!;
+  const logs = logsOf(implied);
+  const k = powerRoot(logs, n, 1, (2 * Math.log(n)) / -Math.log(max));
+  const power = solvedAt(POWER, logs, n, S, k, out, base + 6);
   if (power) valid |= 1 << 2;
   const z = shinZ(implied, n);
-  const shin = solvedAt(SHIN, implied, n, S, z, out, 9);
+  const shin = solvedAt(SHIN, implied, n, S, z, out, base + 9);
   if (shin) valid |= 1 << 3;
-  if (solvedAt(ODDS_RATIO, implied, n, S, solveOddsRatioC(implied), out, 12)) valid |= 1 << 4;
+  if (solvedAt(ODDS_RATIO, implied, n, S, solveOddsRatioC(implied), out, base + 12)) valid |= 1 << 4;
   // worst_case: devig() accepts it exactly when power and Shin are both accepted
   if (power && shin) {
     const m = (S - 1) / n;
     for (let i = 0; i < n; i++) {
-      let p = Math.min(out[6 + i]!, out[9 + i]!, out[i]!);
+      let p = Math.min(out[base + 6 + i]!, out[base + 9 + i]!, out[base + i]!);
       if (additive) p = Math.min(p, implied[i]! - m);
-      out[15 + i] = p;
+      out[base + 15 + i] = p;
     }
     valid |= 1 << 5;
   }
