@@ -43,27 +43,24 @@ export { scratch, type ScratchSets } from './analytics-scratch.js';
  *  separate arrays, each a cache miss with 1.2 M quotes spread at random (bench/analytics.ts). */
 const N_SHARPS = SHARP_BOOK.length;
 const LS = {
+  // What every update reads or writes comes first, right after the line's identity in the store's record, then the
+  // outcomes' blocks: an update touches three or four cache lines of the record (bench/analytics.ts). The rest,
+  // read by a sharp's move, an arbitrage or a prediction market, follows at the end.
   /** the batch that marked the line's consensus dirty */
   DIRTY: 0,
   /** the batch that marked its arbitrage dirty */
   ARB_STAMP: 1,
-  /** the batch in which its top two changed on either side (middles pairs with it are re-evaluated) */
+  /** the batch in which its top two changed on either side (middles pairs with it are re-evaluated; -1: they have
+   *  not been read since they last changed) */
   MID_STAMP: 2,
-  /** the batch in which a sharp's quotes on it changed, and which sharps (bit per sharp index) */
-  SHARP_STAMP: 3, SHARP_DIRTY: 4,
   /** sharps with a valid no-vig line on the line: bit per sharp index */
-  SHARPS: 5,
-  /** distinct books with a counted quote, non-prediction and prediction */
-  BOOKS: 6, PBOOKS: 7,
-  /** arbitrage open (1), since when, and 1 + the index in arbPool of the record last sent (0: none) */
-  ARB_OPEN: 8, ARB_SINCE: 9, ARB_AT: 10,
-  /** per sharp index: 1 + the first quote slot of its book-line when it last changed on the line (0: none); the
-   *  end of the batch checks the book-line is still this sharp's and on this line before it reads it */
-  SHARP_SLOT: 11,
-  /** outcome o's block starts at O + o * OSIZE: what an update of a quote of any book but a prediction market's
-   *  reads and writes, packed (the prediction markets' part follows the three blocks, at P: a line without them
-   *  never reads it; bench/analytics.ts) */
-  O: 11 + N_SHARPS,
+  SHARPS: 3,
+  /** distinct books with a counted quote (prediction markets apart, PBOOKS) */
+  BOOKS: 4,
+  /** arbitrage open (1) */
+  ARB_OPEN: 5,
+  /** outcome o's block starts at O + o * OSIZE */
+  O: 6,
   /** the effective price of the ladder's first fresh quote (0: none), kept as the top changes: the arbitrage
    *  check at the end of a batch reads it here instead of visiting every outcome's ladder (bench/analytics.ts) */
   TOP: 0,
@@ -80,7 +77,17 @@ const LS = {
    *  edge p * d - 1 is positive under some method exactly when it is under the largest p. */
   PMAX: 9,
   OSIZE: 9 + N_SHARPS,
-  /** the prediction markets' consensus of outcome o at P + o * PSIZE: sum, count, extremes */
+  /** the batch in which a sharp's quotes on it changed, and which sharps (bit per sharp index) */
+  SHARP_STAMP: 6 + 3 * (9 + N_SHARPS), SHARP_DIRTY: 7 + 3 * (9 + N_SHARPS),
+  /** distinct prediction markets with a counted quote */
+  PBOOKS: 8 + 3 * (9 + N_SHARPS),
+  /** since when the arbitrage is open, and 1 + the index in arbPool of the record last sent (0: none) */
+  ARB_SINCE: 9 + 3 * (9 + N_SHARPS), ARB_AT: 10 + 3 * (9 + N_SHARPS),
+  /** per sharp index: 1 + the first quote slot of its book-line when it last changed on the line (0: none); the
+   *  end of the batch checks the book-line is still this sharp's and on this line before it reads it */
+  SHARP_SLOT: 11 + 3 * (9 + N_SHARPS),
+  /** the prediction markets' consensus of outcome o at P + o * PSIZE: sum, count, extremes (a line without them
+   *  never reads it) */
   P: 11 + N_SHARPS + 3 * (9 + N_SHARPS),
   PSUM: 0, PCNT: 1, PEXT: 2,
   PSIZE: 6,
@@ -370,7 +377,8 @@ export class Analytics implements StoreListener {
     d[off + CONS.PLAYER] = this.store.linePlayer(line);
     for (let s = 0; s < N_SHARPS; s++) this.releaseFair(line, s);
     // everything but the batch stamps (a line id reused in this batch must not be listed dirty twice)
-    this.ls.fill(0, b + LS.SHARPS, b + LS.STRIDE);
+    this.ls.fill(0, b + LS.SHARPS, b + LS.SHARP_STAMP);
+    this.ls.fill(0, b + LS.SHARP_STAMP + 1, b + LS.STRIDE);
     // no top two: a line that reuses the id holds none until its first fresh quote refreshes them
     if ((line + 1) * TOPS_SIZE <= this.tops.length) this.tops.fill(-1, line * TOPS_SIZE, (line + 1) * TOPS_SIZE);
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
