@@ -7,6 +7,8 @@
 //    a worst case for the EV bookkeeping), (b) the simulator's market through hub.ingest.
 //    Target: the analytics cost at most 30 % of throughput.
 //    (c) the simulator's market end to end through POST /v1/ingest (msgpack), the client in a process of its own.
+//    And the shard's work alone: (a)'s workload applied in one thread with the analytics on or off (no main thread,
+//    no messages), each run a process of its own.
 // 3. From a price update entering POST /v1/ingest to the arbitrage row it opens being visible over REST, p50/p99,
 //    against a GET of the same endpoint alone.
 
@@ -28,6 +30,7 @@ import { batches } from './lib/workload.js';
 const EVENTS = 10_000;
 const BATCH = 1000;
 const UPDATES = Number(process.env.BENCH_UPDATES ?? 1_000_000);
+const SIM_BATCHES = 600;
 const BOOK_KEYS = ['pinnacle', 'betfair_ex_uk', 'lowvig', 'draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'espnbet',
   'betrivers', 'fanatics', 'bovada', 'betonlineag', 'williamhill', 'paddypower', 'skybet', 'unibet_eu', 'betsson',
   'onexbet', 'sportsbet', 'tab'];
@@ -95,6 +98,41 @@ function incrementalVersusScratch(): void {
     { method: 'baseline: recompute the sport from scratch', 'mean us': (perScratch / 1000).toFixed(1), 'p50 us': (hs.percentile(50) / 1000).toFixed(1), 'p99 us': (hs.percentile(99) / 1000).toFixed(1), 'vs baseline': '1x' },
     { method: 'incremental: one update, all views current', 'mean us': (perUpdate / 1000).toFixed(2), 'p50 us': (h.percentile(50) / 1000).toFixed(2), 'p99 us': (h.percentile(99) / 1000).toFixed(2), 'vs baseline': `${Math.round(perScratch / perUpdate).toLocaleString('en-US')}x cheaper` },
   ]);
+}
+
+/** The shard's own work alone, in this thread: the random workload applied to a store with the analytics on or
+ *  off (no main thread, no messages), ns per update over `UPDATES` updates after the prefill. Each run is a child
+ *  process of its own, so neither case runs on code the other one's type feedback shaped. */
+function shardWork(analytics: boolean): number {
+  const t0 = 1_800_000_000_000;
+  const store = new PriceStore(1 << 20);
+  const a = analytics ? new Analytics(store) : null;
+  const out = new RecordBuffer(CHG.STRIDE, 4096);
+  for (const b of workload(true, t0, () => 0, 1)[0]) {
+    a?.begin(t0);
+    store.apply(b, b.length / OBS.STRIDE, out);
+    a?.flush(false);
+    out.length = 0;
+  }
+  const updates = workload(false, t0 + 1000, () => 0, 1)[0];
+  const start = process.hrtime.bigint();
+  for (const b of updates) {
+    a?.begin(t0 + 1000);
+    store.apply(b, b.length / OBS.STRIDE, out);
+    a?.flush(false);
+    out.length = 0;
+  }
+  return Number(process.hrtime.bigint() - start) / UPDATES;
+}
+
+function shardWorkIn(analytics: boolean): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [new URL(import.meta.url).pathname, 'shard-work', analytics ? 'on' : 'off'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let buf = '';
+    child.stdout.on('data', (d: Buffer) => { buf += d.toString(); });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(Number(buf)) : reject(new Error(`shard-work exited with ${code}`))));
+  });
 }
 
 async function throughput(analytics: boolean): Promise<number> {
@@ -217,6 +255,10 @@ async function ingestToRest(): Promise<void> {
   }
 }
 
+if (process.argv[2] === 'shard-work') {
+  process.stdout.write(String(shardWork(process.argv[3] === 'on')));
+  process.exit(0);
+}
 incrementalVersusScratch();
 // off and on alternate twice and each keeps its better run (noise on this shared machine only slows a run)
 let off = 0;
@@ -232,11 +274,30 @@ console.table([
   { analytics: 'on (consensus, arbitrage, EV x 6 de-vig methods, middles)', 'updates/s': Math.round(on).toLocaleString('en-US'), 'vs baseline': `${Math.round((on / off) * 100)} %` },
 ]);
 {
+  // alternate off and on three times and keep each one's median
+  const offs: number[] = [];
+  const ons: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    offs.push(await shardWorkIn(false));
+    ons.push(await shardWorkIn(true));
+  }
+  const med = (x: number[]) => [...x].sort((a, b) => a - b)[1];
+  const off = med(offs);
+  const on = med(ons);
+  console.log(`\n2, the shard alone. The shard's work in one thread (no main thread, no messages): the random workload of 2, ns per update, median of 3 runs each`);
+  console.log(machine());
+  console.table([
+    { work: 'baseline: the store alone', 'ns/update': off.toFixed(0), 'updates/s': Math.round(1e9 / off).toLocaleString('en-US'), 'vs baseline': '100 %' },
+    { work: 'store + every analytics view', 'ns/update': on.toFixed(0), 'updates/s': Math.round(1e9 / on).toLocaleString('en-US'), 'vs baseline': `${Math.round((off / on) * 100)} %` },
+  ]);
+}
+{
   const t0 = Date.now();
   const sim = new Simulator({ seed: 1, now: t0 });
   const snapshot = sim.snapshot(t0);
   const batches: IngestBatch[] = [];
-  for (let i = 1; i <= 200; i++) batches.push(sim.step(t0 + i * 100, 2000));
+  // 1,200,000 observations: runs of about a second each, long enough for this shared machine's noise to average out
+  for (let i = 1; i <= SIM_BATCHES; i++) batches.push(sim.step(t0 + i * 100, 2000));
   const rows = [];
   for (const inFlight of [1, 4]) {
     // alternate off and on twice and keep each one's better run: this shared machine's noise only ever slows a run
@@ -251,7 +312,7 @@ console.table([
       { 'in flight': inFlight, analytics: 'on', 'updates/s': Math.round(simOn).toLocaleString('en-US'), 'vs baseline': `${Math.round((simOn / simOff) * 100)} %` },
     );
   }
-  console.log(`\n2b. the simulator's market through POST-equivalent hub.ingest (validation included), SHARDS=1: 400,000 observations over ${snapshot.prices.length.toLocaleString('en-US')} quotes; 1 batch in flight (one feed, in series) and 4 (feeds at once)`);
+  console.log(`\n2b. the simulator's market through POST-equivalent hub.ingest (validation included), SHARDS=1: ${(SIM_BATCHES * 2000).toLocaleString('en-US')} observations over ${snapshot.prices.length.toLocaleString('en-US')} quotes; 1 batch in flight (one feed, in series) and 4 (feeds at once)`);
   console.log(machine());
   console.table(rows);
 }
