@@ -7,23 +7,26 @@
 //   exactly when it is for the method with the highest fair probability `pmax` (multiplication by d > 0 is
 //   monotone), so each (line, sharp, outcome) keeps its pmax beside the no-vig line. A soft book's move
 //   recomputes its own bits against the sharps that quote the line; a sharp's move recomputes its no-vig line
-//   (once per batch, after all its quotes in it; sent as a FAIR record) and the line's other quotes' bits for that
-//   sharp. A quote is sent (EVQ) only
-//   when its bits change; the main thread prices a row, and tells which methods give it an edge, from the read
-//   model's quote and the FAIR records.
+//   (once per batch, after all its quotes in it; sent as a FAIR record) and flips the bits of just the quotes
+//   between the old and the new edge threshold (the +EV quotes against a sharp are a prefix of the ladder). The
+//   bits live in each quote's ladder tuple. A quote is sent (EVQ) only when its bits change; the main thread prices
+//   a row, and tells which methods give it an edge, from the read model's quote and the FAIR records.
 // - Consensus is kept as running sums per line and outcome (implied probabilities in fixed point, so adding and
 //   removing is exact and the sums equal a from-scratch recomputation bit for bit), counts, and distinct books
 //   per line; best and worst prices are kept as quotes move and searched for in the ladder only when the quote
 //   holding one leaves or moves.
 // - Lines whose prices or freshness changed are marked dirty; at the end of the batch each dirty line emits its
-//   consensus, re-evaluates its arbitrage (the fresh top of each ladder), and each dirty group re-evaluates its
-//   middles. A verification that changes no price and no freshness marks nothing.
+//   consensus, re-evaluates its arbitrage (the best fresh price of each outcome, kept in the line's state as the
+//   ladders' tops change), and each dirty group of two or more lines re-evaluates its middles. A verification that
+//   changes no price and no freshness marks nothing.
 // - Freshness changes with time alone: a quote older than its book's stale threshold (engine/sla.ts) stops
 //   counting. A timing wheel holds at most one entry per quote slot and wakes the line when it goes stale.
 //
-// Per-line state is interleaved in one flat array (LS below); per-quote state sits in the store's own quote records
-// (QS); what was sent and must be compared against later (middles, arbitrages) lives in record pools. Records
-// leave as CONS / ARB / FAIR / EVQ / MID (engine/records.ts). `scratch()` recomputes every set from the store alone; the property test holds the two equal.
+// Per-line state sits in the store's own line records after the line's identity (LS below), per-quote state in its
+// quote records (QS) and ladder tuples (LD.FLAG): an update reads those records anyway, so the analytics' state
+// costs few cache misses of its own. What was sent and must be compared against later (middles, arbitrages) lives
+// in record pools. Records leave as CONS / ARB / FAIR / EVQ / MID (engine/records.ts). `scratch()` recomputes
+// every set from the store alone; the property test holds the two equal.
 
 import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
@@ -105,7 +108,8 @@ export const QS = {
   UNITS: 1,
   /** the wheel second its live entry sits in (0: none); entries in other seconds are left-overs, skipped */
   SCHED: 2,
-  /** bit 0: fresh; bit 1 + s: its edge against sharp index s is positive under some method */
+  /** bit 0: fresh (its ladder tuple's LD.FLAG carries the same bit, and above it bit 1 + s while its edge against
+   *  sharp index s is positive under some method) */
   BITS: 3,
 } as const;
 

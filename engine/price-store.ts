@@ -48,7 +48,7 @@ const BL = {
 } as const;
 /** AT: the offset of the quote's tuple in its line's ladder, kept as tuples move (a move or a removal finds its
  *  tuple without scanning the ladder: bench/analytics.ts). X: QUOTE_STATE numbers that belong to the listener (the
- *  analytics keep each quote's freshness, expiry and EV bits there: the update has just read this record, so they
+ *  analytics keep each quote's freshness, expiry and consensus units there: the update has just read this record, so they
  *  cost no cache miss of their own, where a separate array indexed by slot cost one per update at 1.2 M quotes;
  *  bench/analytics.ts). Zero when the book-line is made. */
 const QF = { PRICE: 0, CHANGED: 1, VERIFIED: 2, AT: 3, X: 4, SIZE: 8 } as const;
@@ -65,8 +65,9 @@ export const LINE_HEAD = LN.X;
 
 /** A ladder is one packed array of tuples [effective price, line_changed_at, book, slot, raw price, flag], best
  *  first: comparisons and the analytics' scans read the tuples in place instead of chasing each quote's record
- *  (one cache miss each; bench/ingest.ts, bench/analytics.ts). FLAG belongs to the listener (the analytics keep a
- *  copy of the quote's freshness and EV bits there); the store writes 0 on insert and carries it along. */
+ *  (one cache miss each; bench/ingest.ts, bench/analytics.ts). FLAG belongs to the listener (the analytics keep the
+ *  quote's freshness and its EV bits there); the store writes 0 on insert, carries it along, and hands it to the
+ *  listener when the tuple goes. */
 export const LD = { PRICE: 0, CHANGED: 1, BOOK: 2, SLOT: 3, RAW: 4, FLAG: 5, STRIDE: 6 } as const;
 
 /** What the store tells its listener (the shard's analytics) about every change, synchronously. */
