@@ -370,6 +370,29 @@ t.test('price store - restore rebuilds quotes without emitting and keeps both ti
   t.equal(dst.staleIgnored, 2, 'two stale after restore');
 });
 
+t.test('price store - listener line state: reserved only on an empty store, zero for a new line, kept through growth and freed lines', async (t) => {
+  const store = new PriceStore(4);
+  const out = new RecordBuffer(CHG.STRIDE, 1);
+  store.reserveLineState(3);
+  t.equal(store.lineStride, 10, 'seven numbers of identity and holders, then the three reserved');
+  // 200 events: the line records grow many times from room for a few lines
+  const obs: Obs[] = [];
+  for (let e = 0; e < 200; e++) obs.push(ml(1, 0, 1.9, 10, e));
+  applyObs(store, out, obs.slice(0, 1));
+  t.throws(() => store.reserveLineState(3), /holds lines/, 'not once a line exists');
+  const line = store.line(0, 0, NaN_, -1)!.id;
+  const at = line * store.lineStride + 7;
+  t.same([...store.lineRecords.subarray(at, at + 3)], [0, 0, 0], 'a new line starts with its state zero');
+  store.lineRecords[at + 2] = 42;
+  applyObs(store, out, obs.slice(1));
+  t.equal(store.lineRecords[line * store.lineStride + 7 + 2], 42, 'the state is where it was after the records grew');
+  t.equal(store.lineEvent(line), 0, 'and the line identity before it');
+  t.ok(store.lineLive(line) && store.lineBooks(line) === 1, 'one book holds the line');
+  store.removeEvent(0, out);
+  t.notOk(store.lineLive(line), 'its last book gone, the line is freed');
+  t.notOk(store.lineLive(store.lineIdLimit + 5), 'an id never used is not live');
+});
+
 t.test('price store - growth past the initial capacity keeps data intact (capacity 4, 1000 quotes)', async (t) => {
   const store = new PriceStore(4);
   const out = new RecordBuffer(CHG.STRIDE, 1);
