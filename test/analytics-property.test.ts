@@ -3,7 +3,7 @@ import { Analytics, QS, isFresh, scratch, type ScratchSets } from '../engine/ana
 import { AnalyticsView } from '../engine/analytics-view.js';
 import { BOOKMAKERS, MARKETS } from '../engine/catalogue.js';
 import { LD, PriceStore } from '../engine/price-store.js';
-import { ARB, CHG, CONS, OBS, RecordBuffer } from '../engine/records.js';
+import { ARB, CHG, CONS, EVQ, EVR, OBS, ROW, RecordBuffer } from '../engine/records.js';
 import { uniform as mulberry32 } from '../engine/prng.js';
 
 
@@ -166,4 +166,47 @@ t.test('analytics - consensus best price ties an exchange with a bookmaker at th
     t.equal(rec[CONS.O + CONS.BEST_BOOK], lower, `${label}: the tie goes to the lower book id`);
     t.equal(rec[CONS.O + CONS.OSIZE + CONS.WORST_BOOK], book('betfair_ex_uk'), `${label}: worst away price 1.75 at the exchange`);
   }
+});
+
+t.test('analytics - a sharp\'s move flips the EV bits of exactly the quotes between the old and the new edge threshold', async (t) => {
+  // pinnacle 1.95 / 1.95: every method's fair probability is 0.5, so a home price above 2.00 has an edge. Then pinnacle
+  // moves home to 1.90: implied 0.526316 + 0.512821 = 1.039137; the highest fair home probability of the six methods
+  // is the additive 0.526316 - 0.039137 / 2 = 0.506748, so the edge threshold falls to 1 / 0.506748 = 1.9734: the
+  // 1.98 quote turns +EV, the 2.02 to 2.10 quotes stay +EV (nothing sent for them), the 1.90 one stays out. The
+  // away side's fair probability falls (0.4935 under the multiplicative method): 1.90 away quotes stay out.
+  const store = new PriceStore(8);
+  const analytics = new Analytics(store);
+  const out = new RecordBuffer(CHG.STRIDE, 8);
+  const obs = new RecordBuffer(OBS.STRIDE, 8);
+  const now = 1_800_000_000_000;
+  const put = (key: string, o: number, price: number) => {
+    const off = obs.push();
+    const d = obs.data;
+    d[off + OBS.EVENT] = 0; d[off + OBS.MARKET] = market('h2h'); d[off + OBS.POINT] = Number.NaN; d[off + OBS.PLAYER] = -1;
+    d[off + OBS.OUTCOME] = o; d[off + OBS.BOOK] = book(key); d[off + OBS.PRICE] = price; d[off + OBS.TS] = now;
+  };
+  put('pinnacle', 0, 1.95); put('pinnacle', 1, 1.95);
+  const soft: [string, number][] = [['draftkings', 1.9], ['fanduel', 1.98], ['betmgm', 2.02], ['williamhill', 2.06], ['bovada', 2.1]];
+  for (const [key, home] of soft) { put(key, 0, home); put(key, 1, 1.9); }
+  analytics.begin(now);
+  store.apply(obs.data, obs.length, out);
+  obs.length = 0;
+  const first = analytics.flush();
+  const upserts = (a: typeof first) => {
+    const got: string[] = [];
+    for (let i = 0; i < a.nEv; i++) {
+      const off = i * EVQ.STRIDE;
+      got.push(`${BOOKMAKERS[a.ev[off + EVQ.BOOK]].key} ${a.ev[off + EVQ.OUTCOME]} ${a.ev[off + EVQ.KIND] === ROW.UPSERT ? 'on' : 'off'}`);
+    }
+    return got.sort();
+  };
+  t.same(upserts(first), ['betmgm 0 on', 'bovada 0 on', 'williamhill 0 on'], 'home quotes above 2.00 are +EV against 1.95 / 1.95');
+  put('pinnacle', 0, 1.9);
+  analytics.begin(now + 1);
+  store.apply(obs.data, obs.length, out);
+  const second = analytics.flush();
+  t.equal(second.nFair, 1, 'one new no-vig line');
+  t.same(upserts(second), ['fanduel 0 on'], 'only the 1.98 quote, between the old threshold 2.00 and the new 1.9734, changes');
+  const sets = scratch(store, now + 1);
+  t.same([...sets.ev.values()].map((r) => BOOKMAKERS[r[EVR.BOOK]].key).sort(), ['betmgm', 'bovada', 'fanduel', 'williamhill'], 'the from-scratch set agrees');
 });
