@@ -4,7 +4,7 @@
 
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
-import { ARB, CONS, EVR, MID, ROW } from './records.js';
+import { ALL_OUTCOMES, ARB, CONS, EVR, MID, ROW } from './records.js';
 import { LD, type PriceStore } from './price-store.js';
 import { SHARP_BOOKS, STALE_MS } from './sla.js';
 
@@ -138,6 +138,7 @@ export function writeConsensus(store: PriceStore, line: number, d: Float64Array,
   }
   d[off + CONS.BOOKS] = books;
   d[off + CONS.PBOOKS] = pbooks;
+  d[off + CONS.OUTCOMES] = ALL_OUTCOMES;
 }
 
 /** Arbitrage record of a line into d at off; returns the implied sum of the best fresh effective prices

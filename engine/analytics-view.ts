@@ -9,7 +9,7 @@ import type { ScratchSets } from './analytics-scratch.js';
 import { FlatIndex } from './flat-index.js';
 import { RecordPool, copyRecord } from './record-pool.js';
 import { effectiveAt, pointCode } from './price-store.js';
-import { ARB, CONS, EVQ, EVR, FAIR, MID, ROW } from './records.js';
+import { ALL_OUTCOMES, ARB, CONS, EVQ, EVR, FAIR, MID, ROW } from './records.js';
 
 function lineNum(market: number, player: number, point: number): number {
   return (market * 2097152 + (player + 1)) * 16384 + pointCode(point);
@@ -126,11 +126,11 @@ export class AnalyticsView {
     return this.cons.index.get(event, lineNum(market, player, point));
   }
 
-  /** Applies n records of a pool's kind: REMOVE releases a held record, anything else stores a copy. `before`
-   *  sees each record with the slot it replaces (-1 when new). */
-  private applyTo(pool: Pool, rec: Float64Array, n: number, before?: (rec: Float64Array, off: number, r: number) => void): void {
+  /** Applies n records of a pool's kind (from record `first` on): REMOVE releases a held record, anything else
+   *  stores a copy. `before` sees each record with the slot it replaces (-1 when new). */
+  private applyTo(pool: Pool, rec: Float64Array, n: number, before?: (rec: Float64Array, off: number, r: number) => void, first = 0): void {
     const s = pool.stride;
-    for (let off = 0, end = n * s; off < end; off += s) {
+    for (let off = first * s, end = (first + n) * s; off < end; off += s) {
       const k1 = pool.k1(rec, off);
       const k2 = pool.k2(rec, off);
       let r = pool.index.get(k1, k2);
@@ -153,8 +153,29 @@ export class AnalyticsView {
     if (n > 0) this.version++;
   }
 
+  /** Consensus records replace the held one whole, or only the outcomes they carry (CONS.OUTCOMES); the held
+   *  record always reads as whole. */
   applyCons(rec: Float64Array, n: number): void {
-    this.applyTo(this.cons, rec, n);
+    const pool = this.cons;
+    const s = CONS.STRIDE;
+    for (let off = 0, end = n * s; off < end; off += s) {
+      const mask = rec[off + CONS.OUTCOMES];
+      if (rec[off + KIND] === ROW.REMOVE || mask === ALL_OUTCOMES) {
+        this.applyTo(pool, rec, 1, undefined, off / s);
+        continue;
+      }
+      const r = pool.index.get(eventKey(rec, off), consK2(rec, off));
+      // the shard sends a line's first record whole, so a part always lands on a held record
+      if (r < 0) continue;
+      const at = r * s;
+      const d = pool.data;
+      copyRecord(rec, off, d, at, CONS.O);
+      for (let o = 0; o < 3; o++) {
+        if ((mask & (1 << o)) !== 0) copyRecord(rec, off + CONS.O + o * CONS.OSIZE, d, at + CONS.O + o * CONS.OSIZE, CONS.OSIZE);
+      }
+      d[at + CONS.PBOOKS] = rec[off + CONS.PBOOKS];
+      this.version++;
+    }
   }
 
   applyFair(rec: Float64Array, n: number): void {

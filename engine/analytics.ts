@@ -31,7 +31,7 @@
 import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
 import { RecordPool, copyRecord } from './record-pool.js';
-import { ARB, CHANGE, CONS, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
+import { ALL_OUTCOMES, ARB, CHANGE, CONS, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, LINE_HEAD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
   FIXED, MIDDLE_MARKET, SPREADS, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
@@ -62,8 +62,11 @@ const LS = {
   BOOKS: 4,
   /** arbitrage open (1) */
   ARB_OPEN: 5,
+  /** outcomes whose consensus changed in the batch that marked the line dirty (bit per outcome), and 1 once the
+   *  line's consensus was sent whole (CONS.OUTCOMES: later records carry only the changed outcomes) */
+  CONS_MASK: 6, CONS_SENT: 7,
   /** outcome o's block starts at O + o * OSIZE */
-  O: 6,
+  O: 8,
   /** the effective price of the ladder's first fresh quote (0: none), kept as the top changes: the arbitrage
    *  check at the end of a batch reads it here instead of visiting every outcome's ladder (bench/analytics.ts) */
   TOP: 0,
@@ -81,20 +84,20 @@ const LS = {
   PMAX: 9,
   OSIZE: 9 + N_SHARPS,
   /** the batch in which a sharp's quotes on it changed, and which sharps (bit per sharp index) */
-  SHARP_STAMP: 6 + 3 * (9 + N_SHARPS), SHARP_DIRTY: 7 + 3 * (9 + N_SHARPS),
+  SHARP_STAMP: 8 + 3 * (9 + N_SHARPS), SHARP_DIRTY: 9 + 3 * (9 + N_SHARPS),
   /** distinct prediction markets with a counted quote */
-  PBOOKS: 8 + 3 * (9 + N_SHARPS),
+  PBOOKS: 10 + 3 * (9 + N_SHARPS),
   /** since when the arbitrage is open, and 1 + the index in arbPool of the record last sent (0: none) */
-  ARB_SINCE: 9 + 3 * (9 + N_SHARPS), ARB_AT: 10 + 3 * (9 + N_SHARPS),
+  ARB_SINCE: 11 + 3 * (9 + N_SHARPS), ARB_AT: 12 + 3 * (9 + N_SHARPS),
   /** per sharp index: 1 + the first quote slot of its book-line when it last changed on the line (0: none); the
    *  end of the batch checks the book-line is still this sharp's and on this line before it reads it */
-  SHARP_SLOT: 11 + 3 * (9 + N_SHARPS),
+  SHARP_SLOT: 13 + 3 * (9 + N_SHARPS),
   /** the prediction markets' consensus of outcome o at P + o * PSIZE: sum, count, extremes (a line without them
    *  never reads it) */
-  P: 11 + N_SHARPS + 3 * (9 + N_SHARPS),
+  P: 13 + N_SHARPS + 3 * (9 + N_SHARPS),
   PSUM: 0, PCNT: 1, PEXT: 2,
   PSIZE: 6,
-  STRIDE: 11 + N_SHARPS + 3 * (9 + N_SHARPS) + 3 * 6,
+  STRIDE: 13 + N_SHARPS + 3 * (9 + N_SHARPS) + 3 * 6,
 } as const;
 /** numbers per line record in the store, and where the analytics' state starts in one */
 const LINE_ROW = LINE_HEAD + LS.STRIDE;
@@ -235,6 +238,9 @@ export class Analytics implements StoreListener {
       if (ls[e + 1] < 0 || price > ls[e] || (price === ls[e] && book < ls[e + 1])) { ls[e] = price; ls[e + 1] = book; }
       if (ls[e + 3] < 0 || price < ls[e + 2] || (price === ls[e + 2] && book < ls[e + 3])) { ls[e + 2] = price; ls[e + 3] = book; }
     }
+    // this outcome's consensus changed in this batch (markLine follows, and stamps DIRTY after this first mark)
+    const m = b + LS.CONS_MASK;
+    ls[m] = ls[b + LS.DIRTY] === this.batch ? ls[m] | (1 << outcome) : 1 << outcome;
     const sum = prediction ? pi + LS.PSUM : i + LS.SUM;
     const cnt = prediction ? pi + LS.PCNT : i + LS.CNT;
     ls[sum] += units - oldUnits;
@@ -639,55 +645,75 @@ export class Analytics implements StoreListener {
   }
 
   private emitConsensus(line: number): void {
+    const ls = this.ls;
+    const lb = line * LINE_ROW + LINE_HEAD;
+    // after the first whole record, only the outcomes whose numbers changed (none: e.g. a quote that does not count
+    // arrived, and nothing is sent)
+    const sent = ls[lb + LS.CONS_SENT] === 1;
+    const mask = sent ? ls[lb + LS.CONS_MASK] : ALL_OUTCOMES;
+    if (mask === 0) return;
+    ls[lb + LS.CONS_SENT] = 1;
     const off = this.out.cons.push();
     const d = this.out.cons.data;
     const store = this.store;
     writeConsensusHead(store, line, d, off);
+    d[off + CONS.OUTCOMES] = mask;
     const n = OUTCOMES[store.lineMarket(line)];
-    const ls = this.ls;
-    const lb = line * LINE_ROW + LINE_HEAD;
     const anyP = ls[lb + LS.PBOOKS] !== 0;
-    for (let o = 0; o < 3; o++) {
+    for (let o = 0; o < n; o++) {
+      if ((mask & (1 << o)) === 0) continue;
       const b = off + CONS.O + o * CONS.OSIZE;
-      if (o >= n) {
-        d[b + CONS.SUM] = 0; d[b + CONS.CNT] = 0; d[b + CONS.PSUM] = 0; d[b + CONS.PCNT] = 0;
-        d[b + CONS.BEST] = 0; d[b + CONS.BEST_BOOK] = -1; d[b + CONS.WORST] = 0; d[b + CONS.WORST_BOOK] = -1;
-        d[b + CONS.PBEST] = 0; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST] = 0; d[b + CONS.PWORST_BOOK] = -1;
-        continue;
-      }
       const i = lb + LS.O + o * LS.OSIZE;
-      const pi = lb + LS.P + o * LS.PSIZE;
       const cnt = ls[i + LS.CNT];
-      // no prediction market counts on the line: its part of the record is not read
-      const pcnt = anyP ? ls[pi + LS.PCNT] : 0;
       d[b + CONS.SUM] = cnt === 0 ? 0 : ls[i + LS.SUM] / FIXED;
       d[b + CONS.CNT] = cnt;
-      d[b + CONS.PSUM] = pcnt === 0 ? 0 : ls[pi + LS.PSUM] / FIXED;
-      d[b + CONS.PCNT] = pcnt;
-      // bit 1 stands for the prediction markets' extremes only while some count (none: written as none below)
-      const ok = anyP ? ls[i + LS.EXT_OK] : ls[i + LS.EXT_OK] | 2;
-      if (ok !== 3) writeExtremes(store, line, o, (ok & 1) !== 0 ? 0 : cnt, (ok & 2) !== 0 ? 0 : pcnt, true, 0, d, b);
+      let ok = ls[i + LS.EXT_OK];
+      if (!anyP) {
+        // no prediction market counts on the line: its part of the record is not read (and bit 1 means nothing)
+        d[b + CONS.PSUM] = 0; d[b + CONS.PCNT] = 0;
+        d[b + CONS.PBEST] = 0; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST] = 0; d[b + CONS.PWORST_BOOK] = -1;
+        ok |= 2;
+      }
       const e = i + LS.EXT;
+      if (ok === 3) {
+        d[b + CONS.BEST] = ls[e]; d[b + CONS.BEST_BOOK] = ls[e + 1]; d[b + CONS.WORST] = ls[e + 2]; d[b + CONS.WORST_BOOK] = ls[e + 3];
+        if (anyP) this.predictionConsensus(d, b, lb + LS.P + o * LS.PSIZE, ok);
+        continue;
+      }
+      const pi = lb + LS.P + o * LS.PSIZE;
+      const pcnt = anyP ? ls[pi + LS.PCNT] : 0;
+      writeExtremes(store, line, o, (ok & 1) !== 0 ? 0 : cnt, (ok & 2) !== 0 ? 0 : pcnt, true, 0, d, b);
       if ((ok & 1) !== 0) {
         d[b + CONS.BEST] = ls[e]; d[b + CONS.BEST_BOOK] = ls[e + 1]; d[b + CONS.WORST] = ls[e + 2]; d[b + CONS.WORST_BOOK] = ls[e + 3];
       } else {
         ls[e] = d[b + CONS.BEST]; ls[e + 1] = d[b + CONS.BEST_BOOK]; ls[e + 2] = d[b + CONS.WORST]; ls[e + 3] = d[b + CONS.WORST_BOOK];
       }
-      const pe = pi + LS.PEXT;
-      if (!anyP) {
-        d[b + CONS.PBEST] = 0; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST] = 0; d[b + CONS.PWORST_BOOK] = -1;
-        ls[i + LS.EXT_OK] = ls[i + LS.EXT_OK] | 1;
-        continue;
-      }
-      if ((ok & 2) !== 0) {
-        d[b + CONS.PBEST] = ls[pe]; d[b + CONS.PBEST_BOOK] = ls[pe + 1]; d[b + CONS.PWORST] = ls[pe + 2]; d[b + CONS.PWORST_BOOK] = ls[pe + 3];
-      } else {
-        ls[pe] = d[b + CONS.PBEST]; ls[pe + 1] = d[b + CONS.PBEST_BOOK]; ls[pe + 2] = d[b + CONS.PWORST]; ls[pe + 3] = d[b + CONS.PWORST_BOOK];
-      }
-      ls[i + LS.EXT_OK] = 3;
+      if (anyP) this.predictionConsensus(d, b, pi, ok);
+      ls[i + LS.EXT_OK] = anyP ? 3 : ls[i + LS.EXT_OK] | 1;
+    }
+    for (let o = n; o < 3; o++) {
+      const b = off + CONS.O + o * CONS.OSIZE;
+      d[b + CONS.SUM] = 0; d[b + CONS.CNT] = 0; d[b + CONS.PSUM] = 0; d[b + CONS.PCNT] = 0;
+      d[b + CONS.BEST] = 0; d[b + CONS.BEST_BOOK] = -1; d[b + CONS.WORST] = 0; d[b + CONS.WORST_BOOK] = -1;
+      d[b + CONS.PBEST] = 0; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST] = 0; d[b + CONS.PWORST_BOOK] = -1;
     }
     d[off + CONS.BOOKS] = ls[lb + LS.BOOKS];
     d[off + CONS.PBOOKS] = ls[lb + LS.PBOOKS];
+  }
+
+  /** The prediction markets' part of an outcome's consensus (record fields at b, their state at pi): sums, and the
+   *  extremes kept (bit 1 of `ok`) or just searched (written into the record by writeExtremes: kept now). */
+  private predictionConsensus(d: Float64Array, b: number, pi: number, ok: number): void {
+    const ls = this.ls;
+    const pcnt = ls[pi + LS.PCNT];
+    d[b + CONS.PSUM] = pcnt === 0 ? 0 : ls[pi + LS.PSUM] / FIXED;
+    d[b + CONS.PCNT] = pcnt;
+    const pe = pi + LS.PEXT;
+    if ((ok & 2) !== 0) {
+      d[b + CONS.PBEST] = ls[pe]; d[b + CONS.PBEST_BOOK] = ls[pe + 1]; d[b + CONS.PWORST] = ls[pe + 2]; d[b + CONS.PWORST_BOOK] = ls[pe + 3];
+    } else {
+      ls[pe] = d[b + CONS.PBEST]; ls[pe + 1] = d[b + CONS.PBEST_BOOK]; ls[pe + 2] = d[b + CONS.PWORST]; ls[pe + 3] = d[b + CONS.PWORST_BOOK];
+    }
   }
 
   private evaluateArb(line: number): void {

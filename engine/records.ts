@@ -111,8 +111,15 @@ export const CONS = {
   PSUM: 6, PCNT: 7, PBEST: 8, PBEST_BOOK: 9, PWORST: 10, PWORST_BOOK: 11,
   OSIZE: 12,
   PBOOKS: 42,
-  STRIDE: 43,
+  /** bit o set when outcome o's fields are in the record. A line's first record after it is made (or its shard
+   *  restarted) has every bit; later ones only the outcomes whose numbers changed, and the receiver keeps the
+   *  others as they were: a move of one side's quote leaves the other side's state unread in the shard
+   *  (bench/analytics.ts). */
+  OUTCOMES: 43,
+  STRIDE: 44,
 } as const;
+/** CONS.OUTCOMES of a whole record */
+export const ALL_OUTCOMES = 7;
 
 /** An arbitrage on one line: implied sum over the best fresh effective price per outcome, and per outcome the
  *  best ARB.ALTS fresh quotes (so a request that excludes books can fall back to the next one). */
