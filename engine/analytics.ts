@@ -65,39 +65,40 @@ const LS = {
   /** outcomes whose consensus changed in the batch that marked the line dirty (bit per outcome), and 1 once the
    *  line's consensus was sent whole (CONS.OUTCOMES: later records carry only the changed outcomes) */
   CONS_MASK: 6, CONS_SENT: 7,
+  /** per outcome, the effective price of its ladder's first fresh quote (0: none), kept as the top changes: the
+   *  arbitrage check at the end of a batch reads the three here instead of every outcome's ladder or block
+   *  (bench/analytics.ts) */
+  TOP: 8,
   /** outcome o's block starts at O + o * OSIZE */
-  O: 8,
-  /** the effective price of the ladder's first fresh quote (0: none), kept as the top changes: the arbitrage
-   *  check at the end of a batch reads it here instead of visiting every outcome's ladder (bench/analytics.ts) */
-  TOP: 0,
+  O: 11,
   /** consensus running sum of implied probabilities (in units of 1 / FIXED) and count */
-  SUM: 1, CNT: 2,
+  SUM: 0, CNT: 1,
   /** bit 0 (other books) or 1 (prediction markets) set while EXT (PEXT) holds the extremes */
-  EXT_OK: 3,
+  EXT_OK: 2,
   /** tuples in the ladder that are not fresh: while there are none, a quote's rank among fresh quotes is its place
    *  in the ladder, known without reading the tuples above it (bench/analytics.ts) */
-  STALE: 4,
+  STALE: 3,
   /** best and worst counted raw price with their books: [best, book, worst, book] */
-  EXT: 5,
+  EXT: 4,
   /** per sharp index: the highest fair probability of its no-vig line over the valid methods (0: none). The
    *  edge p * d - 1 is positive under some method exactly when it is under the largest p. */
-  PMAX: 9,
-  OSIZE: 9 + N_SHARPS,
+  PMAX: 8,
+  OSIZE: 8 + N_SHARPS,
   /** the batch in which a sharp's quotes on it changed, and which sharps (bit per sharp index) */
-  SHARP_STAMP: 8 + 3 * (9 + N_SHARPS), SHARP_DIRTY: 9 + 3 * (9 + N_SHARPS),
+  SHARP_STAMP: 11 + 3 * (8 + N_SHARPS), SHARP_DIRTY: 12 + 3 * (8 + N_SHARPS),
   /** distinct prediction markets with a counted quote */
-  PBOOKS: 10 + 3 * (9 + N_SHARPS),
+  PBOOKS: 13 + 3 * (8 + N_SHARPS),
   /** since when the arbitrage is open, and 1 + the index in arbPool of the record last sent (0: none) */
-  ARB_SINCE: 11 + 3 * (9 + N_SHARPS), ARB_AT: 12 + 3 * (9 + N_SHARPS),
+  ARB_SINCE: 14 + 3 * (8 + N_SHARPS), ARB_AT: 15 + 3 * (8 + N_SHARPS),
   /** per sharp index: 1 + the first quote slot of its book-line when it last changed on the line (0: none); the
    *  end of the batch checks the book-line is still this sharp's and on this line before it reads it */
-  SHARP_SLOT: 13 + 3 * (9 + N_SHARPS),
+  SHARP_SLOT: 16 + 3 * (8 + N_SHARPS),
   /** the prediction markets' consensus of outcome o at P + o * PSIZE: sum, count, extremes (a line without them
    *  never reads it) */
-  P: 13 + N_SHARPS + 3 * (9 + N_SHARPS),
+  P: 16 + N_SHARPS + 3 * (8 + N_SHARPS),
   PSUM: 0, PCNT: 1, PEXT: 2,
   PSIZE: 6,
-  STRIDE: 13 + N_SHARPS + 3 * (9 + N_SHARPS) + 3 * 6,
+  STRIDE: 16 + N_SHARPS + 3 * (8 + N_SHARPS) + 3 * 6,
 } as const;
 /** numbers per line record in the store, and where the analytics' state starts in one */
 const LINE_ROW = LINE_HEAD + LS.STRIDE;
@@ -298,7 +299,7 @@ export class Analytics implements StoreListener {
   private keepTop(line: number, outcome: number, ladder: readonly number[]): void {
     let k = 0;
     while (k < ladder.length && (ladder[k + LD.FLAG] & 1) === 0) k += LD.STRIDE;
-    this.ls[line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.TOP] = k < ladder.length ? ladder[k + LD.PRICE] : 0;
+    this.ls[line * LINE_ROW + LINE_HEAD + LS.TOP + outcome] = k < ladder.length ? ladder[k + LD.PRICE] : 0;
   }
 
   /** Lists a middles group for evaluation at the end of the batch. */
@@ -721,10 +722,10 @@ export class Analytics implements StoreListener {
     // is written (the same sum writeArb takes, in the same order)
     const n = OUTCOMES[this.store.lineMarket(line)];
     const ls = this.ls;
-    const top = line * LINE_ROW + LINE_HEAD + LS.O + LS.TOP;
+    const top = line * LINE_ROW + LINE_HEAD + LS.TOP;
     let S = 0;
     for (let o = 0; o < n && S < 1; o++) {
-      const p = ls[top + o * LS.OSIZE];
+      const p = ls[top + o];
       S = p !== 0 ? S + 1 / p : Infinity;
     }
     if (!(S < 1)) {
