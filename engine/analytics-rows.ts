@@ -4,7 +4,7 @@
 
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
-import { ALL_OUTCOMES, ARB, CONS, EVR, MID, ROW } from './records.js';
+import { ARB, CONS, EVR, MID, ROW } from './records.js';
 import { LD, type PriceStore } from './price-store.js';
 import { SHARP_BOOKS, STALE_MS } from './sla.js';
 
@@ -57,7 +57,7 @@ let seenStamp = 0;
  *  below 2^53 units. */
 export const FIXED = 1e12;
 
-/** The identity fields of a consensus record. */
+/** The identity fields of a consensus record (CONS, or CONSO: the same offsets). */
 export function writeConsensusHead(store: PriceStore, line: number, d: Float64Array, off: number): void {
   d[off + CONS.KIND] = ROW.UPSERT;
   d[off + CONS.EVENT] = store.lineEvent(line);
@@ -138,7 +138,6 @@ export function writeConsensus(store: PriceStore, line: number, d: Float64Array,
   }
   d[off + CONS.BOOKS] = books;
   d[off + CONS.PBOOKS] = pbooks;
-  d[off + CONS.OUTCOMES] = ALL_OUTCOMES;
 }
 
 /** Arbitrage record of a line into d at off; returns the implied sum of the best fresh effective prices

@@ -9,7 +9,7 @@ import type { ScratchSets } from './analytics-scratch.js';
 import { FlatIndex } from './flat-index.js';
 import { RecordPool, copyRecord } from './record-pool.js';
 import { effectiveAt, pointCode } from './price-store.js';
-import { ALL_OUTCOMES, ARB, CONS, EVQ, EVR, FAIR, MID, ROW } from './records.js';
+import { ARB, CONS, CONSO, EVQ, EVR, FAIR, MID, ROW } from './records.js';
 
 function lineNum(market: number, player: number, point: number): number {
   return (market * 2097152 + (player + 1)) * 16384 + pointCode(point);
@@ -126,11 +126,11 @@ export class AnalyticsView {
     return this.cons.index.get(event, lineNum(market, player, point));
   }
 
-  /** Applies n records of a pool's kind (from record `first` on): REMOVE releases a held record, anything else
-   *  stores a copy. `before` sees each record with the slot it replaces (-1 when new). */
-  private applyTo(pool: Pool, rec: Float64Array, n: number, before?: (rec: Float64Array, off: number, r: number) => void, first = 0): void {
+  /** Applies n records of a pool's kind: REMOVE releases a held record, anything else stores a copy. `before`
+   *  sees each record with the slot it replaces (-1 when new). */
+  private applyTo(pool: Pool, rec: Float64Array, n: number, before?: (rec: Float64Array, off: number, r: number) => void): void {
     const s = pool.stride;
-    for (let off = first * s, end = (first + n) * s; off < end; off += s) {
+    for (let off = 0, end = n * s; off < end; off += s) {
       const k1 = pool.k1(rec, off);
       const k2 = pool.k2(rec, off);
       let r = pool.index.get(k1, k2);
@@ -153,29 +153,41 @@ export class AnalyticsView {
     if (n > 0) this.version++;
   }
 
-  /** Consensus records replace the held one whole, or only the outcomes they carry (CONS.OUTCOMES); the held
-   *  record always reads as whole. */
+  /** Applies n CONSO records (one outcome of a line each) to the whole CONS records held: a line's record is made,
+   *  with every outcome empty, by the first, and each record replaces its outcome's fields. */
   applyCons(rec: Float64Array, n: number): void {
     const pool = this.cons;
-    const s = CONS.STRIDE;
-    for (let off = 0, end = n * s; off < end; off += s) {
-      const mask = rec[off + CONS.OUTCOMES];
-      if (rec[off + KIND] === ROW.REMOVE || mask === ALL_OUTCOMES) {
-        this.applyTo(pool, rec, 1, undefined, off / s);
+    for (let off = 0, end = n * CONSO.STRIDE; off < end; off += CONSO.STRIDE) {
+      const event = rec[off + CONSO.EVENT];
+      const k2 = consK2(rec, off);
+      let r = pool.index.get(event, k2);
+      if (rec[off + KIND] === ROW.REMOVE) {
+        if (r < 0) continue;
+        const e = this.byEvent[event];
+        if (e !== undefined) e.cons.delete(r);
+        pool.drop(r);
         continue;
       }
-      const r = pool.index.get(eventKey(rec, off), consK2(rec, off));
-      // the shard sends a line's first record whole, so a part always lands on a held record
-      if (r < 0) continue;
-      const at = r * s;
-      const d = pool.data;
-      copyRecord(rec, off, d, at, CONS.O);
-      for (let o = 0; o < 3; o++) {
-        if ((mask & (1 << o)) !== 0) copyRecord(rec, off + CONS.O + o * CONS.OSIZE, d, at + CONS.O + o * CONS.OSIZE, CONS.OSIZE);
+      if (r < 0) {
+        r = pool.alloc();
+        pool.index.set(event, k2, r);
+        this.ensure(event).cons.add(r);
+        const at = r * CONS.STRIDE;
+        const d = pool.data;
+        d.fill(0, at, at + CONS.STRIDE);
+        for (let o = 0; o < 3; o++) {
+          const b = at + CONS.O + o * CONS.OSIZE;
+          d[b + CONS.BEST_BOOK] = -1; d[b + CONS.WORST_BOOK] = -1; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST_BOOK] = -1;
+        }
       }
-      d[at + CONS.PBOOKS] = rec[off + CONS.PBOOKS];
-      this.version++;
+      const at = r * CONS.STRIDE;
+      const d = pool.data;
+      copyRecord(rec, off, d, at, CONS.BOOKS); // KIND to PLAYER: the same offsets in both layouts
+      d[at + CONS.BOOKS] = rec[off + CONSO.BOOKS];
+      d[at + CONS.PBOOKS] = rec[off + CONSO.PBOOKS];
+      copyRecord(rec, off + CONSO.F, d, at + CONS.O + rec[off + CONSO.OUTCOME] * CONS.OSIZE, CONS.OSIZE);
     }
+    if (n > 0) this.version++;
   }
 
   applyFair(rec: Float64Array, n: number): void {

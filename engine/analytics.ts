@@ -31,7 +31,7 @@
 import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
 import { RecordPool, copyRecord } from './record-pool.js';
-import { ALL_OUTCOMES, ARB, CHANGE, CONS, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
+import { ARB, CHANGE, CONS, CONSO, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, LINE_HEAD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
   FIXED, MIDDLE_MARKET, SPREADS, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
@@ -63,7 +63,7 @@ const LS = {
   /** arbitrage open (1) */
   ARB_OPEN: 5,
   /** outcomes whose consensus changed in the batch that marked the line dirty (bit per outcome), and 1 once the
-   *  line's consensus was sent whole (CONS.OUTCOMES: later records carry only the changed outcomes) */
+   *  line's consensus was sent for every outcome (later, only the outcomes that changed: CONSO) */
   CONS_MASK: 6, CONS_SENT: 7,
   /** per outcome, the effective price of its ladder's first fresh quote (0: none), kept as the top changes: the
    *  arbitrage check at the end of a batch reads the three here instead of every outcome's ladder or block
@@ -128,7 +128,7 @@ export interface AnalyticsBatch {
 export class Analytics implements StoreListener {
   private now = 0;
   private readonly out = {
-    cons: new RecordBuffer(CONS.STRIDE, 256),
+    cons: new RecordBuffer(CONSO.STRIDE, 256),
     arb: new RecordBuffer(ARB.STRIDE, 16),
     fair: new RecordBuffer(FAIR.STRIDE, 16),
     ev: new RecordBuffer(EVQ.STRIDE, 64),
@@ -380,12 +380,13 @@ export class Analytics implements StoreListener {
     if (this.ls[b + LS.ARB_OPEN] === 1) this.closeArb(line);
     const off = this.out.cons.push();
     const d = this.out.cons.data;
-    d.fill(0, off, off + CONS.STRIDE);
-    d[off + CONS.KIND] = ROW.REMOVE;
-    d[off + CONS.EVENT] = this.store.lineEvent(line);
-    d[off + CONS.MARKET] = this.store.lineMarket(line);
-    d[off + CONS.POINT] = this.store.linePoint(line);
-    d[off + CONS.PLAYER] = this.store.linePlayer(line);
+    d.fill(0, off, off + CONSO.STRIDE);
+    d[off + CONSO.KIND] = ROW.REMOVE;
+    d[off + CONSO.EVENT] = this.store.lineEvent(line);
+    d[off + CONSO.MARKET] = this.store.lineMarket(line);
+    d[off + CONSO.POINT] = this.store.linePoint(line);
+    d[off + CONSO.PLAYER] = this.store.linePlayer(line);
+    d[off + CONSO.OUTCOME] = -1;
     for (let s = 0; s < N_SHARPS; s++) this.releaseFair(line, s);
     // everything but the batch stamps (a line id reused in this batch must not be listed dirty twice)
     this.ls.fill(0, b + LS.SHARPS, b + LS.SHARP_STAMP);
@@ -645,25 +646,27 @@ export class Analytics implements StoreListener {
     return { cons: get(o.cons), nCons, arb: get(o.arb), nArb, fair: get(o.fair), nFair, ev: get(o.ev), nEv, mid: get(o.mid), nMid };
   }
 
+  /** Sends the consensus of the line's outcomes that changed in this batch (every outcome the first time), one
+   *  CONSO record each. */
   private emitConsensus(line: number): void {
     const ls = this.ls;
     const lb = line * LINE_ROW + LINE_HEAD;
-    // after the first whole record, only the outcomes whose numbers changed (none: e.g. a quote that does not count
-    // arrived, and nothing is sent)
-    const sent = ls[lb + LS.CONS_SENT] === 1;
-    const mask = sent ? ls[lb + LS.CONS_MASK] : ALL_OUTCOMES;
+    const store = this.store;
+    const n = OUTCOMES[store.lineMarket(line)];
+    // none changed: e.g. a quote that does not count arrived, and nothing is sent
+    const mask = ls[lb + LS.CONS_SENT] === 1 ? ls[lb + LS.CONS_MASK] : (1 << n) - 1;
     if (mask === 0) return;
     ls[lb + LS.CONS_SENT] = 1;
-    const off = this.out.cons.push();
-    const d = this.out.cons.data;
-    const store = this.store;
-    writeConsensusHead(store, line, d, off);
-    d[off + CONS.OUTCOMES] = mask;
-    const n = OUTCOMES[store.lineMarket(line)];
     const anyP = ls[lb + LS.PBOOKS] !== 0;
     for (let o = 0; o < n; o++) {
       if ((mask & (1 << o)) === 0) continue;
-      const b = off + CONS.O + o * CONS.OSIZE;
+      const off = this.out.cons.push();
+      const d = this.out.cons.data;
+      writeConsensusHead(store, line, d, off);
+      d[off + CONSO.OUTCOME] = o;
+      d[off + CONSO.BOOKS] = ls[lb + LS.BOOKS];
+      d[off + CONSO.PBOOKS] = ls[lb + LS.PBOOKS];
+      const b = off + CONSO.F;
       const i = lb + LS.O + o * LS.OSIZE;
       const cnt = ls[i + LS.CNT];
       d[b + CONS.SUM] = cnt === 0 ? 0 : ls[i + LS.SUM] / FIXED;
@@ -692,14 +695,6 @@ export class Analytics implements StoreListener {
       if (anyP) this.predictionConsensus(d, b, pi, ok);
       ls[i + LS.EXT_OK] = anyP ? 3 : ls[i + LS.EXT_OK] | 1;
     }
-    for (let o = n; o < 3; o++) {
-      const b = off + CONS.O + o * CONS.OSIZE;
-      d[b + CONS.SUM] = 0; d[b + CONS.CNT] = 0; d[b + CONS.PSUM] = 0; d[b + CONS.PCNT] = 0;
-      d[b + CONS.BEST] = 0; d[b + CONS.BEST_BOOK] = -1; d[b + CONS.WORST] = 0; d[b + CONS.WORST_BOOK] = -1;
-      d[b + CONS.PBEST] = 0; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST] = 0; d[b + CONS.PWORST_BOOK] = -1;
-    }
-    d[off + CONS.BOOKS] = ls[lb + LS.BOOKS];
-    d[off + CONS.PBOOKS] = ls[lb + LS.PBOOKS];
   }
 
   /** The prediction markets' part of an outcome's consensus (record fields at b, their state at pi): sums, and the

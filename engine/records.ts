@@ -111,15 +111,18 @@ export const CONS = {
   PSUM: 6, PCNT: 7, PBEST: 8, PBEST_BOOK: 9, PWORST: 10, PWORST_BOOK: 11,
   OSIZE: 12,
   PBOOKS: 42,
-  /** bit o set when outcome o's fields are in the record. A line's first record after it is made (or its shard
-   *  restarted) has every bit; later ones only the outcomes whose numbers changed, and the receiver keeps the
-   *  others as they were: a move of one side's quote leaves the other side's state unread in the shard
-   *  (bench/analytics.ts). */
-  OUTCOMES: 43,
-  STRIDE: 44,
+  STRIDE: 43,
 } as const;
-/** CONS.OUTCOMES of a whole record */
-export const ALL_OUTCOMES = 7;
+
+/** One outcome's consensus of one line, as the shards send it (the main thread keeps whole CONS records): every
+ *  outcome of a line when the line is made (or its shard restarted), then each outcome whose numbers changed in a
+ *  batch, so a move of one side's quote leaves the other side's state unread in the shard and sends half the bytes
+ *  (bench/analytics.ts). F is where the outcome's fields start, in the order of a CONS outcome block (CONS.SUM ...
+ *  CONS.PWORST_BOOK). KIND REMOVE (OUTCOME -1) withdraws the line's consensus. */
+export const CONSO = {
+  KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, OUTCOME: 5, BOOKS: 6, PBOOKS: 7, F: 8,
+  STRIDE: 20,
+} as const;
 
 /** An arbitrage on one line: implied sum over the best fresh effective price per outcome, and per outcome the
  *  best ARB.ALTS fresh quotes (so a request that excludes books can fall back to the next one). */

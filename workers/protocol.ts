@@ -7,7 +7,7 @@
 
 import { Packr } from 'msgpackr';
 import type { AnalyticsBatch } from '../engine/analytics.js';
-import { ARB, CHG, CONS, EVQ, FAIR, MID, OBS } from '../engine/records.js';
+import { ARB, CHG, CONSO, EVQ, FAIR, MID, OBS } from '../engine/records.js';
 
 export const MSG = {
   /** shard -> main: started and empty */
@@ -42,7 +42,7 @@ export interface ChangesMsg extends AnalyticsBatch {
   stale: number;
   /** quotes held by the shard after this batch */
   quotes: number;
-  // and the analytics records (engine/records.ts CONS, ARB, FAIR, EVQ, MID) with their counts
+  // and the analytics records (engine/records.ts CONSO, ARB, FAIR, EVQ, MID) with their counts
 }
 export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg | TickMsg;
 export type FromShard = ReadyMsg | ChangesMsg;
@@ -51,7 +51,7 @@ const packr = new Packr({ useRecords: false, moreTypes: true });
 
 /** APPLY: header, then the observations (OBS layout). */
 const APPLY_HEAD = { T: 0, SEQ: 1, N: 2, NOW: 3, SIZE: 4 } as const;
-/** CHANGES: header, then the answered seqs, then the CHG, CONS, ARB, FAIR, EVQ and MID records in that order. */
+/** CHANGES: header, then the answered seqs, then the CHG, CONSO, ARB, FAIR, EVQ and MID records in that order. */
 const CHANGES_HEAD = {
   T: 0, SEQS: 1, N: 2, APPLIED: 3, STALE: 4, QUOTES: 5, CONS: 6, ARB: 7, FAIR: 8, EV: 9, MID: 10, SIZE: 11,
 } as const;
@@ -89,7 +89,7 @@ export function encode(msg: ToShard | FromShard, spare: ArrayBuffer | null = nul
 
 function encodeChanges(msg: ChangesMsg, spare: ArrayBuffer | null): Float64Array {
   const parts = [
-    msg.rec.subarray(0, msg.n * CHG.STRIDE), msg.cons.subarray(0, msg.nCons * CONS.STRIDE),
+    msg.rec.subarray(0, msg.n * CHG.STRIDE), msg.cons.subarray(0, msg.nCons * CONSO.STRIDE),
     msg.arb.subarray(0, msg.nArb * ARB.STRIDE), msg.fair.subarray(0, msg.nFair * FAIR.STRIDE),
     msg.ev.subarray(0, msg.nEv * EVQ.STRIDE), msg.mid.subarray(0, msg.nMid * MID.STRIDE),
   ];
@@ -144,7 +144,7 @@ export function decode<T extends ToShard | FromShard>(buf: Encoded): T {
   const nMid = buf[h.MID];
   const msg: ChangesMsg = {
     t: MSG.CHANGES, seqs, n, applied: buf[h.APPLIED], stale: buf[h.STALE], quotes: buf[h.QUOTES],
-    rec: take(n, CHG.STRIDE), cons: take(nCons, CONS.STRIDE), nCons, arb: take(nArb, ARB.STRIDE), nArb,
+    rec: take(n, CHG.STRIDE), cons: take(nCons, CONSO.STRIDE), nCons, arb: take(nArb, ARB.STRIDE), nArb,
     fair: take(nFair, FAIR.STRIDE), nFair, ev: take(nEv, EVQ.STRIDE), nEv, mid: take(nMid, MID.STRIDE), nMid,
   };
   return msg as T;
