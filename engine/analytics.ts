@@ -231,10 +231,14 @@ export class Analytics implements StoreListener {
     const i = b + LS.O + outcome * LS.OSIZE;
     const prediction = PREDICTION[book] === 1;
     const pi = b + LS.P + outcome * LS.PSIZE;
-    // the extremes stay known unless the quote that held one leaves or moves (then the ladder is searched again)
+    // the extremes stay known unless the quote that held one leaves, or moves inwards (then the ladder is searched
+    // again at the end of the batch): the best quote moving up, or the worst moving down, still holds it
     const bit = prediction ? 2 : 1;
     const e = prediction ? pi + LS.PEXT : i + LS.EXT;
-    if (old !== 0 && (ls[i + LS.EXT_OK] & bit) !== 0 && (ls[e + 1] === book || ls[e + 3] === book)) ls[i + LS.EXT_OK] &= ~bit;
+    if (old !== 0 && (ls[i + LS.EXT_OK] & bit) !== 0
+      && ((ls[e + 1] === book && !(price !== 0 && price >= ls[e])) || (ls[e + 3] === book && !(price !== 0 && price <= ls[e + 2])))) {
+      ls[i + LS.EXT_OK] &= ~bit;
+    }
     if (price !== 0 && (ls[i + LS.EXT_OK] & bit) !== 0) {
       if (ls[e + 1] < 0 || price > ls[e] || (price === ls[e] && book < ls[e + 1])) { ls[e] = price; ls[e + 1] = book; }
       if (ls[e + 3] < 0 || price < ls[e + 2] || (price === ls[e + 2] && book < ls[e + 3])) { ls[e + 2] = price; ls[e + 3] = book; }
