@@ -545,6 +545,8 @@ export class Analytics implements StoreListener {
       const on = p > p0;
       const lo = on ? p0 : p;
       const hi = on ? p : p0;
+      // not even the best fresh price has an edge at the higher probability: no fresh quote does, none flips
+      if (!(hi * ls[lb + LS.TOP + o] - 1 > 0)) continue;
       const ladder = store.ladder(line, o);
       let a = 0;
       let z = ladder.length / LD.STRIDE;
