@@ -157,10 +157,15 @@ export class AnalyticsView {
    *  with every outcome empty, by the first, and each record replaces its outcome's fields. */
   applyCons(rec: Float64Array, n: number): void {
     const pool = this.cons;
+    // a line's outcomes arrive one after the other: one index probe for them all
+    let lastEvent = -1;
+    let lastK2 = -1;
+    let lastR = -1;
     for (let off = 0, end = n * CONSO.STRIDE; off < end; off += CONSO.STRIDE) {
       const event = rec[off + CONSO.EVENT];
       const k2 = consK2(rec, off);
-      let r = pool.index.get(event, k2);
+      let r = event === lastEvent && k2 === lastK2 ? lastR : pool.index.get(event, k2);
+      lastEvent = -1;
       if (rec[off + KIND] === ROW.REMOVE) {
         if (r < 0) continue;
         const e = this.byEvent[event];
@@ -186,6 +191,9 @@ export class AnalyticsView {
       d[at + CONS.BOOKS] = rec[off + CONSO.BOOKS];
       d[at + CONS.PBOOKS] = rec[off + CONSO.PBOOKS];
       copyRecord(rec, off + CONSO.F, d, at + CONS.O + rec[off + CONSO.OUTCOME] * CONS.OSIZE, CONS.OSIZE);
+      lastEvent = event;
+      lastK2 = k2;
+      lastR = r;
     }
     if (n > 0) this.version++;
   }
