@@ -41,6 +41,7 @@ function sameSets(t: { equal: (a: unknown, b: unknown, m: string) => void }, got
         const b = wv[i];
         if (a === b || (a !== a && b !== b)) continue;
         bad++;
+        if (process.env.PROPERTY_DEBUG) console.error(label, name, k, 'got', [...gv].join(','), 'want', [...wv].join(','));
         t.equal(a, b, `${label}: ${name} ${k} field ${i}`);
         break;
       }
@@ -132,7 +133,8 @@ function run(t: Asserts, seed: number, steps: number): void {
 }
 
 t.test('analytics - incremental sets equal a from-scratch recomputation after random updates, removals and staleness', async (t) => {
-  // PROPERTY_SEEDS=N runs seeds 1..N instead (a longer search after changing the engine)
+  // PROPERTY_SEEDS=N runs seeds 1..N instead (a longer search after changing the engine); PROPERTY_DEBUG=1 prints
+  // both records of a mismatch
   const n = Number(process.env.PROPERTY_SEEDS ?? 6);
   for (let seed = 1; seed <= n; seed++) run(t, seed, 1500);
 });
