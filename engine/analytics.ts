@@ -217,12 +217,12 @@ export class Analytics implements StoreListener {
     ladder[at + LD.FLAG] = (ladder[at + LD.FLAG] & 1) | (mask << 1);
   }
 
-  /** Keeps the consensus sums in step with what a slot adds: `price` its raw price while it counts, else 0;
+  /** Keeps the consensus sums in step with what a slot (its state at `q` in the store's records) adds: `price` its
+   *  raw price while it counts, else 0;
    *  `old` the raw price it counted with until now (0: none). */
-  private count(line: number, outcome: number, slot: number, book: number, old: number, price: number): void {
+  private count(line: number, outcome: number, slot: number, q: number, book: number, old: number, price: number): void {
     if (old === price) return;
     const qs = this.store.records;
-    const q = this.store.stateOf(slot);
     const units = price === 0 ? 0 : Math.round(FIXED / price);
     const oldUnits = qs[q + QS.UNITS];
     qs[q + QS.UNITS] = units;
@@ -322,13 +322,13 @@ export class Analytics implements StoreListener {
     const store = this.store;
     const qs = store.records;
     const q = store.stateOf(slot);
-    const was = this.fresh(slot);
+    const was = (qs[q + QS.BITS] & 1) !== 0;
     const stale = line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.STALE;
     if (kind === CHANGE.REMOVED) {
       if (!was) this.ls[stale]--;
-      this.setFresh(slot, false);
+      qs[q + QS.BITS] = 0;
       qs[q + QS.SCHED] = 0;
-      this.count(line, outcome, slot, book, was ? oldPrice : 0, 0);
+      this.count(line, outcome, slot, q, book, was ? oldPrice : 0, 0);
       // the tuple is gone; the quotes above its old place are where they were
       if (!was) return;
       this.leave(line, outcome, slot, book, this.freshAbove(line, outcome, null, oldRank * LD.STRIDE));
@@ -342,11 +342,11 @@ export class Analytics implements StoreListener {
     // a verification of a quote that stays fresh changes nothing derived (ages are read when served)
     if (was && fresh && kind === CHANGE.VERIFIED) return;
     if (kind === CHANGE.NEW ? !fresh : was !== fresh) this.ls[stale] += fresh ? -1 : 1;
-    this.setFresh(slot, fresh);
+    qs[q + QS.BITS] = fresh ? 1 : 0;
     const ladder = store.ladder(line, outcome);
     const at = tuple >= 0 ? tuple : store.tupleOf(slot);
     ladder[at + LD.FLAG] = (ladder[at + LD.FLAG] & ~1) | (fresh ? 1 : 0);
-    this.count(line, outcome, slot, book, was ? oldPrice : 0, fresh ? ladder[at + LD.RAW] : 0);
+    this.count(line, outcome, slot, q, book, was ? oldPrice : 0, fresh ? ladder[at + LD.RAW] : 0);
     // one live wheel entry per slot, never later than the slot's expiry (a reused slot may hold a later one)
     if (fresh && (qs[q + QS.SCHED] === 0 || qs[q + QS.SCHED] > wheelSecondOf(expiry))) this.schedule(slot, expiry);
     if (!fresh) {
@@ -468,7 +468,7 @@ export class Analytics implements StoreListener {
         const at = this.store.tupleOf(slot);
         ladder[at + LD.FLAG] = ladder[at + LD.FLAG] & ~1;
         const book = this.store.bookOf(slot);
-        this.count(line, outcome, slot, book, ladder[at + LD.RAW], 0);
+        this.count(line, outcome, slot, q, book, ladder[at + LD.RAW], 0);
         this.leave(line, outcome, slot, book, freshAbove(ladder, at));
         this.dropEdges(line, outcome, book, ladder, at);
       }
