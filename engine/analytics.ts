@@ -204,12 +204,6 @@ export class Analytics implements StoreListener {
     return (this.store.records[this.store.stateOf(slot) + QS.BITS] & 1) !== 0;
   }
 
-  private setFresh(slot: number, fresh: boolean): void {
-    const r = this.store.records;
-    const q = this.store.stateOf(slot) + QS.BITS;
-    r[q] = fresh ? r[q] | 1 : r[q] & ~1;
-  }
-
   /** Sets a quote's EV bits (bit s per sharp index) in its ladder tuple at `at`, beside its freshness in bit 0. The
    *  tuple is the only place that keeps them: a sharp's move flips them while scanning the ladder, and a write to
    *  each quote's own record would cost a cache miss per flip (bench/analytics.ts). */
@@ -460,7 +454,7 @@ export class Analytics implements StoreListener {
           this.schedule(slot, qs[q + QS.EXPIRY]);
           continue;
         }
-        this.setFresh(slot, false);
+        qs[q + QS.BITS] = 0;
         const line = this.store.lineOfSlot(slot);
         const outcome = slot % MAX_OUTCOMES;
         this.ls[line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.STALE]++;
@@ -532,14 +526,13 @@ export class Analytics implements StoreListener {
       buf.data.fill(0, off + FAIR.VALID, off + FAIR.STRIDE);
     } else ls[lb + LS.SHARPS] |= 1 << s;
     this.fairHead(line, s, off, ok);
-    const f = ok ? 0 : -1;
     // The quotes whose bit against this sharp changes: a bit is set while the quote is fresh and p * eff - 1 > 0,
     // which holds for a prefix of the ladder (ordered by eff, and rounding keeps p * eff monotone in eff), so only
     // the tuples between the old prefix's end and the new one's flip. Found by bisection, then walked: a sharp's
     // small move touches a tuple or two instead of the whole line (bench/analytics.ts).
     const bit = 1 << s;
     for (let o = 0; o < n; o++) {
-      const p = f >= 0 ? ls[pm + o * LS.OSIZE] : 0;
+      const p = ok ? ls[pm + o * LS.OSIZE] : 0;
       const p0 = was[o];
       if (p === p0) continue;
       const on = p > p0;
@@ -678,28 +671,22 @@ export class Analytics implements StoreListener {
       d[b + CONS.SUM] = cnt === 0 ? 0 : ls[i + LS.SUM] / FIXED;
       d[b + CONS.CNT] = cnt;
       let ok = ls[i + LS.EXT_OK];
+      const pi = lb + LS.P + o * LS.PSIZE;
       if (!anyP) {
         // no prediction market counts on the line: its part of the record is not read (and bit 1 means nothing)
         d[b + CONS.PSUM] = 0; d[b + CONS.PCNT] = 0;
         d[b + CONS.PBEST] = 0; d[b + CONS.PBEST_BOOK] = -1; d[b + CONS.PWORST] = 0; d[b + CONS.PWORST_BOOK] = -1;
         ok |= 2;
       }
+      if (ok !== 3) writeExtremes(store, line, o, (ok & 1) !== 0 ? 0 : cnt, (ok & 2) !== 0 ? 0 : ls[pi + LS.PCNT], true, 0, d, b);
       const e = i + LS.EXT;
-      if (ok === 3) {
-        d[b + CONS.BEST] = ls[e]; d[b + CONS.BEST_BOOK] = ls[e + 1]; d[b + CONS.WORST] = ls[e + 2]; d[b + CONS.WORST_BOOK] = ls[e + 3];
-        if (anyP) this.predictionConsensus(d, b, lb + LS.P + o * LS.PSIZE, ok);
-        continue;
-      }
-      const pi = lb + LS.P + o * LS.PSIZE;
-      const pcnt = anyP ? ls[pi + LS.PCNT] : 0;
-      writeExtremes(store, line, o, (ok & 1) !== 0 ? 0 : cnt, (ok & 2) !== 0 ? 0 : pcnt, true, 0, d, b);
       if ((ok & 1) !== 0) {
         d[b + CONS.BEST] = ls[e]; d[b + CONS.BEST_BOOK] = ls[e + 1]; d[b + CONS.WORST] = ls[e + 2]; d[b + CONS.WORST_BOOK] = ls[e + 3];
       } else {
         ls[e] = d[b + CONS.BEST]; ls[e + 1] = d[b + CONS.BEST_BOOK]; ls[e + 2] = d[b + CONS.WORST]; ls[e + 3] = d[b + CONS.WORST_BOOK];
       }
       if (anyP) this.predictionConsensus(d, b, pi, ok);
-      ls[i + LS.EXT_OK] = anyP ? 3 : ls[i + LS.EXT_OK] | 1;
+      if (ok !== 3) ls[i + LS.EXT_OK] = anyP ? 3 : ls[i + LS.EXT_OK] | 1;
     }
   }
 
