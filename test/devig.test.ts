@@ -299,3 +299,36 @@ t.test('devigAll - every method at once gives exactly what devig gives method by
   }
   t.ok(checked > 10_000 && invalid > 0, `${checked} method results equal bit for bit, ${invalid} invalid sets agreed`);
 });
+
+t.test('devig - the power exponent agrees with a plain bisection on random two- and three-way sets', async (t) => {
+  // Newton's method stops once a step from the left is below 1e-7 (engine/devig.ts powerRoot); the exponent must
+  // still match 200 halvings of [1, 20] to 1e-12 while every pi < 0.99, and the set must be accepted either way
+  const r = uniform(23);
+  const bisect = (imp: number[]): number => {
+    let lo = 1;
+    let hi = 20;
+    for (let i = 0; i < 200; i++) {
+      const k = (lo + hi) / 2;
+      if (imp.reduce((a, p) => a + Math.pow(p, k), 0) - 1 > 0) lo = k;
+      else hi = k;
+    }
+    return (lo + hi) / 2;
+  };
+  let worst = 0;
+  let rejected = 0;
+  let sets = 0;
+  const out = new Float64Array(3);
+  while (sets < 5000) {
+    const n = sets % 3 === 0 ? 3 : 2;
+    const raw = Array.from({ length: n }, () => 0.01 + r());
+    const total = raw.reduce((a, b) => a + b, 0);
+    const margin = 1 + r() * 0.3;
+    const imp = raw.map((x) => (x / total) * margin);
+    if (imp.some((p) => p >= 0.99)) continue;
+    sets++;
+    worst = Math.max(worst, Math.abs(solvePowerK(imp) - bisect(imp)));
+    if (!devig(imp, 'power', out)) rejected++;
+  }
+  t.ok(worst <= 1e-12, `largest difference ${worst} within 1e-12 over ${sets} sets`);
+  t.equal(rejected, 0, 'every set accepted (its fair probabilities sum to 1 within 1e-12)');
+});
