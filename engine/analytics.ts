@@ -100,6 +100,8 @@ const LS = {
   PSIZE: 6,
   STRIDE: 16 + N_SHARPS + 3 * (8 + N_SHARPS) + 3 * 6,
 } as const;
+/** how many dirty lines ahead flush() loads a line's record */
+const AHEAD = 4;
 /** numbers per line record in the store, and where the analytics' state starts in one */
 const LINE_ROW = LINE_HEAD + LS.STRIDE;
 
@@ -127,6 +129,8 @@ export interface AnalyticsBatch {
 
 export class Analytics implements StoreListener {
   private now = 0;
+  /** what prefetch() loads ends here, so the loads are not dropped as unused */
+  private sink = 0;
   private readonly out = {
     cons: new RecordBuffer(CONSO.STRIDE, 256),
     arb: new RecordBuffer(ARB.STRIDE, 16),
@@ -363,6 +367,23 @@ export class Analytics implements StoreListener {
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s, slot);
     this.softEdges(line, outcome, book, ladder, at);
+  }
+
+  /** Loads what quote() reads of the line's record: the identity and hot fields, and the outcome's block, a number
+   *  from each cache line they may span (8 numbers a line; bench/analytics.ts, the shard alone). */
+  prefetch(line: number, outcome: number): void {
+    const ls = this.ls;
+    const b = line * LINE_ROW;
+    const o = b + LINE_HEAD + LS.O + outcome * LS.OSIZE;
+    this.sink = ls[b] + ls[b + 8] + ls[b + LINE_HEAD + LS.O - 1] + ls[o] + ls[o + 8] + ls[o + LS.OSIZE - 1];
+  }
+
+  /** Loads a line record's identity and hot fields and each outcome's first numbers, for flush(). */
+  private prefetchLine(line: number): void {
+    const ls = this.ls;
+    const b = line * LINE_ROW;
+    const o = b + LINE_HEAD + LS.O;
+    this.sink = ls[b] + ls[b + 8] + ls[o - 1] + ls[o] + ls[o + LS.OSIZE] + ls[o + 2 * LS.OSIZE];
   }
 
   /** Fresh quotes above tuple offset `top` of a ladder, counted up to ARB.ALTS (all a caller asks): the place itself
@@ -626,7 +647,12 @@ export class Analytics implements StoreListener {
       }
     }
     this.sharpLines.length = 0;
-    for (const line of this.dirtyLines) {
+    const dirty = this.dirtyLines;
+    for (let j = 0; j < dirty.length; j++) {
+      const line = dirty[j];
+      // the records of the lines a few places on are loaded while this one is worked on: by the end of a batch of
+      // random updates they have left the cache (bench/analytics.ts, the shard alone)
+      if (j + AHEAD < dirty.length) this.prefetchLine(dirty[j + AHEAD]);
       const b = line * LINE_ROW + LINE_HEAD;
       if (!store.lineLive(line) || this.ls[b + LS.DIRTY] !== this.batch) continue;
       this.emitConsensus(line);

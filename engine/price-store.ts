@@ -80,6 +80,11 @@ export interface StoreListener {
     at: number, lastUpdate: number, removedFlag: number): void;
   /** the line is about to be freed (its id may be reused afterwards) */
   lineFreed(line: number): void;
+  /** An observation of `outcome` on `line` is about to be applied (it may still turn out stale): called as soon as
+   *  the store has read the line from the book-line record, before it walks the ladder. The listener loads the line state it will read in
+   *  quote(), so those cache misses overlap the ladder's instead of following them (the update's branches on
+   *  ladder prices keep the processor from running that far ahead on its own; bench/analytics.ts). */
+  prefetch(line: number, outcome: number): void;
 }
 
 const DEFAULT_COMMISSION = Float64Array.from(BOOKMAKERS, (b) => (b.kind === 'exchange' ? b.commission : 0));
@@ -246,6 +251,7 @@ export class PriceStore {
     const q = b * BL.STRIDE + BL.Q + outcome * QF.SIZE;
     const slot = b * MAX_OUTCOMES + outcome;
     const line = d[b * BL.STRIDE + BL.LINE];
+    if (this.listener !== null) this.listener.prefetch(line, outcome);
     const ladder = this.ladders[line * MAX_OUTCOMES + outcome];
     if (d[q + QF.PRICE] === 0) {
       d[q + QF.PRICE] = price;

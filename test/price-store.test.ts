@@ -393,6 +393,30 @@ t.test('price store - listener line state: reserved only on an empty store, zero
   t.notOk(store.lineLive(store.lineIdLimit + 5), 'an id never used is not live');
 });
 
+t.test('price store - listener prefetch: called with the line and outcome before quote() of every observation that reaches its book-line', async (t) => {
+  const store = new PriceStore(4);
+  const out = new RecordBuffer(CHG.STRIDE, 1);
+  const calls: string[] = [];
+  store.listener = {
+    prefetch: (line, outcome) => { calls.push(`prefetch ${line}/${outcome}`); },
+    quote: (line, outcome, _slot, kind) => { calls.push(`quote ${line}/${outcome} ${KIND_NAME[kind]}`); },
+    lineFreed: (line) => { calls.push(`freed ${line}`); },
+  };
+  applyObs(store, out, [ml(1, 0, 1.9, 10), ml(1, 1, 2.0, 10), ml(1, 1, 2.1, 20), ml(1, 1, 2.1, 30), ml(1, 1, 2.3, 25)]);
+  const line = store.line(1, 0, NaN_, -1)!.id;
+  t.same(calls, [
+    `prefetch ${line}/0`, `quote ${line}/0 NEW`,
+    `prefetch ${line}/1`, `quote ${line}/1 NEW`,
+    `prefetch ${line}/1`, `quote ${line}/1 PRICE`,
+    `prefetch ${line}/1`, `quote ${line}/1 VERIFIED`,
+    `prefetch ${line}/1`,
+  ], 'each observation announces its line and outcome first; the stale one (ts 25 < 30) is found stale after it, and changes nothing');
+  calls.length = 0;
+  applyObs(store, out, [spread(1, -3, 0, 1.9, 40), spread(1, -2, 0, 1.9, 35)]);
+  const spreadLine = store.line(1, 2, -3, -1)!.id;
+  t.same(calls, [`prefetch ${spreadLine}/0`, `quote ${spreadLine}/0 NEW`], 'a book on a new line: prefetched on that line; an older observation that would move it again announces nothing');
+});
+
 t.test('price store - growth past the initial capacity keeps data intact (capacity 4, 1000 quotes)', async (t) => {
   const store = new PriceStore(4);
   const out = new RecordBuffer(CHG.STRIDE, 1);
