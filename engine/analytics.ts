@@ -73,7 +73,8 @@ const LS = {
   O: 11,
   /** consensus running sum of implied probabilities (in units of 1 / FIXED) and count */
   SUM: 0, CNT: 1,
-  /** bit 0 (other books) or 1 (prediction markets) set while EXT (PEXT) holds the extremes */
+  /** bit 0 (other books) or 1 (prediction markets) set once EXT (PEXT) holds the extremes: from the line's first
+   *  consensus sent (with prediction markets on it, for bit 1) until the line is freed */
   EXT_OK: 2,
   /** tuples in the ladder that are not fresh: while there are none, a quote's rank among fresh quotes is its place
    *  in the ladder, known without reading the tuples above it (bench/analytics.ts) */
@@ -173,6 +174,8 @@ export class Analytics implements StoreListener {
   private readonly implied = new Float64Array(3);
   /** the first two of `implied`, for two-way lines */
   private readonly implied2 = this.implied.subarray(0, 2);
+  /** an outcome's extremes as count() searches them (CONS outcome fields) */
+  private readonly extremes = new Float64Array(CONS.OSIZE);
   /** sharpChanged's outcomes' highest fair probabilities before the change */
   private readonly pmaxWas = new Float64Array(3);
 
@@ -229,18 +232,6 @@ export class Analytics implements StoreListener {
     const i = b + LS.O + outcome * LS.OSIZE;
     const prediction = PREDICTION[book] === 1;
     const pi = b + LS.P + outcome * LS.PSIZE;
-    // the extremes stay known unless the quote that held one leaves, or moves inwards (then the ladder is searched
-    // again at the end of the batch): the best quote moving up, or the worst moving down, still holds it
-    const bit = prediction ? 2 : 1;
-    const e = prediction ? pi + LS.PEXT : i + LS.EXT;
-    if (old !== 0 && (ls[i + LS.EXT_OK] & bit) !== 0
-      && ((ls[e + 1] === book && !(price !== 0 && price >= ls[e])) || (ls[e + 3] === book && !(price !== 0 && price <= ls[e + 2])))) {
-      ls[i + LS.EXT_OK] &= ~bit;
-    }
-    if (price !== 0 && (ls[i + LS.EXT_OK] & bit) !== 0) {
-      if (ls[e + 1] < 0 || price > ls[e] || (price === ls[e] && book < ls[e + 1])) { ls[e] = price; ls[e + 1] = book; }
-      if (ls[e + 3] < 0 || price < ls[e + 2] || (price === ls[e + 2] && book < ls[e + 3])) { ls[e + 2] = price; ls[e + 3] = book; }
-    }
     // this outcome's consensus changed in this batch (markLine follows, and stamps DIRTY after this first mark)
     const m = b + LS.CONS_MASK;
     ls[m] = ls[b + LS.DIRTY] === this.batch ? ls[m] | (1 << outcome) : 1 << outcome;
@@ -248,9 +239,32 @@ export class Analytics implements StoreListener {
     const cnt = prediction ? pi + LS.PCNT : i + LS.CNT;
     ls[sum] += units - oldUnits;
     ls[cnt] += (units === 0 ? 0 : 1) - (oldUnits === 0 ? 0 : 1);
+    // Once known, the extremes are kept: a quote beyond one takes it, and when the quote that held one leaves or
+    // moves inwards (the best moving up, or the worst down, still holds it) the ladder is searched at once. The
+    // update has just walked that ladder, so it is in the cache; by the end of a batch of random updates it has
+    // left it again, and the search cost a cache miss or three (bench/analytics.ts, the shard alone).
+    if ((ls[i + LS.EXT_OK] & (prediction ? 2 : 1)) !== 0) {
+      const e = prediction ? pi + LS.PEXT : i + LS.EXT;
+      if (old !== 0 && ((ls[e + 1] === book && !(price !== 0 && price >= ls[e])) || (ls[e + 3] === book && !(price !== 0 && price <= ls[e + 2])))) {
+        const x = this.extremes;
+        writeExtremes(this.store, line, outcome, prediction ? 0 : ls[cnt], prediction ? ls[cnt] : 0, true, 0, x, 0);
+        const f = prediction ? CONS.PBEST : CONS.BEST;
+        ls[e] = x[f]; ls[e + 1] = x[f + 1]; ls[e + 2] = x[f + 2]; ls[e + 3] = x[f + 3];
+      } else if (price !== 0) {
+        if (ls[e + 1] < 0 || price > ls[e] || (price === ls[e] && book < ls[e + 1])) { ls[e] = price; ls[e + 1] = book; }
+        if (ls[e + 3] < 0 || price < ls[e + 2] || (price === ls[e + 2] && book < ls[e + 3])) { ls[e + 2] = price; ls[e + 3] = book; }
+      }
+    }
+    this.countBooks(line, slot, book, prediction, units, oldUnits);
+  }
+
+  /** The book-line's first counted outcome counts its book on the line and in the group, its last uncounts it. */
+  private countBooks(line: number, slot: number, book: number, prediction: boolean, units: number, oldUnits: number): void {
     if ((oldUnits === 0) === (units === 0)) return;
-    // the book-line's first counted outcome counts its book on the line and in the group, its last uncounts it;
     // its outcomes are the neighbouring slots
+    const qs = this.store.records;
+    const ls = this.ls;
+    const b = line * LINE_ROW + LINE_HEAD;
     const first = slot - (slot % MAX_OUTCOMES);
     let others = 0;
     for (let k = first; k < first + MAX_OUTCOMES; k++) if (k !== slot && qs[this.store.stateOf(k) + QS.UNITS] !== 0) others++;
