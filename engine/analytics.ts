@@ -383,13 +383,14 @@ export class Analytics implements StoreListener {
     this.softEdges(line, outcome, book, ladder, at);
   }
 
-  /** Loads what quote() reads of the line's record: the identity and hot fields, and the outcome's block, a number
-   *  from each cache line they may span (8 numbers a line; bench/analytics.ts, the shard alone). */
+  /** Loads what quote() reads of the line's record: the identity and hot fields (18 numbers) and the outcome's block
+   *  (13), a number from each cache line of 8 they can span wherever the record starts (bench/analytics.ts, the
+   *  shard alone). */
   prefetch(line: number, outcome: number): void {
     const ls = this.ls;
     const b = line * LINE_ROW;
     const o = b + LINE_HEAD + LS.O + outcome * LS.OSIZE;
-    this.sink = ls[b] + ls[b + 8] + ls[b + LINE_HEAD + LS.O - 1] + ls[o] + ls[o + 8] + ls[o + LS.OSIZE - 1];
+    this.sink = ls[b] + ls[b + 8] + ls[b + 16] + ls[b + LINE_HEAD + LS.O - 1] + ls[o] + ls[o + 8] + ls[o + LS.OSIZE - 1];
   }
 
   /** Loads a line record's identity and hot fields and each outcome's first numbers, for flush(). */

@@ -81,9 +81,10 @@ export interface StoreListener {
   /** the line is about to be freed (its id may be reused afterwards) */
   lineFreed(line: number): void;
   /** An observation of `outcome` on `line` is about to be applied (it may still turn out stale): called as soon as
-   *  the store has read the line from the book-line record, before it walks the ladder. The listener loads the line state it will read in
-   *  quote(), so those cache misses overlap the ladder's instead of following them (the update's branches on
-   *  ladder prices keep the processor from running that far ahead on its own; bench/analytics.ts). */
+   *  the store has read the line from the book-line record, before it walks the ladder. The listener loads the line
+   *  state it will read in quote(), so those cache misses overlap the ladder's instead of following them (the
+   *  update's branches on ladder prices keep the processor from running that far ahead on its own;
+   *  bench/analytics.ts). */
   prefetch(line: number, outcome: number): void;
 }
 
