@@ -371,6 +371,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     );
     const app = uWS.App();
     const streams = new Streams(services, { ...DEFAULT_LIMITS, ...cfg.streams });
+    metrics.watchStreams(() => streams.closes);
     streams.mount(app);
     cleanups.push(async () => streams.close());
     router.mount(app);

@@ -2,6 +2,7 @@
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Hub } from '../workers/hub.js';
+import type { StreamCloses } from './ws/server.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -41,6 +42,22 @@ export class Metrics {
     counter('linewire_shard_restarts_total', 'Shard workers restarted after a crash', (h) => h.counters.shardRestarts);
     counter('linewire_events', 'Events held', (h) => h.readModel.eventCount);
     counter('linewire_quotes', 'Quotes held across shards', (h) => h.pool.quoteCounts().reduce((a, b) => a + b, 0));
+  }
+
+  /** linewire_ws_server_closes_total{cause}: WebSocket streams the server closed, read from `read` at scrape time. */
+  watchStreams(read: () => StreamCloses): void {
+    new Gauge({
+      name: 'linewire_ws_server_closes_total',
+      help: 'WebSocket streams closed by the server: backpressure (4008, too far behind), silence (4002), revoked (4001)',
+      labelNames: ['cause'],
+      registers: [this.registry],
+      collect() {
+        const c = read();
+        this.set({ cause: 'backpressure' }, c.backpressure);
+        this.set({ cause: 'silence' }, c.silence);
+        this.set({ cause: 'revoked' }, c.revoked);
+      },
+    });
   }
 
   observe(route: string, status: number, ms: number): void {

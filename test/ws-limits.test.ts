@@ -18,6 +18,11 @@ t.test('ws limits', async (t) => {
     { book, event_id: e.id, market: 'h2h', outcome: e.away_team, price: 3.9 - p },
   ]));
   await app.ingest({ events, prices: prices(1.9) });
+  /** the server's count of streams it closed for `cause`, from /metrics */
+  const closes = async (cause: string): Promise<number> => {
+    const text = await (await app.get('/metrics')).text();
+    return Number(new RegExp(`^linewire_ws_server_closes_total\\{cause="${cause}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+  };
 
   t.test('a snapshot above the segment bound arrives in start, mid and end segments of one seq', async (t) => {
     const c = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${key}`);
@@ -41,9 +46,13 @@ t.test('ws limits', async (t) => {
     const c = await connect(app, `/v1/ws/odds-fast/baseball_mlb?apiKey=${key}`);
     await c.until((f) => f.type === 'snapshot' && f.seg === 'end');
     const socket = (c.ws as unknown as { _socket: { pause(): void } })._socket;
+    t.equal(await closes('backpressure'), 0, 'no stream closed for backpressure yet');
     socket.pause();
-    // the heartbeat carries nothing here: deltas fill the kernel buffers, then the server's
-    for (let i = 0; i < 150 && c.closed === null; i++) {
+    // the heartbeat carries nothing here: deltas fill the kernel buffers, then the server's. The client reads
+    // again as soon as the server has closed the stream (its counter says so): a client that stayed paused for
+    // seconds after that saw the connection dropped (1006) before the close frame reached it (CI, 2026-11-25, on
+    // a slow host where the 150 ingests took longer than the server waits for a closing socket to drain)
+    for (let i = 0; i < 150 && (await closes('backpressure')) === 0; i++) {
       await app.ingest({ prices: big(1.8 + (i % 20) / 100) });
       if (i % 30 === 29) await new Promise((r) => setTimeout(r, 400));
     }
@@ -51,6 +60,7 @@ t.test('ws limits', async (t) => {
     const closed = await c.closedWith(10_000);
     t.equal(closed.code, 4008, 'closed with 4008');
     t.match(closed.reason, /resume/, 'the reason says how to come back');
+    t.equal(await closes('backpressure'), 1, 'counted once in linewire_ws_server_closes_total{cause="backpressure"}');
   });
 
   t.test('an idle client is pinged; a client that stops answering is closed', async (t) => {
@@ -68,6 +78,7 @@ t.test('ws limits', async (t) => {
     sock.resume();
     const closed = await c.closedWith(10_000);
     t.equal(closed.code, 4002, 'closed with 4002 after inbound silence');
+    t.equal(await closes('silence'), 1, 'counted in linewire_ws_server_closes_total{cause="silence"}');
   });
 
   t.test('/ws/live carries in-play events only; an event that starts joins with its whole quote set', async (t) => {

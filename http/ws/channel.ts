@@ -226,17 +226,20 @@ export class Channel {
     return first < 0 ? null : this.ring.slice(first);
   }
 
-  /** Closes sockets that stayed above the hard bound for too long. */
-  enforce(now: number): void {
+  /** Closes sockets that stayed above the hard bound for too long; returns how many it closed. */
+  enforce(now: number): number {
+    let closed = 0;
     for (const ws of this.sockets) {
       const s = ws.getUserData();
       if (s.closed || !s.dirty) continue;
       if (ws.getBufferedAmount() > this.limits.hardBytes && now - s.dirtySince > this.limits.hardMs) {
         s.closed = true;
+        closed++;
         ws.end(4008, 'backpressure: too far behind; reconnect with resume=<epoch>:<seq>');
       } else if (ws.getBufferedAmount() <= this.limits.lowWatermark) {
         this.catchUp(ws, now);
       }
     }
+    return closed;
   }
 }

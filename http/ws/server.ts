@@ -47,8 +47,17 @@ function parseFilters(get: (name: string) => string | null): Filters | string {
   };
 }
 
+/** Sockets the server closed on its own after they were open, by cause (the /metrics counter
+ *  linewire_ws_server_closes_total): 4008 too far behind, 4002 silent, 4001 key revoked. */
+export interface StreamCloses {
+  backpressure: number;
+  silence: number;
+  revoked: number;
+}
+
 export class Streams {
   readonly epoch = Date.now().toString(36) + randomBytes(3).toString('hex');
+  readonly closes: StreamCloses = { backpressure: 0, silence: 0, revoked: 0 };
   private readonly channels = new Map<string, Channel>();
   private readonly bySport = new Map<string, Channel[]>();
   private readonly liveSeen = new Map<Channel, Set<string>>();
@@ -320,7 +329,7 @@ export class Streams {
         this.lastFlush.set(ch, now);
         ch.flush(now);
       }
-      ch.enforce(now);
+      this.closes.backpressure += ch.enforce(now);
     }
     if (now - this.lastHeartbeat >= HEARTBEAT_MS) {
       this.lastHeartbeat = now;
@@ -344,12 +353,14 @@ export class Streams {
         if (st.closed) continue;
         if (st.keyState !== null && st.keyState.revoked) {
           st.closed = true;
+          this.closes.revoked++;
           ws.end(4001, 'API key revoked');
           continue;
         }
         const quiet = wall - st.lastInbound;
         if (quiet > idle) {
           st.closed = true;
+          this.closes.silence++;
           ws.end(4002, `no frame or pong from the client for ${this.limits.idleSeconds} s`);
         } else if (quiet > idle / 2 && wall - st.lastPing > idle / 2) {
           st.lastPing = wall;
