@@ -94,6 +94,8 @@ t.test('revocation - takes effect at once, for admin and for the account itself'
   t.equal((await app.get('/v1/bookmakers', { 'X-API-Key': b.key })).status, 200, 'the account\'s other key still works');
   const closed = await ws.closedWith(5000);
   t.same([closed.code, closed.reason], [4001, 'API key revoked'], 'its open WebSocket is closed with 4001');
+  const metrics = await (await app.get('/metrics')).text();
+  t.match(metrics, /^linewire_ws_server_closes_total\{cause="revoked"\} 1$/m, 'counted in /metrics as a close for a revoked key');
   t.equal((await send('DELETE', '/v1/admin/keys/999999', undefined, admin)).status, 404, 'an unknown key: 404');
 
   // an account's own keys
