@@ -101,8 +101,6 @@ const LS = {
   PSIZE: 6,
   STRIDE: 16 + N_SHARPS + 3 * (8 + N_SHARPS) + 3 * 6,
 } as const;
-/** how many dirty lines ahead flush() loads a line's record */
-const AHEAD = 4;
 /** numbers per line record in the store, and where the analytics' state starts in one */
 const LINE_ROW = LINE_HEAD + LS.STRIDE;
 
@@ -393,6 +391,37 @@ export class Analytics implements StoreListener {
     this.sink = ls[b] + ls[b + 8] + ls[b + 16] + ls[b + LINE_HEAD + LS.O - 1] + ls[o] + ls[o + 8] + ls[o + LS.OSIZE - 1];
   }
 
+  /** Loads what sharpChanged() will read of every sharp line of the batch, in passes of independent loads: their
+   *  cache misses overlap each other, where one line after another each waited for its own. First the records'
+   *  sharp fields and the ladders' headers, then what those point to: the sharp's quote record and the ladders'
+   *  tuples where the bisection starts. */
+  private touchSharpLines(): void {
+    const lines = this.sharpLines;
+    const ls = this.ls;
+    const store = this.store;
+    let sink = 0;
+    for (let j = 0; j < lines.length; j++) {
+      const b = lines[j] * LINE_ROW + LINE_HEAD;
+      sink += ls[b + LS.SHARP_STAMP] + ls[b + LS.SHARP_SLOT + N_SHARPS - 1] + ls[b + LS.O + LS.PMAX] + ls[b + LS.O + LS.OSIZE + LS.PMAX];
+      sink += store.ladder(lines[j], 0).length + store.ladder(lines[j], 1).length;
+    }
+    const qs = store.records;
+    for (let j = 0; j < lines.length; j++) {
+      const line = lines[j];
+      const b = line * LINE_ROW + LINE_HEAD;
+      const bits = ls[b + LS.SHARP_DIRTY];
+      for (let s = 0; s < N_SHARPS; s++) {
+        const base = ls[b + LS.SHARP_SLOT + s] - 1;
+        if ((bits & (1 << s)) !== 0 && base >= 0) sink += qs[store.stateOf(base)];
+      }
+      for (let o = 0; o < 2; o++) {
+        const l = store.ladder(line, o);
+        if (l.length > 0) sink += l[((l.length / LD.STRIDE) >> 1) * LD.STRIDE];
+      }
+    }
+    this.sink = sink;
+  }
+
   /** Loads a line record's identity and hot fields and each outcome's first numbers, for flush(). */
   private prefetchLine(line: number): void {
     const ls = this.ls;
@@ -654,6 +683,7 @@ export class Analytics implements StoreListener {
   flush(copy = true): AnalyticsBatch {
     const store = this.store;
     // the sharps first: their no-vig lines settle every EV bit of their lines
+    this.touchSharpLines();
     for (const line of this.sharpLines) {
       const b = line * LINE_ROW + LINE_HEAD;
       if (!store.lineLive(line) || this.ls[b + LS.SHARP_STAMP] !== this.batch) continue;
@@ -663,11 +693,11 @@ export class Analytics implements StoreListener {
     }
     this.sharpLines.length = 0;
     const dirty = this.dirtyLines;
+    // by the end of a batch of random updates the dirty lines' records have left the cache again: one pass of
+    // independent loads first, so their misses overlap, instead of each line waiting for its own (bench/analytics.ts)
+    for (let j = 0; j < dirty.length; j++) this.prefetchLine(dirty[j]);
     for (let j = 0; j < dirty.length; j++) {
       const line = dirty[j];
-      // the records of the lines a few places on are loaded while this one is worked on: by the end of a batch of
-      // random updates they have left the cache (bench/analytics.ts, the shard alone)
-      if (j + AHEAD < dirty.length) this.prefetchLine(dirty[j + AHEAD]);
       const b = line * LINE_ROW + LINE_HEAD;
       if (!store.lineLive(line) || this.ls[b + LS.DIRTY] !== this.batch) continue;
       this.emitConsensus(line);
