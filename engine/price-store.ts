@@ -26,6 +26,8 @@ export const MAX_OUTCOMES = 3;
 /** books are ids below this */
 export const MAX_BOOKS = 1024;
 
+/** observations warmed at a time (warm()): their records stay in the cache until they are applied */
+const WARM = 64;
 const NO_POINT = 0;
 const POINT_OFFSET = 8192;
 
@@ -81,10 +83,10 @@ export interface StoreListener {
   /** the line is about to be freed (its id may be reused afterwards) */
   lineFreed(line: number): void;
   /** An observation of `outcome` on `line` is about to be applied (it may still turn out stale): called as soon as
-   *  the store has read the line from the book-line record, before it walks the ladder. The listener loads the line
-   *  state it will read in quote(), so those cache misses overlap the ladder's instead of following them (the
-   *  update's branches on ladder prices keep the processor from running that far ahead on its own;
-   *  bench/analytics.ts). */
+   *  the store has read the line from the book-line record, before it walks the ladder, and ahead of that too, when
+   *  the store loads the records of a group of observations before applying them (warm(); then only for lines that
+   *  exist already). The listener loads the line state it will read in quote(), so those cache misses overlap the
+   *  store's own instead of following them (bench/analytics.ts). Loads only: it changes nothing. */
   prefetch(line: number, outcome: number): void;
 }
 
@@ -202,6 +204,11 @@ export class PriceStore {
   private readonly grFree: number[] = [];
   private grNext = 0;
   listener: StoreListener | null = null;
+  /** warm(): per observation of the group, its book-line and then its line (-1: none), and its quote's offset */
+  private readonly warmAt = new Int32Array(WARM);
+  private readonly warmQ = new Int32Array(WARM);
+  /** what warm() loads ends here, so the loads are not dropped as unused */
+  private sink = 0;
 
   /** `capacity` in quotes; it grows as needed. `commission` per book id (default: the catalogue's exchanges). */
   constructor(capacity = 1024, opts: { commission?: ArrayLike<number> } = {}) {
@@ -233,12 +240,47 @@ export class PriceStore {
    *  or verified a quote (stale ones are counted in `staleIgnored`). */
   apply(obs: Float64Array, count: number, out: RecordBuffer): number {
     let applied = 0;
-    for (let i = 0, off = 0; i < count; i++, off += OBS.STRIDE) {
-      // `| 0` turns the float64 ids back into small integers for the index arithmetic
-      if (this.observe(obs[off + OBS.EVENT] | 0, obs[off + OBS.MARKET] | 0, obs[off + OBS.POINT], obs[off + OBS.PLAYER] | 0,
-        obs[off + OBS.OUTCOME] | 0, obs[off + OBS.BOOK] | 0, obs[off + OBS.PRICE], obs[off + OBS.TS], out)) applied++;
+    for (let start = 0; start < count; start += WARM) {
+      const end = Math.min(count, start + WARM);
+      this.warm(obs, start, end);
+      for (let i = start, off = start * OBS.STRIDE; i < end; i++, off += OBS.STRIDE) {
+        // `| 0` turns the float64 ids back into small integers for the index arithmetic
+        if (this.observe(obs[off + OBS.EVENT] | 0, obs[off + OBS.MARKET] | 0, obs[off + OBS.POINT], obs[off + OBS.PLAYER] | 0,
+          obs[off + OBS.OUTCOME] | 0, obs[off + OBS.BOOK] | 0, obs[off + OBS.PRICE], obs[off + OBS.TS], out)) applied++;
+      }
     }
     return applied;
+  }
+
+  /** Loads what the observations start..end will read, one level at a time over all of them: their index buckets,
+   *  then their book-line records, then their lines' ladders (and the listener's line state). Each level's loads
+   *  are independent of each other, so their cache misses overlap, where an update on its own waits for each in
+   *  turn (bench/analytics.ts, bench/ingest.ts). Reads only: the observations are applied afterwards as before. */
+  private warm(obs: Float64Array, start: number, end: number): void {
+    const w = this.warmAt;
+    let sink = 0;
+    for (let i = start, off = start * OBS.STRIDE; i < end; i++, off += OBS.STRIDE) {
+      w[i - start] = this.blIndex.get(obs[off + OBS.EVENT] | 0, blKey(obs[off + OBS.MARKET] | 0, obs[off + OBS.PLAYER] | 0, obs[off + OBS.BOOK] | 0));
+    }
+    const d = this.bl;
+    for (let i = start, off = start * OBS.STRIDE; i < end; i++, off += OBS.STRIDE) {
+      const b = w[i - start];
+      if (b < 0) continue;
+      const q = b * BL.STRIDE + BL.Q + (obs[off + OBS.OUTCOME] | 0) * QF.SIZE;
+      sink += d[q + QF.AT];
+      w[i - start] = d[b * BL.STRIDE + BL.LINE];
+      this.warmQ[i - start] = q;
+    }
+    for (let i = start, off = start * OBS.STRIDE; i < end; i++, off += OBS.STRIDE) {
+      const line = w[i - start];
+      if (line < 0) continue;
+      const outcome = obs[off + OBS.OUTCOME] | 0;
+      const l = this.ladders[line * MAX_OUTCOMES + outcome];
+      const at = d[this.warmQ[i - start] + QF.AT];
+      if (at < l.length) sink += l[at];
+      if (this.listener !== null) this.listener.prefetch(line, outcome);
+    }
+    this.sink = sink;
   }
 
   observe(event: number, market: number, point: number, player: number, outcome: number, book: number,

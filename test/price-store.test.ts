@@ -415,6 +415,13 @@ t.test('price store - listener prefetch: called with the line and outcome before
   applyObs(store, out, [spread(1, -3, 0, 1.9, 40), spread(1, -2, 0, 1.9, 35)]);
   const spreadLine = store.line(1, 2, -3, -1)!.id;
   t.same(calls, [`prefetch ${spreadLine}/0`, `quote ${spreadLine}/0 NEW`], 'a book on a new line: prefetched on that line; an older observation that would move it again announces nothing');
+  calls.length = 0;
+  applyObs(store, out, [ml(1, 0, 1.8, 50), ml(1, 1, 2.2, 50)]);
+  t.same(calls, [
+    `prefetch ${line}/0`, `prefetch ${line}/1`,
+    `prefetch ${line}/0`, `quote ${line}/0 PRICE`,
+    `prefetch ${line}/1`, `quote ${line}/1 PRICE`,
+  ], 'observations on lines that exist are announced once ahead, when the store loads their records as a group, and again as each is applied');
 });
 
 t.test('price store - growth past the initial capacity keeps data intact (capacity 4, 1000 quotes)', async (t) => {
