@@ -277,7 +277,8 @@ export class PriceStore {
       const outcome = obs[off + OBS.OUTCOME] | 0;
       const l = this.ladders[line * MAX_OUTCOMES + outcome];
       const at = d[this.warmQ[i - start] + QF.AT];
-      if (at < l.length) sink += l[at];
+      // an outcome past the last ladder finds none: warm() only reads, and must not be what throws
+      if (l !== undefined && at < l.length) sink += l[at];
       if (this.listener !== null) this.listener.prefetch(line, outcome);
     }
     this.sink = sink;
