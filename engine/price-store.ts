@@ -82,10 +82,9 @@ export interface StoreListener {
     at: number, lastUpdate: number, removedFlag: number): void;
   /** the line is about to be freed (its id may be reused afterwards) */
   lineFreed(line: number): void;
-  /** An observation of `outcome` on `line` is about to be applied (it may still turn out stale): called as soon as
-   *  the store has read the line from the book-line record, before it walks the ladder, and ahead of that too, when
-   *  the store loads the records of a group of observations before applying them (warm(); then only for lines that
-   *  exist already). The listener loads the line state it will read in quote(), so those cache misses overlap the
+  /** An observation of `outcome` on `line` is about to be applied (it may still turn out stale): called while the
+   *  store loads the records of a group of observations before applying them (warm()), for each whose book-line
+   *  exists already. The listener loads the line state it will read in quote(), so those cache misses overlap the
    *  store's own instead of following them (bench/analytics.ts). Loads only: it changes nothing. */
   prefetch(line: number, outcome: number): void;
 }
@@ -277,8 +276,7 @@ export class PriceStore {
       const outcome = obs[off + OBS.OUTCOME] | 0;
       const l = this.ladders[line * MAX_OUTCOMES + outcome];
       const at = d[this.warmQ[i - start] + QF.AT];
-      // an outcome past the last ladder finds none: warm() only reads, and must not be what throws
-      if (l !== undefined && at < l.length) sink += l[at];
+      if (at < l.length) sink += l[at];
       if (this.listener !== null) this.listener.prefetch(line, outcome);
     }
     this.sink = sink;
@@ -295,7 +293,6 @@ export class PriceStore {
     const q = b * BL.STRIDE + BL.Q + outcome * QF.SIZE;
     const slot = b * MAX_OUTCOMES + outcome;
     const line = d[b * BL.STRIDE + BL.LINE];
-    if (this.listener !== null) this.listener.prefetch(line, outcome);
     const ladder = this.ladders[line * MAX_OUTCOMES + outcome];
     if (d[q + QF.PRICE] === 0) {
       d[q + QF.PRICE] = price;

@@ -393,7 +393,7 @@ t.test('price store - listener line state: reserved only on an empty store, zero
   t.notOk(store.lineLive(store.lineIdLimit + 5), 'an id never used is not live');
 });
 
-t.test('price store - listener prefetch: called with the line and outcome before quote() of every observation that reaches its book-line', async (t) => {
+t.test('price store - listener prefetch: every observation of a group of 64 whose book-line exists is announced before the group is applied', async (t) => {
   const store = new PriceStore(4);
   const out = new RecordBuffer(CHG.STRIDE, 1);
   const calls: string[] = [];
@@ -402,26 +402,24 @@ t.test('price store - listener prefetch: called with the line and outcome before
     quote: (line, outcome, _slot, kind) => { calls.push(`quote ${line}/${outcome} ${KIND_NAME[kind]}`); },
     lineFreed: (line) => { calls.push(`freed ${line}`); },
   };
-  applyObs(store, out, [ml(1, 0, 1.9, 10), ml(1, 1, 2.0, 10), ml(1, 1, 2.1, 20), ml(1, 1, 2.1, 30), ml(1, 1, 2.3, 25)]);
+  applyObs(store, out, [ml(1, 0, 1.9, 10), ml(1, 1, 2.0, 10)]);
   const line = store.line(1, 0, NaN_, -1)!.id;
-  t.same(calls, [
-    `prefetch ${line}/0`, `quote ${line}/0 NEW`,
-    `prefetch ${line}/1`, `quote ${line}/1 NEW`,
-    `prefetch ${line}/1`, `quote ${line}/1 PRICE`,
-    `prefetch ${line}/1`, `quote ${line}/1 VERIFIED`,
-    `prefetch ${line}/1`,
-  ], 'each observation announces its line and outcome first; the stale one (ts 25 < 30) is found stale after it, and changes nothing');
+  t.same(calls, [`quote ${line}/0 NEW`, `quote ${line}/1 NEW`], 'a book-line made in the group: nothing to load ahead');
   calls.length = 0;
-  applyObs(store, out, [spread(1, -3, 0, 1.9, 40), spread(1, -2, 0, 1.9, 35)]);
-  const spreadLine = store.line(1, 2, -3, -1)!.id;
-  t.same(calls, [`prefetch ${spreadLine}/0`, `quote ${spreadLine}/0 NEW`], 'a book on a new line: prefetched on that line; an older observation that would move it again announces nothing');
-  calls.length = 0;
-  applyObs(store, out, [ml(1, 0, 1.8, 50), ml(1, 1, 2.2, 50)]);
+  applyObs(store, out, [ml(1, 0, 1.8, 20), ml(1, 1, 2.1, 20), ml(1, 1, 2.3, 15)]);
   t.same(calls, [
-    `prefetch ${line}/0`, `prefetch ${line}/1`,
-    `prefetch ${line}/0`, `quote ${line}/0 PRICE`,
-    `prefetch ${line}/1`, `quote ${line}/1 PRICE`,
-  ], 'observations on lines that exist are announced once ahead, when the store loads their records as a group, and again as each is applied');
+    `prefetch ${line}/0`, `prefetch ${line}/1`, `prefetch ${line}/1`,
+    `quote ${line}/0 PRICE`, `quote ${line}/1 PRICE`,
+  ], 'all three announced first; the stale one (ts 15 < 20) is found stale when applied, and changes nothing');
+  calls.length = 0;
+  const many: Obs[] = [];
+  for (let i = 0; i < 70; i++) many.push(ml(1, 0, i % 2 === 0 ? 1.7 : 1.75, 30 + i));
+  applyObs(store, out, many);
+  const expected = [
+    ...Array.from({ length: 64 }, () => `prefetch ${line}/0`), ...Array.from({ length: 64 }, () => `quote ${line}/0 PRICE`),
+    ...Array.from({ length: 6 }, () => `prefetch ${line}/0`), ...Array.from({ length: 6 }, () => `quote ${line}/0 PRICE`),
+  ];
+  t.same(calls, expected, '70 observations: a group of 64 announced and applied, then the other 6');
 });
 
 t.test('price store - growth past the initial capacity keeps data intact (capacity 4, 1000 quotes)', async (t) => {
