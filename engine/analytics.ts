@@ -422,6 +422,34 @@ export class Analytics implements StoreListener {
     this.sink = sink;
   }
 
+  /** Loads what evaluateMiddles() will read of every dirty group, in passes of independent loads (as
+   *  touchSharpLines): the groups' line lists and middle lists, then each line's record (its MID_STAMP and point)
+   *  and ladder heads, and each kept middle's record. */
+  private touchGroups(): void {
+    const groups = this.dirtyGroups;
+    const store = this.store;
+    let sink = 0;
+    for (let j = 0; j < groups.length; j++) {
+      const lines = store.groupLines(groups[j]);
+      const list = this.groupMids[groups[j]];
+      if (lines !== undefined) sink += lines.length;
+      if (list !== undefined) sink += list.length;
+    }
+    const ls = this.ls;
+    const mids = this.midPool.data;
+    for (let j = 0; j < groups.length; j++) {
+      const lines = store.groupLines(groups[j]);
+      if (lines === undefined || lines.length < 2) continue;
+      for (let k = 0; k < lines.length && k < 64; k++) {
+        const l = lines[k];
+        sink += ls[l * LINE_ROW + LINE_HEAD + LS.MID_STAMP] + store.ladder(l, 0).length + store.ladder(l, 1).length;
+      }
+      const list = this.groupMids[groups[j]];
+      if (list !== undefined) for (let k = 0; k < list.length; k++) sink += mids[list[k] * MID.STRIDE + MID.KIND];
+    }
+    this.sink = sink;
+  }
+
   /** Loads a line record's identity and hot fields and each outcome's first numbers, for flush(). */
   private prefetchLine(line: number): void {
     const ls = this.ls;
@@ -704,6 +732,7 @@ export class Analytics implements StoreListener {
       if (this.ls[b + LS.ARB_STAMP] === this.batch) this.evaluateArb(line);
     }
     this.dirtyLines.length = 0;
+    this.touchGroups();
     for (const g of this.dirtyGroups) this.evaluateMiddles(g);
     this.dirtyGroups.length = 0;
     const o = this.out;
