@@ -423,8 +423,8 @@ export class Analytics implements StoreListener {
   }
 
   /** Loads what evaluateMiddles() will read of every dirty group, in passes of independent loads (as
-   *  touchSharpLines): the groups' line lists and middle lists, then each line's record (its MID_STAMP and point)
-   *  and ladder heads, and each kept middle's record. */
+   *  touchSharpLines): the groups' line lists and middle lists, then each line's MID_STAMP and ladder heads, and
+   *  each kept middle's record. Groups of one line are evaluated without reading their line (evaluateMiddles). */
   private touchGroups(): void {
     const groups = this.dirtyGroups;
     const store = this.store;

@@ -84,9 +84,10 @@ export interface StoreListener {
   lineFreed(line: number): void;
   /** An observation of `outcome` on `line` is about to be applied (it may still turn out stale): called while the
    *  store loads the records of a group of observations before applying them (warm()), for each whose book-line
-   *  exists already and whose price differs from the one the quote holds (a verification reads none unless it makes a stale quote fresh again).
-   *  The listener loads the line state it will read in quote(), so those cache misses overlap the
-   *  store's own instead of following them (bench/analytics.ts). Loads only: it changes nothing. */
+   *  exists already and whose price differs from the one the quote holds (a verification reads no line state
+   *  unless it makes a stale quote fresh again). The listener loads the line state it will read in quote(), so
+   *  those cache misses overlap the store's own instead of following them (bench/analytics.ts). Loads only: it
+   *  changes nothing. */
   prefetch(line: number, outcome: number): void;
 }
 
