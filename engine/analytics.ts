@@ -424,7 +424,7 @@ export class Analytics implements StoreListener {
 
   /** Loads what evaluateMiddles() will read of every dirty group, in passes of independent loads (as
    *  touchSharpLines): the groups' line lists and middle lists, then each line's MID_STAMP and ladder heads, and
-   *  each kept middle's record. Groups of one line are evaluated without reading their line (evaluateMiddles). */
+   *  each kept middle's record. A group of one line is left out: its evaluation reads one number. */
   private touchGroups(): void {
     const groups = this.dirtyGroups;
     const store = this.store;
