@@ -20,30 +20,19 @@ import { createHistogram } from 'node:perf_hooks';
 import { Analytics, scratch } from '../engine/analytics.js';
 import { Simulator } from '../engine/simulator.js';
 import type { IngestBatch } from '../engine/types.js';
-import { BOOKMAKERS, sportByKey } from '../engine/catalogue.js';
+import { sportByKey } from '../engine/catalogue.js';
 import { PriceStore } from '../engine/price-store.js';
 import { CHG, OBS, RecordBuffer } from '../engine/records.js';
 import { startApp } from '../http/app.js';
 import { Hub, shardOf } from '../workers/hub.js';
-import { batches } from './lib/workload.js';
+import { ANALYTICS_BOOKS, analyticsWorkload } from './lib/workload.js';
 
 const EVENTS = 10_000;
 const BATCH = 1000;
 const UPDATES = Number(process.env.BENCH_UPDATES ?? 1_000_000);
 const SIM_BATCHES = 600;
-const BOOK_KEYS = ['pinnacle', 'betfair_ex_uk', 'lowvig', 'draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'espnbet',
-  'betrivers', 'fanatics', 'bovada', 'betonlineag', 'williamhill', 'paddypower', 'skybet', 'unibet_eu', 'betsson',
-  'onexbet', 'sportsbet', 'tab'];
-const BOOKS = BOOK_KEYS.map((k) => BOOKMAKERS.findIndex((b) => b.key === k));
-
-
-/** prices around a 4 % margin with noise, so arbitrage and +EV rows exist in realistic numbers */
-function price(r: () => number): number {
-  return Math.round((1.92 + (r() - 0.5) * 0.16) * 100) / 100;
-}
-
 function workload(prefill: boolean, t0: number, owner: (e: number) => number, shards: number): Float64Array[][] {
-  return batches({ events: EVENTS, books: BOOKS, updates: UPDATES, batch: BATCH, price, ts: (i) => t0 + i / 1000 }, prefill, shards, owner);
+  return analyticsWorkload(EVENTS, UPDATES, BATCH, prefill, t0, owner, shards);
 }
 
 function machine(): string {
@@ -267,7 +256,7 @@ for (let r = 0; r < 2; r++) {
   off = Math.max(off, await throughput(false));
   on = Math.max(on, await throughput(true));
 }
-console.log(`\n2. ingest to read model, SHARDS=1: ${UPDATES.toLocaleString('en-US')} random updates over ${(EVENTS * 6 * BOOKS.length).toLocaleString('en-US')} quotes, batch ${BATCH}, 8 in flight`);
+console.log(`\n2. ingest to read model, SHARDS=1: ${UPDATES.toLocaleString('en-US')} random updates over ${(EVENTS * 6 * ANALYTICS_BOOKS.length).toLocaleString('en-US')} quotes, batch ${BATCH}, 8 in flight`);
 console.log(machine());
 console.table([
   { analytics: 'baseline: off (store and read model only)', 'updates/s': Math.round(off).toLocaleString('en-US'), 'vs baseline': '100 %' },

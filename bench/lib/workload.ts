@@ -2,6 +2,7 @@
 // totals 221.5) x 2 outcomes x books, as OBS batches per shard. The prefill quotes every combination once, in
 // order; the updates hit random existing quotes. Timestamps increase, so no observation is stale.
 
+import { BOOKMAKERS } from '../../engine/catalogue.js';
 import { MARKET_INDEX } from '../../engine/ingest.js';
 import { uniform } from '../../engine/prng.js';
 import { OBS, RecordBuffer } from '../../engine/records.js';
@@ -45,4 +46,22 @@ export function batches(w: Workload, prefill: boolean, shards: number, owner: (e
   }
   for (let s = 0; s < shards; s++) if (bufs[s].length > 0) per[s].push(bufs[s].take());
   return per;
+}
+
+/** The analytics benchmarks' random worst case (bench/analytics.ts, scripts/branchcmp.mjs): 20 books of which three
+ *  are sharps, prices around a 4 % margin with noise, so arbitrage and +EV rows exist in numbers (about half of
+ *  all quotes +EV against some sharp). */
+export const ANALYTICS_BOOKS: readonly number[] = ['pinnacle', 'betfair_ex_uk', 'lowvig', 'draftkings', 'fanduel',
+  'betmgm', 'williamhill_us', 'espnbet', 'betrivers', 'fanatics', 'bovada', 'betonlineag', 'williamhill', 'paddypower',
+  'skybet', 'unibet_eu', 'betsson', 'onexbet', 'sportsbet', 'tab'].map((k) => BOOKMAKERS.findIndex((b) => b.key === k));
+
+export function marginPrice(r: () => number): number {
+  return Math.round((1.92 + (r() - 0.5) * 0.16) * 100) / 100;
+}
+
+/** The random worst case's OBS batches for one shard: the prefill (every quote once) or `updates` random updates,
+ *  timestamps from t0 a millisecond apart per thousand. */
+export function analyticsWorkload(events: number, updates: number, batch: number, prefill: boolean, t0: number,
+  owner: (e: number) => number = () => 0, shards = 1): Float64Array[][] {
+  return batches({ events, books: ANALYTICS_BOOKS, updates, batch, price: marginPrice, ts: (i) => t0 + i / 1000 }, prefill, shards, owner);
 }
