@@ -29,7 +29,7 @@ execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio
 const dir = mkdtempSync(join(tmpdir(), 'lw-branchcmp-'));
 const base = join(dir, 'base');
 try {
-  execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', base, rev], { stdio: 'ignore' });
+  execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', base, rev], { stdio: ['ignore', 'ignore', 'inherit'] });
   symlinkSync(join(root, 'node_modules'), join(base, 'node_modules'));
   execFileSync(process.execPath, [tsc, '-p', join(base, 'tsconfig.json')], { stdio: 'inherit' });
   const sha = execFileSync('git', ['-C', base, 'rev-parse', '--short', 'HEAD']).toString().trim();
@@ -39,7 +39,12 @@ try {
       { stdio: 'inherit' });
   }
 } finally {
-  execFileSync('git', ['-C', root, 'worktree', 'remove', '--force', base], { stdio: 'ignore' });
+  // the worktree may not exist (an unknown revision): that error is the one to report
+  try {
+    execFileSync('git', ['-C', root, 'worktree', 'remove', '--force', base], { stdio: 'ignore' });
+  } catch {
+    execFileSync('git', ['-C', root, 'worktree', 'prune'], { stdio: 'ignore' });
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 
