@@ -58,19 +58,21 @@ const LS = {
   MID_STAMP: 2,
   /** sharps with a valid no-vig line on the line: bit per sharp index */
   SHARPS: 3,
-  /** distinct books with a counted quote (prediction markets apart, PBOOKS) */
-  BOOKS: 4,
+  /** distinct books with a counted quote, prediction markets apart, and distinct prediction markets with one (every
+   *  consensus record reads both: PBOOKS at the record's cold end cost a cache miss per dirty line at the end of a
+   *  batch; bench/analytics.ts, the shard alone) */
+  BOOKS: 4, PBOOKS: 5,
   /** arbitrage open (1) */
-  ARB_OPEN: 5,
+  ARB_OPEN: 6,
   /** outcomes whose consensus changed in the batch that marked the line dirty (bit per outcome), and 1 once the
    *  line's consensus was sent for every outcome (later, only the outcomes that changed: CONSO) */
-  CONS_MASK: 6, CONS_SENT: 7,
+  CONS_MASK: 7, CONS_SENT: 8,
   /** per outcome, the effective price of its ladder's first fresh quote (0: none), kept as the top changes: the
    *  arbitrage check at the end of a batch reads the three here instead of every outcome's ladder or block
    *  (bench/analytics.ts) */
-  TOP: 8,
+  TOP: 9,
   /** outcome o's block starts at O + o * OSIZE */
-  O: 11,
+  O: 12,
   /** consensus running sum of implied probabilities (in units of 1 / FIXED) and count */
   SUM: 0, CNT: 1,
   /** bit 0 (other books) or 1 (prediction markets) set once EXT (PEXT) holds the extremes: from the line's first
@@ -86,9 +88,7 @@ const LS = {
   PMAX: 8,
   OSIZE: 8 + N_SHARPS,
   /** the batch in which a sharp's quotes on it changed, and which sharps (bit per sharp index) */
-  SHARP_STAMP: 11 + 3 * (8 + N_SHARPS), SHARP_DIRTY: 12 + 3 * (8 + N_SHARPS),
-  /** distinct prediction markets with a counted quote */
-  PBOOKS: 13 + 3 * (8 + N_SHARPS),
+  SHARP_STAMP: 12 + 3 * (8 + N_SHARPS), SHARP_DIRTY: 13 + 3 * (8 + N_SHARPS),
   /** since when the arbitrage is open, and 1 + the index in arbPool of the record last sent (0: none) */
   ARB_SINCE: 14 + 3 * (8 + N_SHARPS), ARB_AT: 15 + 3 * (8 + N_SHARPS),
   /** per sharp index: 1 + the first quote slot of its book-line when it last changed on the line (0: none); the
@@ -450,12 +450,16 @@ export class Analytics implements StoreListener {
     this.sink = sink;
   }
 
-  /** Loads a line record's identity and hot fields and each outcome's first numbers, for flush(). */
+  /** Loads what emitConsensus() and evaluateArb() read of a line record, for flush(): the identity and hot fields,
+   *  and both ends of the first two outcomes' consensus fields (SUM to EXT, 8 numbers that may span two cache
+   *  lines). A three-way line's third outcome is left to the evaluation: loading it for every line measured no better
+   *  (bench/analytics.ts, the shard alone). */
   private prefetchLine(line: number): void {
     const ls = this.ls;
     const b = line * LINE_ROW;
     const o = b + LINE_HEAD + LS.O;
-    this.sink = ls[b] + ls[b + 8] + ls[o - 1] + ls[o] + ls[o + LS.OSIZE] + ls[o + 2 * LS.OSIZE];
+    const e = LS.EXT + 3;
+    this.sink = ls[b] + ls[b + 8] + ls[o - 1] + ls[o] + ls[o + e] + ls[o + LS.OSIZE] + ls[o + LS.OSIZE + e];
   }
 
   /** Fresh quotes above tuple offset `top` of a ladder, counted up to ARB.ALTS (all a caller asks): the place itself
