@@ -30,6 +30,7 @@
 
 import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
+import { NumberList } from './number-list.js';
 import { RecordPool, copyRecord } from './record-pool.js';
 import { ARB, CHANGE, CONS, CONSO, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, LINE_HEAD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
@@ -137,10 +138,10 @@ export class Analytics implements StoreListener {
     ev: new RecordBuffer(EVQ.STRIDE, 64),
     mid: new RecordBuffer(MID.STRIDE, 16),
   };
-  private readonly dirtyLines: number[] = [];
+  private readonly dirtyLines = new NumberList(1024);
   /** lines with a sharp marked in SHARP_DIRTY this batch */
-  private readonly sharpLines: number[] = [];
-  private readonly dirtyGroups: number[] = [];
+  private readonly sharpLines = new NumberList(256);
+  private readonly dirtyGroups = new NumberList(256);
   private batch = 1;
   private readonly arbPool = new RecordPool(ARB.STRIDE, 64);
   // per middles group
@@ -153,7 +154,7 @@ export class Analytics implements StoreListener {
   /** the batch in which a group lost a line (its middles are then evaluated whole) */
   private groupFull = new Int32Array(1024);
   private readonly only = new Uint8Array(64);
-  private readonly dirtyX: number[] = [];
+  private readonly dirtyX = new NumberList(64);
   private readonly groupBookLines = new FlatIndex(1024);
   /** per line of a middles market: its top two fresh quotes per side as middlesOfGroup reads them, refreshed when
    *  they may have changed (MID_STAMP) instead of searched again for every line of a dirty group */
@@ -396,17 +397,18 @@ export class Analytics implements StoreListener {
    *  sharp fields and the ladders' headers, then what those point to: the sharp's quote record and the ladders'
    *  tuples where the bisection starts. */
   private touchSharpLines(): void {
-    const lines = this.sharpLines;
+    const lines = this.sharpLines.data;
+    const n = this.sharpLines.length;
     const ls = this.ls;
     const store = this.store;
     let sink = 0;
-    for (let j = 0; j < lines.length; j++) {
+    for (let j = 0; j < n; j++) {
       const b = lines[j] * LINE_ROW + LINE_HEAD;
       sink += ls[b + LS.SHARP_STAMP] + ls[b + LS.SHARP_SLOT + N_SHARPS - 1] + ls[b + LS.O + LS.PMAX] + ls[b + LS.O + LS.OSIZE + LS.PMAX];
       sink += store.ladder(lines[j], 0).length + store.ladder(lines[j], 1).length;
     }
     const qs = store.records;
-    for (let j = 0; j < lines.length; j++) {
+    for (let j = 0; j < n; j++) {
       const line = lines[j];
       const b = line * LINE_ROW + LINE_HEAD;
       const bits = ls[b + LS.SHARP_DIRTY];
@@ -426,10 +428,11 @@ export class Analytics implements StoreListener {
    *  touchSharpLines): the groups' line lists and middle lists, then each line's MID_STAMP and ladder heads, and
    *  each kept middle's record. A group of one line is left out: its evaluation reads one number. */
   private touchGroups(): void {
-    const groups = this.dirtyGroups;
+    const groups = this.dirtyGroups.data;
+    const n = this.dirtyGroups.length;
     const store = this.store;
     let sink = 0;
-    for (let j = 0; j < groups.length; j++) {
+    for (let j = 0; j < n; j++) {
       const lines = store.groupLines(groups[j]);
       const list = this.groupMids[groups[j]];
       if (lines !== undefined) sink += lines.length;
@@ -437,7 +440,7 @@ export class Analytics implements StoreListener {
     }
     const ls = this.ls;
     const mids = this.midPool.data;
-    for (let j = 0; j < groups.length; j++) {
+    for (let j = 0; j < n; j++) {
       const lines = store.groupLines(groups[j]);
       if (lines === undefined || lines.length < 2) continue;
       for (let k = 0; k < lines.length && k < 64; k++) {
@@ -716,7 +719,8 @@ export class Analytics implements StoreListener {
     const store = this.store;
     // the sharps first: their no-vig lines settle every EV bit of their lines
     this.touchSharpLines();
-    for (const line of this.sharpLines) {
+    for (let j = 0; j < this.sharpLines.length; j++) {
+      const line = this.sharpLines.data[j];
       const b = line * LINE_ROW + LINE_HEAD;
       if (!store.lineLive(line) || this.ls[b + LS.SHARP_STAMP] !== this.batch) continue;
       for (let s = 0, bits = this.ls[b + LS.SHARP_DIRTY]; bits !== 0; s++, bits >>= 1) {
@@ -724,11 +728,12 @@ export class Analytics implements StoreListener {
       }
     }
     this.sharpLines.length = 0;
-    const dirty = this.dirtyLines;
+    const dirty = this.dirtyLines.data;
+    const nDirty = this.dirtyLines.length;
     // by the end of a batch of random updates the dirty lines' records have left the cache again: one pass of
     // independent loads first, so their misses overlap, instead of each line waiting for its own (bench/analytics.ts)
-    for (let j = 0; j < dirty.length; j++) this.prefetchLine(dirty[j]);
-    for (let j = 0; j < dirty.length; j++) {
+    for (let j = 0; j < nDirty; j++) this.prefetchLine(dirty[j]);
+    for (let j = 0; j < nDirty; j++) {
       const line = dirty[j];
       const b = line * LINE_ROW + LINE_HEAD;
       if (!store.lineLive(line) || this.ls[b + LS.DIRTY] !== this.batch) continue;
@@ -737,7 +742,7 @@ export class Analytics implements StoreListener {
     }
     this.dirtyLines.length = 0;
     this.touchGroups();
-    for (const g of this.dirtyGroups) this.evaluateMiddles(g);
+    for (let j = 0; j < this.dirtyGroups.length; j++) this.evaluateMiddles(this.dirtyGroups.data[j]);
     this.dirtyGroups.length = 0;
     const o = this.out;
     const nCons = o.cons.length;
