@@ -2,6 +2,7 @@
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Hub } from '../workers/hub.js';
+import { scrapedCounter } from '../workers/scraped-counter.js';
 import type { StreamCloses } from './ws/server.js';
 
 export class Metrics {
@@ -24,7 +25,11 @@ export class Metrics {
       labelNames: ['result'],
       registers: [this.registry],
     });
-    const counter = (name: string, help: string, read: (h: Hub) => number) =>
+    const total = (name: string, help: string, read: (h: Hub) => number) => scrapedCounter(this.registry, name, help, () => {
+      const h = hub();
+      return h === null ? null : read(h);
+    });
+    const gauge = (name: string, help: string, read: (h: Hub) => number) =>
       new Gauge({
         name,
         help,
@@ -34,30 +39,23 @@ export class Metrics {
           if (h !== null) this.set(read(h));
         },
       });
-    counter('linewire_ingest_observations_total', 'Price observations received', (h) => h.counters.observations);
-    counter('linewire_ingest_accepted_total', 'Price observations accepted', (h) => h.counters.accepted);
-    counter('linewire_ingest_rejected_total', 'Price observations rejected', (h) => h.counters.rejected);
-    counter('linewire_ingest_stale_total', 'Observations ignored as older than the stored quote', (h) => h.counters.stale);
-    counter('linewire_change_records_total', 'Change records applied to the read model', (h) => h.counters.changeRecords);
-    counter('linewire_shard_restarts_total', 'Shard workers restarted after a crash', (h) => h.counters.shardRestarts);
-    counter('linewire_events', 'Events held', (h) => h.readModel.eventCount);
-    counter('linewire_quotes', 'Quotes held across shards', (h) => h.pool.quoteCounts().reduce((a, b) => a + b, 0));
+    total('linewire_ingest_observations_total', 'Price observations received', (h) => h.counters.observations);
+    total('linewire_ingest_accepted_total', 'Price observations accepted', (h) => h.counters.accepted);
+    total('linewire_ingest_rejected_total', 'Price observations rejected', (h) => h.counters.rejected);
+    total('linewire_ingest_stale_total', 'Observations ignored as older than the stored quote', (h) => h.counters.stale);
+    total('linewire_change_records_total', 'Change records applied to the read model', (h) => h.counters.changeRecords);
+    total('linewire_shard_restarts_total', 'Shard workers restarted after a crash', (h) => h.counters.shardRestarts);
+    gauge('linewire_events', 'Events held', (h) => h.readModel.eventCount);
+    gauge('linewire_quotes', 'Quotes held across shards', (h) => h.pool.quoteCounts().reduce((a, b) => a + b, 0));
   }
 
   /** linewire_ws_server_closes_total{cause}: WebSocket streams the server closed, read from `read` at scrape time. */
   watchStreams(read: () => StreamCloses): void {
-    new Gauge({
-      name: 'linewire_ws_server_closes_total',
-      help: 'WebSocket streams closed by the server: backpressure (4008, too far behind), silence (4002), revoked (4001)',
-      labelNames: ['cause'],
-      registers: [this.registry],
-      collect() {
+    scrapedCounter(this.registry, 'linewire_ws_server_closes_total',
+      'WebSocket streams closed by the server: backpressure (4008, too far behind), silence (4002), revoked (4001)', () => {
         const c = read();
-        this.set({ cause: 'backpressure' }, c.backpressure);
-        this.set({ cause: 'silence' }, c.silence);
-        this.set({ cause: 'revoked' }, c.revoked);
-      },
-    });
+        return { backpressure: c.backpressure, silence: c.silence, revoked: c.revoked };
+      }, 'cause');
   }
 
   observe(route: string, status: number, ms: number): void {

@@ -61,6 +61,8 @@ t.test('cluster - two nodes, a late third, one stream', { skip: NATS_SKIP }, asy
   // a publish repeated with one Nats-Msg-Id (a publisher's retry) is stored once and applied once on every node
   const js = jetstream(ns.nc);
   const appliedBefore = await metric(b, 'linewire_cluster_applied_total');
+  t.match(await (await fetch(b.base + '/metrics')).text(), /^# TYPE linewire_cluster_applied_total counter$/m,
+    'the cluster counters are Prometheus counters (they were gauges read at scrape time)');
   const obsBefore = await metric(b, 'linewire_ingest_observations_total');
   const dup = pack({ t: Date.now(), node: 'test', body: { prices: h2h('fanduel', 1.87, 2.03) } });
   const h = headers();

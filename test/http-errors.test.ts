@@ -256,6 +256,11 @@ t.test('metrics - Prometheus text with linewire_ series', async (t) => {
   t.equal(value('linewire_events'), 1, 'events held');
   t.equal(value('linewire_quotes'), 2, 'quotes held');
   t.match(text, /^# TYPE linewire_body_cache_total counter$/m, 'body cache counter');
+  // Prometheus reads a _total name as a counter: every one of ours is declared so (they were gauges read at scrape
+  // time; prom-client's own nodejs_active_*_total are gauges of its making)
+  const totals = [...text.matchAll(/^# TYPE (linewire_\S+_total) (\S+)$/gm)];
+  t.ok(totals.some(([, name]) => name === 'linewire_ingest_observations_total'), 'the engine counters are listed');
+  t.same(totals.filter(([, , type]) => type !== 'counter').map(([, name]) => name), [], 'no linewire_ _total metric is of another type');
   t.match(text, /^process_cpu_seconds_total /m, 'default process metrics');
   const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? \S+$/;
   let samples = 0;

@@ -22,6 +22,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { ApiError } from '../engine/errors.js';
 import { batchShape, type Hub, type IngestResult } from './hub.js';
 import type { NatsConfig } from './nats.js';
+import { scrapedCounter } from './scraped-counter.js';
 
 interface Waiter {
   resolve(r: IngestResult): void;
@@ -90,10 +91,11 @@ export class Cluster {
       collect() { this.set(read()); },
     });
     if (deps.registry !== undefined) {
-      gauge('linewire_cluster_published_total', 'Batches this node published to the cluster stream', () => this.counters.published);
-      gauge('linewire_cluster_duplicates_total', 'Publishes the stream dropped as repeats of a Nats-Msg-Id', () => this.counters.duplicates);
-      gauge('linewire_cluster_applied_total', 'Stream messages this node applied', () => this.counters.applied);
-      gauge('linewire_cluster_failed_total', 'Stream messages this node could not apply (undecodable or refused as a whole)', () => this.counters.failed);
+      const r = deps.registry;
+      scrapedCounter(r, 'linewire_cluster_published_total', 'Batches this node published to the cluster stream', () => this.counters.published);
+      scrapedCounter(r, 'linewire_cluster_duplicates_total', 'Publishes the stream dropped as repeats of a Nats-Msg-Id', () => this.counters.duplicates);
+      scrapedCounter(r, 'linewire_cluster_applied_total', 'Stream messages this node applied', () => this.counters.applied);
+      scrapedCounter(r, 'linewire_cluster_failed_total', 'Stream messages this node could not apply (undecodable or refused as a whole)', () => this.counters.failed);
       gauge('linewire_cluster_applied_seq', 'Stream sequence of the last message applied', () => this.counters.appliedSeq);
       gauge('linewire_cluster_pending', 'Stream messages not yet delivered to this node', () => this.counters.pending);
     }
