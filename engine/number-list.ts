@@ -1,6 +1,6 @@
 // A list of numbers that keeps its storage from batch to batch. Emptying a JS array with `length = 0` releases its
 // elements, so a work list refilled every batch reallocated them each time, growing from a few slots (the
-// analytics' dirty-line, sharp-line and group lists: about 25 bytes of garbage per update on the simulator's
+// analytics' dirty-line, sharp-line and group lists: about 14 bytes of garbage per update on the simulator's
 // market; bench/analytics.ts).
 
 export class NumberList {
