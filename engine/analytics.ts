@@ -382,9 +382,9 @@ export class Analytics implements StoreListener {
     this.softEdges(line, outcome, book, ladder, at);
   }
 
-  /** Loads what quote() reads of the line's record: the identity and hot fields (18 numbers) and the outcome's block
-   *  (13), a number from each cache line of 8 they can span wherever the record starts (bench/analytics.ts, the
-   *  shard alone). */
+  /** Loads what quote() reads of the line's record: the identity and hot fields (LINE_HEAD + LS.O, 19 numbers) and
+   *  the outcome's block (LS.OSIZE, 11), a number from each cache line of 8 they can span wherever the record starts
+   *  (bench/analytics.ts, the shard alone). */
   prefetch(line: number, outcome: number): void {
     const ls = this.ls;
     const b = line * LINE_ROW;

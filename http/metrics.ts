@@ -1,8 +1,8 @@
 // Prometheus metrics (prom-client): request latency per route, and engine counters read at scrape time.
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Hub } from '../workers/hub.js';
-import { scrapedCounter } from '../workers/scraped-counter.js';
+import { scrapedCounter, scrapedGauge } from '../workers/scraped-metrics.js';
 import type { StreamCloses } from './ws/server.js';
 
 export class Metrics {
@@ -25,20 +25,13 @@ export class Metrics {
       labelNames: ['result'],
       registers: [this.registry],
     });
-    const total = (name: string, help: string, read: (h: Hub) => number) => scrapedCounter(this.registry, name, help, () => {
+    // read from the hub at scrape time (null while it is not up: the last scrape's values stay)
+    const fromHub = (read: (h: Hub) => number) => () => {
       const h = hub();
       return h === null ? null : read(h);
-    });
-    const gauge = (name: string, help: string, read: (h: Hub) => number) =>
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          const h = hub();
-          if (h !== null) this.set(read(h));
-        },
-      });
+    };
+    const total = (name: string, help: string, read: (h: Hub) => number) => scrapedCounter(this.registry, name, help, fromHub(read));
+    const gauge = (name: string, help: string, read: (h: Hub) => number) => scrapedGauge(this.registry, name, help, fromHub(read));
     total('linewire_ingest_observations_total', 'Price observations received', (h) => h.counters.observations);
     total('linewire_ingest_accepted_total', 'Price observations accepted', (h) => h.counters.accepted);
     total('linewire_ingest_rejected_total', 'Price observations rejected', (h) => h.counters.rejected);

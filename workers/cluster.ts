@@ -18,11 +18,11 @@
 import { pack, unpack } from 'msgpackr';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type ConsumerMessages } from '@nats-io/jetstream';
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { ApiError } from '../engine/errors.js';
 import { batchShape, type Hub, type IngestResult } from './hub.js';
 import type { NatsConfig } from './nats.js';
-import { scrapedCounter } from './scraped-counter.js';
+import { scrapedCounter, scrapedGauge } from './scraped-metrics.js';
 
 interface Waiter {
   resolve(r: IngestResult): void;
@@ -86,12 +86,9 @@ export class Cluster {
   constructor(private readonly nc: NatsConnection, private readonly deps: ClusterDeps, readonly cfg: NatsConfig) {
     this.js = jetstream(nc);
     this.maxBytes = Math.max(4096, (nc.info?.max_payload ?? 1048576) - 4096);
-    const gauge = (name: string, help: string, read: () => number) => new Gauge({
-      name, help, registers: deps.registry === undefined ? [] : [deps.registry],
-      collect() { this.set(read()); },
-    });
     if (deps.registry !== undefined) {
       const r = deps.registry;
+      const gauge = (name: string, help: string, read: () => number) => scrapedGauge(r, name, help, read);
       scrapedCounter(r, 'linewire_cluster_published_total', 'Batches this node published to the cluster stream', () => this.counters.published);
       scrapedCounter(r, 'linewire_cluster_duplicates_total', 'Publishes the stream dropped as repeats of a Nats-Msg-Id', () => this.counters.duplicates);
       scrapedCounter(r, 'linewire_cluster_applied_total', 'Stream messages this node applied', () => this.counters.applied);
