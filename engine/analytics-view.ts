@@ -15,16 +15,27 @@ function lineNum(market: number, player: number, point: number): number {
   return (market * 2097152 + (player + 1)) * 16384 + pointCode(point);
 }
 
+/** The record slots one event holds in one pool, in no particular order. A slot's place in `slots` is kept by
+ *  its pool (Pool.pos), so adding or removing one is a push, or a swap with the last and a pop: no hashing and no
+ *  table to grow and shrink. (A Set per event cost the main thread about 400 ns an update in the random worst case,
+ *  a third of its analytics work: bench/analytics.ts.) */
+export class Members {
+  readonly slots: number[] = [];
+  get size(): number {
+    return this.slots.length;
+  }
+}
+
 /** Per event: record slots of its consensus and EV rows, its arbitrages and middles. */
 export class EventAnalytics {
-  readonly cons = new Set<number>();
+  readonly cons = new Members();
   /** record slots of the event's positive-EV quotes (EVQ layout) */
-  readonly ev = new Set<number>();
+  readonly ev = new Members();
   /** record slots of the sharps' no-vig lines (FAIR layout) */
-  readonly fair = new Set<number>();
+  readonly fair = new Members();
   readonly arbs = new Map<number, Float64Array>();
   /** record slots of the event's middles (MID layout) */
-  readonly mids = new Set<number>();
+  readonly mids = new Members();
 }
 
 type Key = (d: Float64Array, o: number) => number;
@@ -36,11 +47,37 @@ export type QuotePrice = (event: number, market: number, point: number, player: 
  *  here (CONS, FAIR, EVQ, MID) has KIND at 0 and EVENT at 1. */
 class Pool extends RecordPool {
   readonly index = new FlatIndex(1024);
-  constructor(stride: number, readonly k1: Key, readonly k2: Key, readonly members: (e: EventAnalytics) => Set<number>) {
+  /** per record slot: its place in its event's Members */
+  private pos = new Int32Array(1024);
+  constructor(stride: number, readonly k1: Key, readonly k2: Key, readonly members: (e: EventAnalytics) => Members) {
     super(stride, 1024);
   }
 
-  /** releases a record and its index entry */
+  /** a new record slot, listed in `m` */
+  allocIn(m: Members): number {
+    const r = this.alloc();
+    if (r >= this.pos.length) {
+      const grown = new Int32Array(Math.max(r + 1, this.pos.length * 2));
+      grown.set(this.pos);
+      this.pos = grown;
+    }
+    this.pos[r] = m.slots.length;
+    m.slots.push(r);
+    return r;
+  }
+
+  /** releases a record listed in `m`, and its index entry */
+  dropFrom(m: Members, r: number): void {
+    const i = this.pos[r];
+    const last = m.slots.pop()!;
+    if (last !== r) {
+      m.slots[i] = last;
+      this.pos[last] = i;
+    }
+    this.drop(r);
+  }
+
+  /** releases a record and its index entry (its event's Members are the caller's) */
   drop(r: number): void {
     const o = r * this.stride;
     this.index.delete(this.k1(this.data, o), this.k2(this.data, o));
@@ -88,7 +125,7 @@ export class AnalyticsView {
   dropEvent(idx: number): void {
     const e = this.byEvent[idx];
     if (e === undefined) return;
-    for (const pool of [this.cons, this.ev, this.fair, this.mid]) for (const r of pool.members(e)) pool.drop(r);
+    for (const pool of [this.cons, this.ev, this.fair, this.mid]) for (const r of pool.members(e).slots) pool.drop(r);
     this.byEvent[idx] = undefined;
     this.version++;
   }
@@ -137,16 +174,12 @@ export class AnalyticsView {
       before?.(rec, off, r);
       const event = rec[off + EVENT];
       if (rec[off + KIND] === ROW.REMOVE) {
-        if (r < 0) continue;
-        const e = this.byEvent[event];
-        if (e !== undefined) pool.members(e).delete(r);
-        pool.drop(r);
+        if (r >= 0) pool.dropFrom(pool.members(this.byEvent[event]!), r);
         continue;
       }
       if (r < 0) {
-        r = pool.alloc();
+        r = pool.allocIn(pool.members(this.ensure(event)));
         pool.index.set(k1, k2, r);
-        pool.members(this.ensure(event)).add(r);
       }
       copyRecord(rec, off, pool.data, r * s, s);
     }
@@ -167,16 +200,12 @@ export class AnalyticsView {
       let r = event === lastEvent && k2 === lastK2 ? lastR : pool.index.get(event, k2);
       lastEvent = -1;
       if (rec[off + KIND] === ROW.REMOVE) {
-        if (r < 0) continue;
-        const e = this.byEvent[event];
-        if (e !== undefined) e.cons.delete(r);
-        pool.drop(r);
+        if (r >= 0) pool.dropFrom(this.byEvent[event]!.cons, r);
         continue;
       }
       if (r < 0) {
-        r = pool.alloc();
+        r = pool.allocIn(this.ensure(event).cons);
         pool.index.set(event, k2, r);
-        this.ensure(event).cons.add(r);
         const at = r * CONS.STRIDE;
         const d = pool.data;
         d.fill(0, at, at + CONS.STRIDE);
@@ -279,12 +308,12 @@ export class AnalyticsView {
     const sets: ScratchSets = { cons: new Map(), arb: new Map(), ev: new Map(), mid: new Map() };
     for (const e of this.byEvent) {
       if (e === undefined) continue;
-      for (const r of e.cons) {
+      for (const r of e.cons.slots) {
         const rec = this.cons.data.slice(r * CONS.STRIDE, (r + 1) * CONS.STRIDE);
         sets.cons.set(lineKeyOf(rec[CONS.EVENT], rec[CONS.MARKET], rec[CONS.POINT], rec[CONS.PLAYER]), rec);
       }
       for (const a of e.arbs.values()) sets.arb.set(lineKeyOf(a[ARB.EVENT], a[ARB.MARKET], a[ARB.POINT], a[ARB.PLAYER]), a);
-      for (const r of e.ev) {
+      for (const r of e.ev.slots) {
         const off = r * EVQ.STRIDE;
         const mask = this.ev.data[off + EVQ.MASK];
         const d = this.ev.data;
@@ -297,7 +326,7 @@ export class AnalyticsView {
           sets.ev.set(evKeyOf(row, 0), row);
         }
       }
-      for (const r of e.mids) {
+      for (const r of e.mids.slots) {
         const m = this.mid.data.slice(r * MID.STRIDE, (r + 1) * MID.STRIDE);
         sets.mid.set(midKeyOf(m, 0), m);
       }

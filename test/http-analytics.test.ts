@@ -936,3 +936,29 @@ t.test('ev - a +EV quote that moves and stays +EV is served at its new price (ro
   t.ok(near(after?.edge_pct, 10), 'edge 0.5 * 2.20 - 1 = 10 %');
   t.equal(after?.price_american, 120, 'American +120');
 });
+
+t.test('ev and middles - rows that tie come in a fixed order, whatever order their quotes arrived in', async (t) => {
+  const ev = { id: 'tie_1', sport_key: 'icehockey_nhl', commence_time: NOW + 86_400_000, home_team: 'Bruins', away_team: 'Rangers' };
+  const ts = clock.now();
+  const p = (book: string, market: string, outcome: string, price: number, point?: number, player?: string) =>
+    ({ book, event_id: ev.id, market, outcome, price, point, player, ts });
+  // pinnacle 1.95 / 1.95: fair 0.5 a side; three books at Bruins 2.10 (+5 % each), arriving fanduel, draftkings, betmgm
+  await app.ingest({ events: [ev], prices: [p('pinnacle', 'h2h', 'Bruins', 1.95), p('pinnacle', 'h2h', 'Rangers', 1.95)] });
+  for (const book of ['fanduel', 'draftkings', 'betmgm']) {
+    await app.ingest({ prices: [p(book, 'h2h', 'Bruins', 2.1), p(book, 'h2h', 'Rangers', 1.6)] });
+  }
+  // draftkings leaves the +EV set and comes back: it is now the last to have joined
+  await app.ingest({ prices: [p('draftkings', 'h2h', 'Bruins', 1.9)] });
+  await app.ingest({ prices: [p('draftkings', 'h2h', 'Bruins', 2.1)] });
+  const rows = (await evs('icehockey_nhl', 'minEdge=0')).body.filter((r) => r.event_id === ev.id);
+  t.same(rows.map((r) => r.book), ['betmgm', 'draftkings', 'fanduel'], 'equal edges (5 %): by book');
+  t.ok(rows.every((r) => near(r.edge_pct, 5)), 'and they do tie: 0.5 * 2.10 - 1 = 5 %');
+  // two middles of width 2 at even money (break-even 50 % each): totals 5.5 / 7.5 arrive before the prop 1.5 / 3.5
+  await app.ingest({ prices: [p('draftkings', 'totals', 'Over', 2.0, 5.5), p('draftkings', 'totals', 'Under', 1.8, 5.5),
+    p('fanduel', 'totals', 'Over', 1.8, 7.5), p('fanduel', 'totals', 'Under', 2.0, 7.5)] });
+  await app.ingest({ prices: [p('draftkings', 'player_points', 'Over', 2.0, 1.5, 'David Pastrnak'), p('draftkings', 'player_points', 'Under', 1.8, 1.5, 'David Pastrnak'),
+    p('fanduel', 'player_points', 'Over', 1.8, 3.5, 'David Pastrnak'), p('fanduel', 'player_points', 'Under', 2.0, 3.5, 'David Pastrnak')] });
+  const m = (await mids('icehockey_nhl')).body.filter((r) => r.event_id === ev.id && r.window.width === 2);
+  t.same(m.map((r) => r.market), ['player_points', 'totals'], 'equal width and break-even: by market key');
+  t.equal(m[0]?.break_even_hit_rate, m[1]?.break_even_hit_rate, 'and they do tie');
+});

@@ -152,7 +152,7 @@ t.test('players - an arbitrage and a middle between "J. Tatum" and "Jayson Tatum
   t.equal(arbs[0]?.[ARB.PLAYER], jayson, 'on Jayson Tatum');
   t.ok(Math.abs(arbs[0]?.[ARB.SUM] - 2 / 2.1) < 1e-12, 'over both books: 1/2.1 + 1/2.1');
   const a2 = hub.analytics.event(hub.eventIds.peek('hi_2'))!;
-  const mids = [...a2.mids].map((m) => hub.analytics.midRecord(m));
+  const mids = [...a2.mids.slots].map((m) => hub.analytics.midRecord(m));
   t.same(mids.map((m) => [m[MID.PLAYER], m[MID.LO], m[MID.HI]]), [[jayson, 25.5, 29.5]], 'hi_2: the 25.5-29.5 middle across the spellings');
   const a3 = hub.analytics.event(hub.eventIds.peek('hi_3'));
   t.equal(a3?.arbs.size ?? 0, 0, 'hi_3: the initial came first, so no arbitrage (documented)');

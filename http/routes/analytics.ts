@@ -20,6 +20,7 @@ import { compile } from '../serialize.js';
 import { isoMillis, isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
+import { cmp } from '../compare.js';
 
 const BOOK_KEYS = BOOKMAKERS.map((b) => b.key);
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
@@ -323,7 +324,7 @@ export function analyticsRoutes(s: Services): Route[] {
       for (const e of events(ctx, p.include_live === true)) {
         const a = view.event(e.idx);
         if (a === undefined) continue;
-        for (const r of a.ev) {
+        for (const r of a.ev.slots) {
           const off = r * EVQ.STRIDE;
           if ((d[off + EVQ.MASK] & bit) === 0) continue; // no positive edge against this sharp under any method
           const market = d[off + EVQ.MARKET];
@@ -363,7 +364,9 @@ export function analyticsRoutes(s: Services): Route[] {
           });
         }
       }
-      rows.sort((x, y) => y.edge_pct - x.edge_pct || (x.event_id < y.event_id ? -1 : x.event_id > y.event_id ? 1 : 0));
+      // ties in a fixed order, whatever the order the view holds its records in
+      rows.sort((x, y) => y.edge_pct - x.edge_pct || cmp(x.event_id, y.event_id) || cmp(x.market, y.market)
+        || cmp(x.player ?? '', y.player ?? '') || (x.point ?? 0) - (y.point ?? 0) || cmp(x.side, y.side) || cmp(x.book, y.book));
       return page(rows, p, evJson);
     },
   };
@@ -444,7 +447,7 @@ export function analyticsRoutes(s: Services): Route[] {
     if (a === undefined) return [];
     const d = view.consData();
     const out: LineAgg[] = [];
-    for (const r of a.cons) {
+    for (const r of a.cons.slots) {
       const off = r * CONS.STRIDE;
       const books = d[off + CONS.BOOKS] + (withPrediction ? d[off + CONS.PBOOKS] : 0);
       const l: LineAgg = { market: d[off + CONS.MARKET], point: d[off + CONS.POINT], player: d[off + CONS.PLAYER], books, outcomes: [agg(), agg(), agg()] };
@@ -507,7 +510,7 @@ export function analyticsRoutes(s: Services): Route[] {
       for (const e of events(ctx, true)) {
         const a = view.event(e.idx);
         if (a === undefined) continue;
-        for (const r of a.mids) {
+        for (const r of a.mids.slots) {
           const rec = view.midRecord(r);
           const market = rec[MID.MARKET];
           if (markets !== null && !markets.has(market)) continue;
@@ -531,7 +534,8 @@ export function analyticsRoutes(s: Services): Route[] {
         }
       }
       rows.sort((x, y) => y.window.width - x.window.width || x.break_even_hit_rate - y.break_even_hit_rate
-        || (x.event_id < y.event_id ? -1 : x.event_id > y.event_id ? 1 : 0));
+        || cmp(x.event_id, y.event_id) || cmp(x.market, y.market) || cmp(x.player ?? '', y.player ?? '')
+        || x.over.line - y.over.line || x.under.line - y.under.line);
       return { status: 200, body: midJson(rows) };
     },
   };

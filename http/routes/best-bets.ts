@@ -12,6 +12,7 @@ import type { Route } from '../router.js';
 import { isoSeconds, type Services } from '../services.js';
 import { activeBooks } from './odds.js';
 import { openEvents, scopeJson, scopeOf, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
+import { cmp } from '../compare.js';
 
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 const H2H_3_WAY = MARKET_INDEX.get('h2h_3_way')!;
@@ -97,7 +98,6 @@ export function bestBetsRoutes(s: Services, prefs: PrefsStore): Route[] {
         markets, scope: scope.books, sharp: BOOK_INDEX.get(p.sharpBook as string)!, minEdge: p.min_edge as number,
         minBooks: p.min_books as number, alertPct: p.alert_pct as number, includeLive: p.include_live === true, now: ctx.now,
       });
-      const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
       const order = (a: Bet, b: Bet) => a.ev.commence - b.ev.commence || cmp(a.ev.id, b.ev.id) || cmp(MARKETS[a.market].key, MARKETS[b.market].key)
         || a.player - b.player || a.slot - b.slot;
       bets.sort((a, b) => b.edge - a.edge || order(a.bet, b.bet) || cmp(BOOKMAKERS[a.quote.book].key, BOOKMAKERS[b.quote.book].key));

@@ -11,6 +11,7 @@ import { compile } from '../serialize.js';
 import { isoMillis, isoSeconds, type Services } from '../services.js';
 import { outcomePoint } from '../ws/frames.js';
 import { sportKeys } from './discovery.js';
+import { cmp } from '../compare.js';
 
 const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;
@@ -80,8 +81,4 @@ export function predictionRoutes(s: Services): Route[] {
       return { status: 200, body: rowsJson(rows) };
     },
   }];
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -15,6 +15,7 @@ import { compile } from '../serialize.js';
 import { isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
+import { cmp } from '../compare.js';
 
 /** rows older than this are not served (SPEC: the most recent row per book written within the last 60 minutes) */
 export const PROPS_WINDOW_MS = 60 * 60 * 1000;
@@ -178,10 +179,6 @@ export function propsRoutes(s: Services): Route[] {
       return { status: 200, body, headers };
     },
   }];
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** lines ascending; no line (NaN, outrights) first */
