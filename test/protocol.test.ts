@@ -1,7 +1,7 @@
 import t from 'tap';
 import { CHG, OBS } from '../engine/records.js';
 import { Hub } from '../workers/hub.js';
-import { MSG, decode, encode, type ApplyMsg, type ChangesMsg } from '../workers/protocol.js';
+import { MSG, decode, encode, type ApplyMsg, type ChangesMsg, type SpareMsg } from '../workers/protocol.js';
 
 const NONE = new Float64Array(0);
 const noAnalytics = { cons: NONE, nCons: 0, arb: NONE, nArb: 0, fair: NONE, nFair: 0, ev: NONE, nEv: 0, mid: NONE, nMid: 0 };
@@ -16,16 +16,16 @@ t.test('protocol - an APPLY is written into a spare buffer that is large enough,
   const spare = new ArrayBuffer(64 * 1024);
   new Float64Array(spare).fill(-7); // left-overs of an earlier message
   const o = obs(100, 1);
-  const buf = encode({ t: MSG.APPLY, seq: 9, n: 100, obs: o, now: 1234 }, spare);
+  const buf = encode({ t: MSG.APPLY, seq: 9, n: 100, obs: o, now: 1234, early: true }, spare);
   t.equal(buf.buffer, spare, 'the spare carries the message');
   const m = decode<ApplyMsg>(buf);
-  t.same([m.t, m.seq, m.n, m.now], [MSG.APPLY, 9, 100, 1234], 'header');
+  t.same([m.t, m.seq, m.n, m.now, m.early], [MSG.APPLY, 9, 100, 1234, true], 'header, the early flag included');
   t.same(Array.from(m.obs), Array.from(o), 'observations, and nothing of the left-overs');
 });
 
 t.test('protocol - a spare too small is left alone: a new buffer with a quarter more room', async (t) => {
   const spare = new ArrayBuffer(800);
-  const buf = encode({ t: MSG.APPLY, seq: 1, n: 100, obs: obs(100, 0), now: 0 }, spare);
+  const buf = encode({ t: MSG.APPLY, seq: 1, n: 100, obs: obs(100, 0), now: 0, early: false }, spare);
   t.not(buf.buffer, spare, 'not the spare');
   t.equal(spare.byteLength, 800, 'the spare is not detached or changed');
   t.ok(buf.buffer.byteLength >= buf.byteLength * 1.25 - 8, 'room for a larger message next time');
@@ -65,4 +65,36 @@ t.test('hub - with buffers recycled between batches in flight, every listener se
     await Promise.all(batches.slice(i, i + 8).map((prices) => hub.ingest({ prices }, now + 1000)));
   }
   t.same(seen.slice().sort(), sent.slice().sort(), 'each price reached the listeners once, none overwritten by a later batch');
+});
+
+t.test('protocol - a SPARE hands a buffer back whole, whatever it held', async (t) => {
+  const held = new Float64Array(1000).fill(3);
+  const buf = encode({ t: MSG.SPARE, buffer: held.buffer });
+  t.equal(buf.buffer, held.buffer, 'the same buffer travels');
+  const m = decode<SpareMsg>(buf);
+  t.equal(m.t, MSG.SPARE, 'read as a SPARE, not as the CHANGES it held');
+  t.equal(m.buffer.byteLength, 8000, 'its whole capacity');
+});
+
+t.test('hub - a batch alone in flight reaches the read model before its analytics; the ingest waits for both', async (t) => {
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const now = Date.now();
+  await hub.ingest({ events: [{ id: 'e1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'H', away_team: 'A' }] }, now);
+  const idx = hub.eventIds.peek('e1');
+  const arbsSeen: number[] = [];
+  hub.onBatch(() => arbsSeen.push(hub.analytics.event(idx)?.arbs.size ?? 0));
+  // draftkings 2.10 on H and fanduel 2.10 on A: 1/2.1 + 1/2.1 < 1, an arbitrage
+  const cross = [{ book: 'draftkings', event_id: 'e1', market: 'h2h', outcome: 'H', price: 2.1, ts: now },
+    { book: 'fanduel', event_id: 'e1', market: 'h2h', outcome: 'A', price: 2.1, ts: now }];
+  await hub.ingest({ prices: cross }, now);
+  t.same(arbsSeen, [0], 'the quotes were applied and listened to while the arbitrage was still on its way');
+  t.equal(hub.analytics.event(idx)?.arbs.size, 1, 'and it was in the view when the ingest resolved');
+  // two batches at once: the second is sent while the first is in flight and is answered in one message
+  arbsSeen.length = 0;
+  const close = [{ book: 'draftkings', event_id: 'e1', market: 'h2h', outcome: 'H', price: 1.8, ts: now + 1 }];
+  const reopen = [{ book: 'draftkings', event_id: 'e1', market: 'h2h', outcome: 'H', price: 2.2, ts: now + 2 }];
+  await Promise.all([hub.ingest({ prices: close }, now + 10), hub.ingest({ prices: reopen }, now + 10)]);
+  t.same(arbsSeen, [1, 1], 'first batch early (its arbitrage not closed yet); second with its analytics (open again)');
 });

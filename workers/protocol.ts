@@ -22,14 +22,21 @@ export const MSG = {
   CHANGES: 5,
   /** main -> shard: the clock moved (quotes may have gone stale) */
   TICK: 6,
+  /** main -> shard: a buffer the main thread has no use for, handed back for the shard's next message */
+  SPARE: 7,
 } as const;
 
 export interface ReadyMsg { t: typeof MSG.READY }
-/** `now` is the wall clock (ms) the analytics judge freshness against */
-export interface ApplyMsg { t: typeof MSG.APPLY; seq: number; n: number; obs: Float64Array; now: number }
+/** `now` is the wall clock (ms) the analytics judge freshness against. `early`: the main thread has no other batch
+ *  of this shard's in flight, so it would wait idle for this one's answer: the shard sends the batch's quote records
+ *  as soon as they are applied, in a CHANGES of their own that answers no seq, and the main thread applies them to
+ *  the read model while the shard brings the analytics up to date; the CHANGES that answers the seq follows with
+ *  the analytics. (With batches queued, the extra message only costs both threads: bench/analytics.ts.) */
+export interface ApplyMsg { t: typeof MSG.APPLY; seq: number; n: number; obs: Float64Array; now: number; early: boolean }
 export interface RestoreMsg { t: typeof MSG.RESTORE; n: number; rec: Float64Array; now: number }
 export interface RemoveMsg { t: typeof MSG.REMOVE; seq: number; events: number[]; now: number }
 export interface TickMsg { t: typeof MSG.TICK; now: number }
+export interface SpareMsg { t: typeof MSG.SPARE; buffer: ArrayBuffer }
 export interface ChangesMsg extends AnalyticsBatch {
   t: typeof MSG.CHANGES;
   /** seq of the APPLY or REMOVE this answers (none for the analytics of a tick or a restore) */
@@ -44,13 +51,13 @@ export interface ChangesMsg extends AnalyticsBatch {
   quotes: number;
   // and the analytics records (engine/records.ts CONSO, ARB, FAIR, EVQ, MID) with their counts
 }
-export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg | TickMsg;
+export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg | TickMsg | SpareMsg;
 export type FromShard = ReadyMsg | ChangesMsg;
 
 const packr = new Packr({ useRecords: false, moreTypes: true });
 
 /** APPLY: header, then the observations (OBS layout). */
-const APPLY_HEAD = { T: 0, SEQ: 1, N: 2, NOW: 3, SIZE: 4 } as const;
+const APPLY_HEAD = { T: 0, SEQ: 1, N: 2, NOW: 3, EARLY: 4, SIZE: 5 } as const;
 /** CHANGES: header, then the answered seqs, then the CHG, CONSO, ARB, FAIR, EVQ and MID records in that order. */
 const CHANGES_HEAD = {
   T: 0, SEQS: 1, N: 2, APPLIED: 3, STALE: 4, QUOTES: 5, CONS: 6, ARB: 7, FAIR: 8, EV: 9, MID: 10, SIZE: 11,
@@ -78,10 +85,16 @@ export function encode(msg: ToShard | FromShard, spare: ArrayBuffer | null = nul
     buf[APPLY_HEAD.SEQ] = msg.seq;
     buf[APPLY_HEAD.N] = msg.n;
     buf[APPLY_HEAD.NOW] = msg.now;
+    buf[APPLY_HEAD.EARLY] = msg.early ? 1 : 0;
     buf.set(msg.obs.subarray(0, msg.n * OBS.STRIDE), APPLY_HEAD.SIZE);
     return buf;
   }
   if (msg.t === MSG.CHANGES) return encodeChanges(msg, spare);
+  if (msg.t === MSG.SPARE) {
+    const buf = new Float64Array(msg.buffer, 0, 1);
+    buf[0] = MSG.SPARE;
+    return buf;
+  }
   // msgpackr reuses its output buffer between calls: copy out into an exact-size buffer of our own before
   // transferring it (Buffer#slice would be a view of msgpackr's buffer, and transferring that detaches it).
   return new Uint8Array(packr.pack(msg));
@@ -122,11 +135,12 @@ export function decode<T extends ToShard | FromShard>(buf: Encoded): T {
   if (buf[0] === MSG.APPLY) {
     const n = buf[APPLY_HEAD.N];
     const msg: ApplyMsg = {
-      t: MSG.APPLY, seq: buf[APPLY_HEAD.SEQ], n, now: buf[APPLY_HEAD.NOW],
+      t: MSG.APPLY, seq: buf[APPLY_HEAD.SEQ], n, now: buf[APPLY_HEAD.NOW], early: buf[APPLY_HEAD.EARLY] === 1,
       obs: buf.subarray(APPLY_HEAD.SIZE, APPLY_HEAD.SIZE + n * OBS.STRIDE),
     };
     return msg as T;
   }
+  if (buf[0] === MSG.SPARE) return { t: MSG.SPARE, buffer: buf.buffer as ArrayBuffer } as T;
   const h = CHANGES_HEAD;
   const seqs: number[] = [];
   let at = h.SIZE;

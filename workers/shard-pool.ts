@@ -60,7 +60,8 @@ export class ShardPool {
 
   /** Sends a batch of observations to a shard; resolves once its change records were handed to onChanges. */
   apply(shard: number, obs: Float64Array, n: number): Promise<void> {
-    return this.send(this.shards[shard], { t: MSG.APPLY, seq: ++this.seq, n, obs, now: this.opts.now() });
+    const s = this.shards[shard];
+    return this.send(s, { t: MSG.APPLY, seq: ++this.seq, n, obs, now: this.opts.now(), early: s.pending.size === 0 });
   }
 
   removeEvents(shard: number, events: number[]): Promise<void> {
@@ -102,8 +103,9 @@ export class ShardPool {
   private post(shard: Shard, msg: ToShard): void {
     if (shard.worker === null) return; // sent again after the restart
     const spare = msg.t === MSG.APPLY ? shard.spares.pop() ?? null : null;
+    // a spare too small for this APPLY is dropped: kept on top of the stack, it would be tried and passed over by
+    // every APPLY after it
     const buf = encode(msg, spare);
-    if (spare !== null && buf.buffer !== spare) shard.spares.push(spare);
     shard.worker.postMessage(buf, [buf.buffer as ArrayBuffer]);
   }
 
@@ -128,8 +130,13 @@ export class ShardPool {
         }
         shard.quotes = msg.quotes;
         this.opts.onChanges(shard.index, msg);
-        // onChanges and its listeners read the records synchronously and keep copies: the buffer is free again
-        if (buf instanceof Float64Array && shard.spares.length < MAX_SPARES) shard.spares.push(buf.buffer as ArrayBuffer);
+        // onChanges and its listeners read the records synchronously and keep copies: the buffer is free again, for
+        // a later APPLY, or back to the shard when there are more than those need (an early batch is answered in
+        // two messages: protocol.ts ApplyMsg)
+        if (buf instanceof Float64Array) {
+          if (shard.spares.length < MAX_SPARES) shard.spares.push(buf.buffer as ArrayBuffer);
+          else if (shard.worker === worker) this.post(shard, { t: MSG.SPARE, buffer: buf.buffer as ArrayBuffer });
+        }
         for (const p of answered) p.done(null);
       });
       let failure: Error | null = null;

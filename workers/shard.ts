@@ -18,6 +18,9 @@ const nothing = { cons: NONE, nCons: 0, arb: NONE, nArb: 0, fair: NONE, nFair: 0
 const out = new RecordBuffer(CHG.STRIDE, 4096);
 /** the last APPLY's buffer, read to the end: the answer is written into it (workers/protocol.ts sized()) */
 let spare: ArrayBuffer | null = null;
+/** buffers the main thread handed back (MSG.SPARE), for an early batch's quote records */
+const spares: ArrayBuffer[] = [];
+const MAX_SPARES = 4;
 
 /** Answers the batches `seqs` (none: an unsolicited batch of analytics after a tick or a restore). */
 function reply(seqs: number[], applied: number, stale: number): void {
@@ -27,6 +30,15 @@ function reply(seqs: number[], applied: number, stale: number): void {
   const msg: ChangesMsg = { t: MSG.CHANGES, seqs, n, rec: out.drain(), applied, stale, quotes: store.quoteCount, ...a };
   const buf = encode(msg, spare);
   if (buf.buffer === spare) spare = null;
+  port!.postMessage(buf, [buf.buffer as ArrayBuffer]);
+}
+
+/** An early batch's quote records, ahead of its analytics (protocol.ts ApplyMsg): a CHANGES that answers no seq. */
+function quotesFirst(): void {
+  const n = out.length;
+  const s = spares.pop() ?? null;
+  const msg: ChangesMsg = { t: MSG.CHANGES, seqs: [], n, rec: out.drain(), applied: 0, stale: 0, quotes: store.quoteCount, ...nothing };
+  const buf = encode(msg, s);
   port!.postMessage(buf, [buf.buffer as ArrayBuffer]);
 }
 
@@ -42,9 +54,13 @@ port.on('message', (buf: Encoded) => {
       const before = store.staleIgnored;
       const applied = store.apply(msg.obs, msg.n, out);
       spare = msg.obs.buffer as ArrayBuffer;
+      if (msg.early && analytics !== null && out.length > 0) quotesFirst();
       reply([msg.seq], applied, store.staleIgnored - before);
       break;
     }
+    case MSG.SPARE:
+      if (spares.length < MAX_SPARES) spares.push(msg.buffer);
+      break;
     case MSG.RESTORE:
       analytics?.begin(msg.now);
       store.restore(msg.rec, msg.n);
