@@ -1,4 +1,6 @@
 import t from 'tap';
+import { BOOKMAKERS } from '../engine/catalogue.js';
+import { MARKET_INDEX, SLOT } from '../engine/ingest.js';
 import { CHG, OBS } from '../engine/records.js';
 import { Hub } from '../workers/hub.js';
 import { MSG, decode, encode, type ApplyMsg, type ChangesMsg, type SpareMsg } from '../workers/protocol.js';
@@ -16,16 +18,16 @@ t.test('protocol - an APPLY is written into a spare buffer that is large enough,
   const spare = new ArrayBuffer(64 * 1024);
   new Float64Array(spare).fill(-7); // left-overs of an earlier message
   const o = obs(100, 1);
-  const buf = encode({ t: MSG.APPLY, seq: 9, n: 100, obs: o, now: 1234, early: true }, spare);
+  const buf = encode({ t: MSG.APPLY, seq: 9, n: 100, obs: o, now: 1234, early: true, more: true }, spare);
   t.equal(buf.buffer, spare, 'the spare carries the message');
   const m = decode<ApplyMsg>(buf);
-  t.same([m.t, m.seq, m.n, m.now, m.early], [MSG.APPLY, 9, 100, 1234, true], 'header, the early flag included');
+  t.same([m.t, m.seq, m.n, m.now, m.early, m.more], [MSG.APPLY, 9, 100, 1234, true, true], 'header, the early and more flags included');
   t.same(Array.from(m.obs), Array.from(o), 'observations, and nothing of the left-overs');
 });
 
 t.test('protocol - a spare too small is left alone: a new buffer with a quarter more room', async (t) => {
   const spare = new ArrayBuffer(800);
-  const buf = encode({ t: MSG.APPLY, seq: 1, n: 100, obs: obs(100, 0), now: 0, early: false }, spare);
+  const buf = encode({ t: MSG.APPLY, seq: 1, n: 100, obs: obs(100, 0), now: 0, early: false, more: false }, spare);
   t.not(buf.buffer, spare, 'not the spare');
   t.equal(spare.byteLength, 800, 'the spare is not detached or changed');
   t.ok(buf.buffer.byteLength >= buf.byteLength * 1.25 - 8, 'room for a larger message next time');
@@ -97,4 +99,33 @@ t.test('hub - a batch alone in flight reaches the read model before its analytic
   const reopen = [{ book: 'draftkings', event_id: 'e1', market: 'h2h', outcome: 'H', price: 2.2, ts: now + 2 }];
   await Promise.all([hub.ingest({ prices: close }, now + 10), hub.ingest({ prices: reopen }, now + 10)]);
   t.same(arbsSeen, [1, 1], 'first batch early (its arbitrage not closed yet); second with its analytics (open again)');
+});
+
+t.test('hub - a large ingest goes to the shard in chunks as it is parsed, and its analytics are one batch', async (t) => {
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const now = Date.now();
+  const events = ['c1', 'c2'].map((id) => ({ id, sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'H', away_team: 'A' }));
+  const at = (book: string, event_id: string, outcome: string, price: number, ts: number) => ({ book, event_id, market: 'h2h', outcome, price, ts });
+  await hub.ingest({ events, prices: [at('draftkings', 'c1', 'H', 1.9, now), at('draftkings', 'c1', 'A', 1.9, now),
+    at('fanduel', 'c1', 'H', 1.9, now), at('fanduel', 'c1', 'A', 1.9, now)] }, now);
+  const opened: number[] = [];
+  hub.onAnalytics((ch) => opened.push(ch.arbOpened.length));
+  const chunks: boolean[] = [];
+  const apply = hub.pool.apply.bind(hub.pool);
+  hub.pool.apply = (shard, obs, n, more) => {
+    chunks.push(more === true);
+    return apply(shard, obs, n, more);
+  };
+  // draftkings H 2.20 against A 1.90 crosses (1/2.2 + 1/1.9 < 1) until both books' A fall to 1.70 (1/2.2 + 1/1.7 > 1),
+  // 1,100 observations later: a shard that evaluated the first chunk alone would open an arbitrage and close it again
+  const filler = Array.from({ length: 1100 }, (_, i) => at('betmgm', 'c2', i % 2 === 0 ? 'H' : 'A', 1.5 + (i % 40) / 100, now + 1 + i));
+  const res = await hub.ingest({ prices: [at('draftkings', 'c1', 'H', 2.2, now + 1), ...filler, at('fanduel', 'c1', 'A', 1.7, now + 2000),
+    at('draftkings', 'c1', 'A', 1.7, now + 2000)] }, now + 3000);
+  t.same(chunks, [true, true, false], '1,103 observations: two full chunks of 512 while parsing, then the rest');
+  t.equal(res.accepted, 1103, 'every observation accepted');
+  t.same(opened, [], 'no arbitrage opened: the chunks were evaluated together, after the last');
+  t.equal(hub.readModel.quotePrice(hub.eventIds.peek('c1'), MARKET_INDEX.get('h2h')!, Number.NaN, -1, SLOT.AWAY, BOOKMAKERS.findIndex((b) => b.key === 'fanduel')), 1.7,
+    'the last chunk\'s price is in the read model when the ingest resolves');
 });

@@ -22,17 +22,24 @@ export const MSG = {
   CHANGES: 5,
   /** main -> shard: the clock moved (quotes may have gone stale) */
   TICK: 6,
-  /** main -> shard: a buffer the main thread has no use for, handed back for the shard's next message */
+  /** either way: a buffer the sender has no use for, handed back for the other side's next message */
   SPARE: 7,
 } as const;
 
 export interface ReadyMsg { t: typeof MSG.READY }
 /** `now` is the wall clock (ms) the analytics judge freshness against. `early`: the main thread has no other batch
- *  of this shard's in flight, so it would wait idle for this one's answer: the shard sends the batch's quote records
+ *  of this shard's in flight (besides this batch's own chunks), so it would wait idle for this one's answer: the shard sends the batch's quote records
  *  as soon as they are applied, in a CHANGES of their own that answers no seq, and the main thread applies them to
  *  the read model while the shard brings the analytics up to date; the CHANGES that answers the seq follows with
  *  the analytics. (With batches queued, the extra message only costs both threads: bench/analytics.ts.) */
-export interface ApplyMsg { t: typeof MSG.APPLY; seq: number; n: number; obs: Float64Array; now: number; early: boolean }
+export interface ApplyMsg {
+  t: typeof MSG.APPLY; seq: number; n: number; obs: Float64Array; now: number; early: boolean;
+  /** more chunks of the same batch follow (a large ingest is sent in chunks as it is parsed, so the shard applies
+   *  the first while the main thread parses the next): the shard applies it and waits for the last chunk before it
+   *  brings the analytics up to date and answers every chunk's seq in one CHANGES. The chunks of one batch are
+   *  posted in one synchronous pass, so no other message comes between them. */
+  more: boolean;
+}
 export interface RestoreMsg { t: typeof MSG.RESTORE; n: number; rec: Float64Array; now: number }
 export interface RemoveMsg { t: typeof MSG.REMOVE; seq: number; events: number[]; now: number }
 export interface TickMsg { t: typeof MSG.TICK; now: number }
@@ -52,12 +59,12 @@ export interface ChangesMsg extends AnalyticsBatch {
   // and the analytics records (engine/records.ts CONSO, ARB, FAIR, EVQ, MID) with their counts
 }
 export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg | TickMsg | SpareMsg;
-export type FromShard = ReadyMsg | ChangesMsg;
+export type FromShard = ReadyMsg | ChangesMsg | SpareMsg;
 
 const packr = new Packr({ useRecords: false, moreTypes: true });
 
 /** APPLY: header, then the observations (OBS layout). */
-const APPLY_HEAD = { T: 0, SEQ: 1, N: 2, NOW: 3, EARLY: 4, SIZE: 5 } as const;
+const APPLY_HEAD = { T: 0, SEQ: 1, N: 2, NOW: 3, EARLY: 4, MORE: 5, SIZE: 6 } as const;
 /** CHANGES: header, then the answered seqs, then the CHG, CONSO, ARB, FAIR, EVQ and MID records in that order. */
 const CHANGES_HEAD = {
   T: 0, SEQS: 1, N: 2, APPLIED: 3, STALE: 4, QUOTES: 5, CONS: 6, ARB: 7, FAIR: 8, EV: 9, MID: 10, SIZE: 11,
@@ -86,6 +93,7 @@ export function encode(msg: ToShard | FromShard, spare: ArrayBuffer | null = nul
     buf[APPLY_HEAD.N] = msg.n;
     buf[APPLY_HEAD.NOW] = msg.now;
     buf[APPLY_HEAD.EARLY] = msg.early ? 1 : 0;
+    buf[APPLY_HEAD.MORE] = msg.more ? 1 : 0;
     buf.set(msg.obs.subarray(0, msg.n * OBS.STRIDE), APPLY_HEAD.SIZE);
     return buf;
   }
@@ -135,7 +143,7 @@ export function decode<T extends ToShard | FromShard>(buf: Encoded): T {
   if (buf[0] === MSG.APPLY) {
     const n = buf[APPLY_HEAD.N];
     const msg: ApplyMsg = {
-      t: MSG.APPLY, seq: buf[APPLY_HEAD.SEQ], n, now: buf[APPLY_HEAD.NOW], early: buf[APPLY_HEAD.EARLY] === 1,
+      t: MSG.APPLY, seq: buf[APPLY_HEAD.SEQ], n, now: buf[APPLY_HEAD.NOW], early: buf[APPLY_HEAD.EARLY] === 1, more: buf[APPLY_HEAD.MORE] === 1,
       obs: buf.subarray(APPLY_HEAD.SIZE, APPLY_HEAD.SIZE + n * OBS.STRIDE),
     };
     return msg as T;

@@ -32,6 +32,9 @@ interface Pending {
 
 class Shard {
   worker: Worker | null = null;
+  /** a batch is being sent in chunks (ApplyMsg.more), and whether its first found the shard with nothing in flight */
+  chunking = false;
+  early = false;
   readonly pending = new Map<number, Pending>();
   restarts = 0;
   quotes = 0;
@@ -58,10 +61,14 @@ export class ShardPool {
     await Promise.all(this.shards.map((s) => this.spawn(s)));
   }
 
-  /** Sends a batch of observations to a shard; resolves once its change records were handed to onChanges. */
-  apply(shard: number, obs: Float64Array, n: number): Promise<void> {
+  /** Sends a batch of observations to a shard; resolves once its change records were handed to onChanges. `more`:
+   *  a chunk of a batch whose next chunk follows in the same synchronous pass (ApplyMsg.more); it resolves with
+   *  the batch's last chunk. */
+  apply(shard: number, obs: Float64Array, n: number, more = false): Promise<void> {
     const s = this.shards[shard];
-    return this.send(s, { t: MSG.APPLY, seq: ++this.seq, n, obs, now: this.opts.now(), early: s.pending.size === 0 });
+    if (!s.chunking) s.early = s.pending.size === 0;
+    s.chunking = more;
+    return this.send(s, { t: MSG.APPLY, seq: ++this.seq, n, obs, now: this.opts.now(), early: s.early, more });
   }
 
   removeEvents(shard: number, events: number[]): Promise<void> {
@@ -119,6 +126,10 @@ export class ShardPool {
           ready = true;
           shard.worker = worker;
           resolve();
+          return;
+        }
+        if (msg.t === MSG.SPARE) {
+          if (shard.spares.length < MAX_SPARES) shard.spares.push(msg.buffer);
           return;
         }
         const answered = [];

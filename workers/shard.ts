@@ -18,9 +18,19 @@ const nothing = { cons: NONE, nCons: 0, arb: NONE, nArb: 0, fair: NONE, nFair: 0
 const out = new RecordBuffer(CHG.STRIDE, 4096);
 /** the last APPLY's buffer, read to the end: the answer is written into it (workers/protocol.ts sized()) */
 let spare: ArrayBuffer | null = null;
-/** buffers the main thread handed back (MSG.SPARE), for an early batch's quote records */
+/** buffers the main thread handed back (MSG.SPARE) and chunks' buffers, for an early batch's quote records */
 const spares: ArrayBuffer[] = [];
 const MAX_SPARES = 4;
+/** a batch sent in chunks (ApplyMsg.more): the seqs of its chunks so far, and what they applied */
+const chunkSeqs: number[] = [];
+let chunkApplied = 0;
+let chunkStale = 0;
+
+/** Keeps a buffer read to the end for a later message, or hands it back to the main thread (its APPLYs use them). */
+function keep(buffer: ArrayBuffer): void {
+  if (spares.length < MAX_SPARES) spares.push(buffer);
+  else port!.postMessage(encode({ t: MSG.SPARE, buffer }), [buffer]);
+}
 
 /** Answers the batches `seqs` (none: an unsolicited batch of analytics after a tick or a restore). */
 function reply(seqs: number[], applied: number, stale: number): void {
@@ -50,16 +60,31 @@ port.on('message', (buf: Encoded) => {
   const msg = decode<ToShard>(buf);
   switch (msg.t) {
     case MSG.APPLY: {
-      analytics?.begin(msg.now);
+      // the chunks of one batch are one batch of the analytics: their lines are evaluated once, after the last
+      if (chunkSeqs.length === 0) analytics?.begin(msg.now);
       const before = store.staleIgnored;
       const applied = store.apply(msg.obs, msg.n, out);
+      const stale = store.staleIgnored - before;
+      if (msg.more) {
+        chunkSeqs.push(msg.seq);
+        chunkApplied += applied;
+        chunkStale += stale;
+        keep(msg.obs.buffer as ArrayBuffer);
+        break;
+      }
       spare = msg.obs.buffer as ArrayBuffer;
       if (msg.early && analytics !== null && out.length > 0) quotesFirst();
-      reply([msg.seq], applied, store.staleIgnored - before);
+      if (chunkSeqs.length === 0) reply([msg.seq], applied, stale);
+      else {
+        chunkSeqs.push(msg.seq);
+        reply(chunkSeqs.splice(0), chunkApplied + applied, chunkStale + stale);
+        chunkApplied = 0;
+        chunkStale = 0;
+      }
       break;
     }
     case MSG.SPARE:
-      if (spares.length < MAX_SPARES) spares.push(msg.buffer);
+      keep(msg.buffer);
       break;
     case MSG.RESTORE:
       analytics?.begin(msg.now);
