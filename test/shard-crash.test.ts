@@ -128,3 +128,28 @@ t.test('shard crash - rows a restarted shard no longer has leave the view (its q
   t.equal(hub.analytics.event(idx)?.arbs.size ?? 0, 0, 'the stale arbitrage is gone from the view');
   t.equal(hub.analytics.event(idx)?.cons.size ?? 0, 1, 'and the line\'s consensus is there again (republished by the restored shard)');
 });
+
+t.test('shard crash - a shard killed while a chunked ingest is on its way gets every chunk again, as one batch', async (t) => {
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const ev = events[0];
+  await hub.ingest({ events: [ev], prices: prices(now - 1000).filter((p) => p.event_id === ev.id) }, now);
+  const idx = hub.eventIds.peek(ev.id);
+  const opened: number[] = [];
+  hub.onAnalytics((ch) => opened.push(ch.arbOpened.length));
+  // 1,500 observations (three chunks): the crossing prices come first and are uncrossed by the last ones, so a
+  // chunk evaluated on its own would open an arbitrage
+  const filler = Array.from({ length: 1496 }, (_, i) =>
+    ({ book: 'pinnacle', event_id: ev.id, market: 'h2h', outcome: i % 2 === 0 ? ev.home_team : ev.away_team, price: 1.9 + (i % 7) / 100, ts: now + i }));
+  const uncross = crossed(ev, now + 2000).map((p) => ({ ...p, price: 1.8 }));
+  const ingest = hub.ingest({ prices: [...crossed(ev, now), ...filler, ...uncross] }, now + 3000);
+  // the chunks are posted; the shard dies before (or while) it applies them
+  await hub.pool.kill(0);
+  const r = await ingest;
+  t.equal(r.accepted, 1500 + 4, 'every observation accepted');
+  t.equal(hub.pool.restarts()[0], 1, 'the shard restarted once');
+  t.same(opened.filter((n) => n > 0), [], 'no arbitrage opened by a chunk alone, before or after the restart');
+  t.equal(hub.analytics.event(idx)?.arbs.size ?? 0, 0, 'none open at the end');
+  t.equal(hub.pool.quoteCounts()[0], 6, 'the rebuilt shard holds the event\'s six quotes');
+});
