@@ -28,10 +28,11 @@ export const MSG = {
 
 export interface ReadyMsg { t: typeof MSG.READY }
 /** `now` is the wall clock (ms) the analytics judge freshness against. `early`: the main thread has no other batch
- *  of this shard's in flight (besides this batch's own chunks), so it would wait idle for this one's answer: the shard sends the batch's quote records
- *  as soon as they are applied, in a CHANGES of their own that answers no seq, and the main thread applies them to
- *  the read model while the shard brings the analytics up to date; the CHANGES that answers the seq follows with
- *  the analytics. (With batches queued, the extra message only costs both threads: bench/analytics.ts.) */
+ *  of this shard's in flight (besides this batch's own chunks), so it would wait idle for this one's answer: the
+ *  shard sends the batch's quote records as soon as they are applied, in a CHANGES of their own that answers no
+ *  seq, and the main thread applies them to the read model while the shard brings the analytics up to date; the
+ *  CHANGES that answers the seq follows with the analytics. (With batches queued, the extra message only costs both
+ *  threads: bench/analytics.ts.) */
 export interface ApplyMsg {
   t: typeof MSG.APPLY; seq: number; n: number; obs: Float64Array; now: number; early: boolean;
   /** more chunks of the same batch follow (a large ingest is sent in chunks as it is parsed, so the shard applies
@@ -143,7 +144,8 @@ export function decode<T extends ToShard | FromShard>(buf: Encoded): T {
   if (buf[0] === MSG.APPLY) {
     const n = buf[APPLY_HEAD.N];
     const msg: ApplyMsg = {
-      t: MSG.APPLY, seq: buf[APPLY_HEAD.SEQ], n, now: buf[APPLY_HEAD.NOW], early: buf[APPLY_HEAD.EARLY] === 1, more: buf[APPLY_HEAD.MORE] === 1,
+      t: MSG.APPLY, seq: buf[APPLY_HEAD.SEQ], n, now: buf[APPLY_HEAD.NOW],
+      early: buf[APPLY_HEAD.EARLY] === 1, more: buf[APPLY_HEAD.MORE] === 1,
       obs: buf.subarray(APPLY_HEAD.SIZE, APPLY_HEAD.SIZE + n * OBS.STRIDE),
     };
     return msg as T;
