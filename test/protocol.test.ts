@@ -129,3 +129,27 @@ t.test('hub - a large ingest goes to the shard in chunks as it is parsed, and it
   t.equal(hub.readModel.quotePrice(hub.eventIds.peek('c1'), MARKET_INDEX.get('h2h')!, Number.NaN, -1, SLOT.AWAY, BOOKMAKERS.findIndex((b) => b.key === 'fanduel')), 1.7,
     'the last chunk\'s price is in the read model when the ingest resolves');
 });
+
+t.test('hub - an ingest that fails half way still sends what it parsed: no shard is left with an unfinished batch', async (t) => {
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const now = Date.now();
+  await hub.ingest({ events: [{ id: 'f1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'H', away_team: 'A' }] }, now);
+  const idx = hub.eventIds.peek('f1');
+  const prices = Array.from({ length: 700 }, (_, i) =>
+    ({ book: 'betmgm', event_id: 'f1', market: 'h2h', outcome: i % 2 === 0 ? 'H' : 'A', price: 1.5 + (i % 50) / 100, ts: now + i }));
+  // the 600th observation's event lookup fails: 512 have gone as a chunk, 87 more are parsed
+  const id = hub.eventIds.id.bind(hub.eventIds);
+  let calls = 0;
+  hub.eventIds.id = (key: string) => {
+    if (++calls === 600) throw new Error('lookup failed');
+    return id(key);
+  };
+  await t.rejects(hub.ingest({ prices }, now), /lookup failed/, 'the ingest fails');
+  hub.eventIds.id = id;
+  const betmgm = BOOKMAKERS.findIndex((b) => b.key === 'betmgm');
+  const home = () => hub.readModel.quotePrice(idx, MARKET_INDEX.get('h2h')!, Number.NaN, -1, SLOT.HOME, betmgm);
+  for (let i = 0; i < 100 && home() !== 1.98; i++) await new Promise((r) => setTimeout(r, 20));
+  t.equal(home(), 1.98, 'the 599 observations parsed before the failure were applied (the last home price 1.98) without waiting for another ingest');
+});

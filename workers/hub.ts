@@ -158,38 +158,44 @@ export class Hub {
     const lookup = (id: string) => this.records.get(id);
     const touched = new Set<number>();
     const sent: Promise<void>[] = [];
-    for (let i = 0; i < prices.length; i++) {
-      const p = parsePrice(prices[i], lookup, now);
-      if (isRejection(p)) {
-        result.rejected.push({ index: i, ...p });
-        continue;
+    // the last chunk of each shard goes whatever happens in the loop: a shard left with an unfinished batch would
+    // hold back its analytics until the next ingest, and the observations parsed so far would go with it
+    try {
+      for (let i = 0; i < prices.length; i++) {
+        const p = parsePrice(prices[i], lookup, now);
+        if (isRejection(p)) {
+          result.rejected.push({ index: i, ...p });
+          continue;
+        }
+        const id = (prices[i] as { event_id: string }).event_id;
+        const idx = this.eventIds.id(id);
+        const shard = this.readModel.event(idx)!.shard;
+        const player = p.player === null ? -1 : this.eventPlayers.resolve(idx, p.market, p.book, this.players.id(p.player));
+        const out = this.outs[shard];
+        const off = out.push();
+        const d = out.data;
+        d[off + OBS.EVENT] = idx;
+        d[off + OBS.MARKET] = p.market;
+        d[off + OBS.POINT] = p.point;
+        d[off + OBS.PLAYER] = player;
+        d[off + OBS.OUTCOME] = p.outcome;
+        d[off + OBS.BOOK] = p.book;
+        d[off + OBS.PRICE] = p.price;
+        d[off + OBS.TS] = p.ts;
+        touched.add(shard);
+        result.accepted++;
+        // a full chunk goes now: the shard applies it while this loop parses the next (ApplyMsg.more)
+        if (out.length === CHUNK) sent.push(this.pool.apply(shard, out.take(), CHUNK, true));
       }
-      const id = (prices[i] as { event_id: string }).event_id;
-      const idx = this.eventIds.id(id);
-      const shard = this.readModel.event(idx)!.shard;
-      const out = this.outs[shard];
-      const off = out.push();
-      const d = out.data;
-      d[off + OBS.EVENT] = idx;
-      d[off + OBS.MARKET] = p.market;
-      d[off + OBS.POINT] = p.point;
-      d[off + OBS.PLAYER] = p.player === null ? -1 : this.eventPlayers.resolve(idx, p.market, p.book, this.players.id(p.player));
-      d[off + OBS.OUTCOME] = p.outcome;
-      d[off + OBS.BOOK] = p.book;
-      d[off + OBS.PRICE] = p.price;
-      d[off + OBS.TS] = p.ts;
-      touched.add(shard);
-      result.accepted++;
-      // a full chunk goes now: the shard applies it while this loop parses the next (ApplyMsg.more)
-      if (out.length === CHUNK) sent.push(this.pool.apply(shard, out.take(), CHUNK, true));
+    } finally {
+      for (const shard of touched) {
+        const n = this.outs[shard].length;
+        sent.push(this.pool.apply(shard, this.outs[shard].take(), n));
+      }
     }
     this.counters.observations += prices.length;
     this.counters.accepted += result.accepted;
     this.counters.rejected += result.rejected.length;
-    for (const shard of touched) {
-      const n = this.outs[shard].length;
-      sent.push(this.pool.apply(shard, this.outs[shard].take(), n));
-    }
     await Promise.all(sent);
     if (finals.length > 0) await this.finish(finals);
     return result;
