@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { BOOKMAKERS } from '../engine/catalogue.js';
 import { MARKET_INDEX, SLOT } from '../engine/ingest.js';
 import { CHG, OBS } from '../engine/records.js';
@@ -7,6 +7,16 @@ import { MSG, decode, encode, type ApplyMsg, type ChangesMsg, type SpareMsg } fr
 
 const NONE = new Float64Array(0);
 const noAnalytics = { cons: NONE, nCons: 0, arb: NONE, nArb: 0, fair: NONE, nFair: 0, ev: NONE, nEv: 0, mid: NONE, nMid: 0 };
+
+/** a started hub with one shard (closed at the end of the test) and one NBA event per id, teams H and A */
+async function hubWith(t: Test, now: number, ...ids: string[]): Promise<Hub> {
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const events = ids.map((id) => ({ id, sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'H', away_team: 'A' }));
+  if (events.length > 0) await hub.ingest({ events }, now);
+  return hub;
+}
 
 function obs(n: number, seed: number): Float64Array {
   const a = new Float64Array(n * OBS.STRIDE);
@@ -46,11 +56,8 @@ t.test('protocol - CHANGES in a recycled buffer read back only what the header c
 });
 
 t.test('hub - with buffers recycled between batches in flight, every listener sees its own batch\'s prices', async (t) => {
-  const hub = new Hub(1);
-  await hub.start();
-  t.teardown(() => hub.close());
   const now = Date.now();
-  await hub.ingest({ events: [{ id: 'r1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'H', away_team: 'A' }] }, now);
+  const hub = await hubWith(t, now, 'r1');
   const seen: number[] = [];
   hub.onBatch((b) => {
     for (let i = 0, off = 0; i < b.count; i++, off += CHG.STRIDE) seen.push(b.records[off + CHG.PRICE]);
@@ -79,11 +86,8 @@ t.test('protocol - a SPARE hands a buffer back whole, whatever it held', async (
 });
 
 t.test('hub - a batch alone in flight reaches the read model before its analytics; the ingest waits for both', async (t) => {
-  const hub = new Hub(1);
-  await hub.start();
-  t.teardown(() => hub.close());
   const now = Date.now();
-  await hub.ingest({ events: [{ id: 'e1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'H', away_team: 'A' }] }, now);
+  const hub = await hubWith(t, now, 'e1');
   const idx = hub.eventIds.peek('e1');
   const arbsSeen: number[] = [];
   hub.onBatch(() => arbsSeen.push(hub.analytics.event(idx)?.arbs.size ?? 0));
@@ -102,13 +106,10 @@ t.test('hub - a batch alone in flight reaches the read model before its analytic
 });
 
 t.test('hub - a large ingest goes to the shard in chunks as it is parsed, and its analytics are one batch', async (t) => {
-  const hub = new Hub(1);
-  await hub.start();
-  t.teardown(() => hub.close());
   const now = Date.now();
-  const events = ['c1', 'c2'].map((id) => ({ id, sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'H', away_team: 'A' }));
+  const hub = await hubWith(t, now, 'c1', 'c2');
   const at = (book: string, event_id: string, outcome: string, price: number, ts: number) => ({ book, event_id, market: 'h2h', outcome, price, ts });
-  await hub.ingest({ events, prices: [at('draftkings', 'c1', 'H', 1.9, now), at('draftkings', 'c1', 'A', 1.9, now),
+  await hub.ingest({ prices: [at('draftkings', 'c1', 'H', 1.9, now), at('draftkings', 'c1', 'A', 1.9, now),
     at('fanduel', 'c1', 'H', 1.9, now), at('fanduel', 'c1', 'A', 1.9, now)] }, now);
   const opened: number[] = [];
   hub.onAnalytics((ch) => opened.push(ch.arbOpened.length));
@@ -131,11 +132,8 @@ t.test('hub - a large ingest goes to the shard in chunks as it is parsed, and it
 });
 
 t.test('hub - an ingest that fails half way still sends what it parsed: no shard is left with an unfinished batch', async (t) => {
-  const hub = new Hub(1);
-  await hub.start();
-  t.teardown(() => hub.close());
   const now = Date.now();
-  await hub.ingest({ events: [{ id: 'f1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'H', away_team: 'A' }] }, now);
+  const hub = await hubWith(t, now, 'f1');
   const idx = hub.eventIds.peek('f1');
   const prices = Array.from({ length: 700 }, (_, i) =>
     ({ book: 'betmgm', event_id: 'f1', market: 'h2h', outcome: i % 2 === 0 ? 'H' : 'A', price: 1.5 + (i % 50) / 100, ts: now + i }));
