@@ -5,7 +5,8 @@
 // 2. Ingest throughput through a shard to the read model with the analytics on, against the same with them off:
 //    (a) random prices around a 4 % margin over 20 books of which 3 are sharps (about half of all quotes +EV:
 //    a worst case for the EV bookkeeping), (b) the simulator's market through hub.ingest.
-//    Target: the analytics cost at most 30 % of throughput.
+//    Target: the analytics cost at most 30 % of throughput. Off and on run in turn, BENCH_ROUNDS times each
+//    (default 5): the table gives each one's best run, and the median and range of the ratios of runs paired in time.
 //    (c) the simulator's market end to end through POST /v1/ingest (msgpack), the client in a process of its own.
 //    And the shard's work alone: (a)'s workload applied in one thread with the analytics on or off (no main thread,
 //    no messages), each run a process of its own.
@@ -25,6 +26,7 @@ import { PriceStore } from '../engine/price-store.js';
 import { CHG, OBS, RecordBuffer } from '../engine/records.js';
 import { startApp } from '../http/app.js';
 import { Hub, shardOf } from '../workers/hub.js';
+import { ROUNDS, alternate, describe } from './lib/alternate.js';
 import { ANALYTICS_BOOKS, analyticsWorkload } from './lib/workload.js';
 
 const EVENTS = 10_000;
@@ -249,35 +251,22 @@ if (process.argv[2] === 'shard-work') {
   process.exit(0);
 }
 incrementalVersusScratch();
-// off and on alternate twice and each keeps its better run (noise on this shared machine only slows a run)
-let off = 0;
-let on = 0;
-for (let r = 0; r < 2; r++) {
-  off = Math.max(off, await throughput(false));
-  on = Math.max(on, await throughput(true));
-}
-console.log(`\n2. ingest to read model, SHARDS=1: ${UPDATES.toLocaleString('en-US')} random updates over ${(EVENTS * 6 * ANALYTICS_BOOKS.length).toLocaleString('en-US')} quotes, batch ${BATCH}, 8 in flight`);
+// off and on in turn, ROUNDS times each (bench/lib/alternate.ts)
+const rand = await alternate(throughput);
+console.log(`\n2. ingest to read model, SHARDS=1: ${UPDATES.toLocaleString('en-US')} random updates over ${(EVENTS * 6 * ANALYTICS_BOOKS.length).toLocaleString('en-US')} quotes, batch ${BATCH}, 8 in flight; best of ${ROUNDS} runs each, off and on in turn`);
 console.log(machine());
 console.table([
-  { analytics: 'baseline: off (store and read model only)', 'updates/s': Math.round(off).toLocaleString('en-US'), 'vs baseline': '100 %' },
-  { analytics: 'on (consensus, arbitrage, EV x 6 de-vig methods, middles)', 'updates/s': Math.round(on).toLocaleString('en-US'), 'vs baseline': `${Math.round((on / off) * 100)} %` },
+  { analytics: 'baseline: off (store and read model only)', 'updates/s': Math.round(rand.off).toLocaleString('en-US'), 'vs baseline': '100 %' },
+  { analytics: 'on (consensus, arbitrage, EV x 6 de-vig methods, middles)', 'updates/s': Math.round(rand.on).toLocaleString('en-US'), 'vs baseline': describe(rand) },
 ]);
 {
-  // alternate off and on three times and keep each one's median
-  const offs: number[] = [];
-  const ons: number[] = [];
-  for (let r = 0; r < 3; r++) {
-    offs.push(await shardWorkIn(false));
-    ons.push(await shardWorkIn(true));
-  }
-  const med = (x: number[]) => [...x].sort((a, b) => a - b)[1];
-  const off = med(offs);
-  const on = med(ons);
-  console.log(`\n2, the shard alone. The shard's work in one thread (no main thread, no messages): the random workload of 2, ns per update, median of 3 runs each`);
+  // as rates (updates/s), so that the best run is the fastest
+  const alone = await alternate(async (on) => 1e9 / (await shardWorkIn(on)));
+  console.log(`\n2, the shard alone. The shard's work in one thread (no main thread, no messages): the random workload of 2, ns per update, a process per run, best of ${ROUNDS} runs each, off and on in turn`);
   console.log(machine());
   console.table([
-    { work: 'baseline: the store alone', 'ns/update': off.toFixed(0), 'updates/s': Math.round(1e9 / off).toLocaleString('en-US'), 'vs baseline': '100 %' },
-    { work: 'store + every analytics view', 'ns/update': on.toFixed(0), 'updates/s': Math.round(1e9 / on).toLocaleString('en-US'), 'vs baseline': `${Math.round((off / on) * 100)} %` },
+    { work: 'baseline: the store alone', 'ns/update': (1e9 / alone.off).toFixed(0), 'updates/s': Math.round(alone.off).toLocaleString('en-US'), 'vs baseline': '100 %' },
+    { work: 'store + every analytics view', 'ns/update': (1e9 / alone.on).toFixed(0), 'updates/s': Math.round(alone.on).toLocaleString('en-US'), 'vs baseline': describe(alone) },
   ]);
 }
 {
@@ -289,37 +278,26 @@ console.table([
   for (let i = 1; i <= SIM_BATCHES; i++) batches.push(sim.step(t0 + i * 100, 2000));
   const rows = [];
   for (const inFlight of [1, 4]) {
-    // alternate off and on twice and keep each one's better run: this shared machine's noise only ever slows a run
-    let simOff = 0;
-    let simOn = 0;
-    for (let r = 0; r < 2; r++) {
-      simOff = Math.max(simOff, await simulated(false, batches, snapshot, t0, inFlight));
-      simOn = Math.max(simOn, await simulated(true, batches, snapshot, t0, inFlight));
-    }
+    const a = await alternate((on) => simulated(on, batches, snapshot, t0, inFlight));
     rows.push(
-      { 'in flight': inFlight, analytics: 'baseline: off', 'updates/s': Math.round(simOff).toLocaleString('en-US'), 'vs baseline': '100 %' },
-      { 'in flight': inFlight, analytics: 'on', 'updates/s': Math.round(simOn).toLocaleString('en-US'), 'vs baseline': `${Math.round((simOn / simOff) * 100)} %` },
+      { 'in flight': inFlight, analytics: 'baseline: off', 'updates/s': Math.round(a.off).toLocaleString('en-US'), 'vs baseline': '100 %' },
+      { 'in flight': inFlight, analytics: 'on', 'updates/s': Math.round(a.on).toLocaleString('en-US'), 'vs baseline': describe(a) },
     );
   }
-  console.log(`\n2b. the simulator's market through POST-equivalent hub.ingest (validation included), SHARDS=1: ${(SIM_BATCHES * 2000).toLocaleString('en-US')} observations over ${snapshot.prices.length.toLocaleString('en-US')} quotes; 1 batch in flight (one feed, in series) and 4 (feeds at once)`);
+  console.log(`\n2b. the simulator's market through POST-equivalent hub.ingest (validation included), SHARDS=1: ${(SIM_BATCHES * 2000).toLocaleString('en-US')} observations over ${snapshot.prices.length.toLocaleString('en-US')} quotes; 1 batch in flight (one feed, in series) and 4 (feeds at once); best of ${ROUNDS} runs each, off and on in turn`);
   console.log(machine());
   console.table(rows);
 }
 {
   const rows = [];
   for (const inFlight of [1, 4]) {
-    let off = 0;
-    let on = 0;
-    for (let r = 0; r < 2; r++) {
-      off = Math.max(off, await overHttp(false, inFlight));
-      on = Math.max(on, await overHttp(true, inFlight));
-    }
+    const a = await alternate((on) => overHttp(on, inFlight));
     rows.push(
-      { 'in flight': inFlight, analytics: 'baseline: off', 'updates/s': Math.round(off).toLocaleString('en-US'), 'vs baseline': '100 %' },
-      { 'in flight': inFlight, analytics: 'on', 'updates/s': Math.round(on).toLocaleString('en-US'), 'vs baseline': `${Math.round((on / off) * 100)} %` },
+      { 'in flight': inFlight, analytics: 'baseline: off', 'updates/s': Math.round(a.off).toLocaleString('en-US'), 'vs baseline': '100 %' },
+      { 'in flight': inFlight, analytics: 'on', 'updates/s': Math.round(a.on).toLocaleString('en-US'), 'vs baseline': describe(a) },
     );
   }
-  console.log('\n2c. the same market end to end: POST /v1/ingest, msgpack bodies of 2,000 observations, from a client process, SHARDS=1');
+  console.log(`\n2c. the same market end to end: POST /v1/ingest, msgpack bodies of 2,000 observations, from a client process, SHARDS=1; best of ${ROUNDS} runs each, off and on in turn`);
   console.log(machine());
   console.table(rows);
 }
