@@ -14,7 +14,8 @@ export interface Alternation {
   pairs: number[];
 }
 
-export const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
+/** BENCH_ROUNDS: a whole number of rounds, at least 1 (anything else: the default, 5) */
+export const ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS ?? 5)) || 5);
 
 export async function alternate(run: (on: boolean) => Promise<number>, rounds = ROUNDS): Promise<Alternation> {
   let off = 0;
