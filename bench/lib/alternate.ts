@@ -4,6 +4,8 @@
 // speed), and the ratios of the runs paired in time (on after off), whose median and range show how far a single
 // pair can be trusted.
 
+import { median } from '../../engine/verdict-best-bets.js';
+
 export interface Alternation {
   /** best run of each configuration (a rate: higher is better) */
   off: number;
@@ -34,9 +36,7 @@ export async function alternate(run: (on: boolean) => Promise<number>, rounds = 
 
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
-/** "best 71 %; pairs 66 % (64 to 75 %)": the best runs' ratio, then the median and range of the paired ratios */
+/** "71 %; pairs 66 % (64 % to 75 %)": the best runs' ratio, then the median and range of the paired ratios */
 export function describe(a: Alternation): string {
-  const mid = a.pairs[(a.pairs.length - 1) >> 1];
-  const median = a.pairs.length % 2 === 1 ? mid : (mid + a.pairs[a.pairs.length >> 1]) / 2;
-  return `${pct(a.ratio)}; pairs ${pct(median)} (${pct(a.pairs[0])} to ${pct(a.pairs[a.pairs.length - 1])})`;
+  return `${pct(a.ratio)}; pairs ${pct(median([...a.pairs]))} (${pct(a.pairs[0])} to ${pct(a.pairs[a.pairs.length - 1])})`;
 }
