@@ -48,8 +48,10 @@ const BL = {
   Q: 6,
   STRIDE: 30,
 } as const;
-/** AT: the offset of the quote's tuple in its line's ladder, kept as tuples move (a move or a removal finds its
- *  tuple without scanning the ladder: bench/analytics.ts). X: QUOTE_STATE numbers that belong to the listener (the
+/** AT: where the quote's tuple was in its line's ladder when the quote itself last moved: a hint, checked against the
+ *  tuple's SLOT and searched outwards from when another quote's move or removal has shifted it (findTuple). Keeping
+ *  it exact meant writing into the record of every tuple a move displaced, a cache miss per place moved (about five
+ *  an update on random prices), where the search reads the ladder the update has loaded anyway (bench/store.ts). X: QUOTE_STATE numbers that belong to the listener (the
  *  analytics keep each quote's freshness, expiry and consensus units there: the update has just read this record, so they
  *  cost no cache miss of their own, where a separate array indexed by slot cost one per update at 1.2 M quotes;
  *  bench/analytics.ts). Zero when the book-line is made. */
@@ -112,29 +114,42 @@ function qoffOf(slot: number): number {
   return b * BL.STRIDE + BL.Q + (slot - b * MAX_OUTCOMES) * QF.SIZE;
 }
 
-/** Moves the tuple at offset `at` up or down to its rank, keeping every moved tuple's QF.AT in `bl`; returns its
- *  new offset. */
+/** Moves the tuple at offset `at` up or down to its rank and records its new offset in its own QF.AT (the tuples
+ *  it passes keep theirs as hints); returns the new offset. */
 function rerank(l: number[], at: number, bl: Float64Array): number {
   let k = at;
   while (k > 0 && ranksAbove(l, k, k - LD.STRIDE)) {
-    swap(l, k, k - LD.STRIDE, bl);
+    swap(l, k, k - LD.STRIDE);
     k -= LD.STRIDE;
   }
   while (k + LD.STRIDE < l.length && ranksAbove(l, k + LD.STRIDE, k)) {
-    swap(l, k, k + LD.STRIDE, bl);
+    swap(l, k, k + LD.STRIDE);
     k += LD.STRIDE;
   }
   bl[qoffOf(l[k + LD.SLOT]) + QF.AT] = k;
   return k;
 }
 
-function swap(l: number[], a: number, b: number, bl: Float64Array): void {
+function swap(l: number[], a: number, b: number): void {
   for (let f = 0; f < LD.STRIDE; f++) {
     const t = l[a + f];
     l[a + f] = l[b + f];
     l[b + f] = t;
   }
-  bl[qoffOf(l[a + LD.SLOT]) + QF.AT] = a;
+}
+
+/** The offset of `slot`'s tuple in ladder `l`, searched outwards from `hint` (its QF.AT): a tuple is displaced one
+ *  place per quote that moved past it or left above it since it last moved itself, so it is found within a few
+ *  places. */
+export function findTuple(l: readonly number[], slot: number, hint: number): number {
+  const n = l.length;
+  const h = hint < n ? hint : n - LD.STRIDE;
+  if (h >= 0 && l[h + LD.SLOT] === slot) return h;
+  for (let d = LD.STRIDE; d < n; d += LD.STRIDE) {
+    if (h - d >= 0 && l[h - d + LD.SLOT] === slot) return h - d;
+    if (h + d < n && l[h + d + LD.SLOT] === slot) return h + d;
+  }
+  throw new Error(`quote slot ${slot} is not in its ladder`);
 }
 
 function blKey(market: number, player: number, book: number): number {
@@ -323,7 +338,7 @@ export class PriceStore {
     }
     d[q + QF.PRICE] = price;
     d[q + QF.CHANGED] = ts;
-    const at = d[q + QF.AT];
+    const at = findTuple(ladder, slot, d[q + QF.AT]);
     const oldRank = at / LD.STRIDE;
     ladder[at + LD.PRICE] = this.effective(price, book);
     ladder[at + LD.CHANGED] = ts;
@@ -490,11 +505,10 @@ export class PriceStore {
       if (d[q + QF.PRICE] === 0) continue;
       this.emit(out, CHANGE.REMOVED, b, o);
       const ladder = this.ladders[line * MAX_OUTCOMES + o];
-      const at = d[q + QF.AT];
+      const at = findTuple(ladder, b * MAX_OUTCOMES + o, d[q + QF.AT]);
       const flag = ladder[at + LD.FLAG];
+      // the tuples below move up one place; their QF.AT stay hints (findTuple)
       ladder.splice(at, LD.STRIDE);
-      // the tuples below moved up one place
-      for (let k = at; k < ladder.length; k += LD.STRIDE) d[qoffOf(ladder[k + LD.SLOT]) + QF.AT] = k;
       const old = d[q + QF.PRICE];
       d[q + QF.PRICE] = 0;
       this.ln[line * this.lnStride + LN.QUOTES]--;
@@ -590,10 +604,13 @@ export class PriceStore {
     return qoffOf(slot) + QF.X;
   }
 
-  /** offset of a quote's tuple in its line's ladder, or -1 when it has none */
+  /** offset of a quote's tuple in its line's ladder, or -1 when it has none (the quote's QF.AT hint is set to it) */
   tupleOf(slot: number): number {
     const q = qoffOf(slot);
-    return this.bl[q + QF.PRICE] === 0 ? -1 : this.bl[q + QF.AT];
+    if (this.bl[q + QF.PRICE] === 0) return -1;
+    const b = (slot / MAX_OUTCOMES) | 0;
+    const ladder = this.ladders[this.bl[b * BL.STRIDE + BL.LINE] * MAX_OUTCOMES + (slot - b * MAX_OUTCOMES)];
+    return (this.bl[q + QF.AT] = findTuple(ladder, slot, this.bl[q + QF.AT]));
   }
 
   lineEvent(line: number): number { return this.ln[line * this.lnStride + LN.EVENT]; }

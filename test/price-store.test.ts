@@ -1,5 +1,5 @@
 import t from 'tap';
-import { LD, MAX_OUTCOMES, PriceStore } from '../engine/price-store.js';
+import { LD, MAX_OUTCOMES, PriceStore, findTuple } from '../engine/price-store.js';
 import { ReadModel } from '../engine/read-model.js';
 import { CHANGE, CHG, OBS, RESTORE, RecordBuffer } from '../engine/records.js';
 import { uniform as mulberry32 } from '../engine/prng.js';
@@ -200,6 +200,47 @@ t.test('price store - ladders re-sort when a price moves up or down', async (t) 
   t.same(store.ladderBooks(1, 0, NaN_, -1, 1), [5, 2, 3, 4, 1], 'middle up two places');
   applyObs(store, out, [ml(3, 1, 2.10, 60)]);
   t.same(store.ladderBooks(1, 0, NaN_, -1, 1), [5, 3, 2, 4, 1], 'ties the top price but posted later: second');
+});
+
+t.test('price store - a quote displaced by other quotes moving past it and leaving above it is still found', async (t) => {
+  // each quote's record keeps where its tuple was when it last moved itself, not where others' moves pushed it
+  const store = new PriceStore();
+  const out = new RecordBuffer(CHG.STRIDE);
+  const books = [1, 2, 3, 4, 5, 6, 7, 8];
+  applyObs(store, out, books.map((b) => spread(b, -3.5, 0, 1.7 + b / 100, 10)));
+  t.same(store.ladderBooks(1, 2, -3.5, -1, 0), [8, 7, 6, 5, 4, 3, 2, 1], 'initial order');
+  // books 2 to 5 jump above everyone: book 1 stays last, every other tuple shifts
+  applyObs(store, out, [spread(2, -3.5, 0, 2.2, 20), spread(3, -3.5, 0, 2.3, 20), spread(4, -3.5, 0, 2.4, 20), spread(5, -3.5, 0, 2.5, 20)]);
+  t.same(store.ladderBooks(1, 2, -3.5, -1, 0), [5, 4, 3, 2, 8, 7, 6, 1], 'four moved up past four');
+  // book 5 (the top) moves to another line: everything below moves up one place
+  applyObs(store, out, [spread(5, -4.5, 0, 2.5, 30)]);
+  t.same(store.ladderBooks(1, 2, -3.5, -1, 0), [4, 3, 2, 8, 7, 6, 1], 'top removed');
+  drain(out);
+  // book 7, displaced twice, moves to the top; book 6 goes down past book 1
+  applyObs(store, out, [spread(7, -3.5, 0, 3.0, 40), spread(6, -3.5, 0, 1.5, 40)]);
+  t.same(store.ladderBooks(1, 2, -3.5, -1, 0), [7, 4, 3, 2, 8, 1, 6], 'displaced quotes moved');
+  t.same(drain(out).map((r) => [KIND_NAME[r.kind], r.book, r.price]), [['PRICE', 7, 3.0], ['PRICE', 6, 1.5]], 'their records');
+  // book 8 leaves the line: the tuple found is its own, and the rest keep their order
+  applyObs(store, out, [spread(8, -5.5, 0, 1.9, 50)]);
+  t.same(store.ladderBooks(1, 2, -3.5, -1, 0), [7, 4, 3, 2, 1, 6], 'displaced quote removed');
+  t.same(drain(out).filter((r) => r.kind === CHANGE.REMOVED).map((r) => [r.book, r.point, r.price]), [[8, -3.5, 1.7 + 8 / 100]], 'its REMOVED record: the last price it held there');
+  let line = -1;
+  for (let l = 0; l < store.lineIdLimit; l++) if (store.lineLive(l) && store.linePoint(l) === -3.5) line = l;
+  const ladder = store.ladder(line, 0);
+  t.equal(ladder.length / LD.STRIDE, 6, 'the line of -3.5');
+  for (let k = 0; k < ladder.length; k += LD.STRIDE) t.equal(store.tupleOf(ladder[k + LD.SLOT]), k, `tupleOf finds place ${k / LD.STRIDE}`);
+});
+
+t.test('price store - findTuple searches outwards from a stale hint', async (t) => {
+  // four tuples with slots 10, 11, 12, 13
+  const l: number[] = [];
+  for (let s = 10; s < 14; s++) l.push(2, 0, 0, s, 2, 0);
+  t.equal(findTuple(l, 12, 2 * LD.STRIDE), 2 * LD.STRIDE, 'exact hint');
+  t.equal(findTuple(l, 10, 3 * LD.STRIDE), 0, 'three places below');
+  t.equal(findTuple(l, 13, 0), 3 * LD.STRIDE, 'three places above');
+  t.equal(findTuple(l, 13, 9 * LD.STRIDE), 3 * LD.STRIDE, 'hint past the end (tuples above it left)');
+  t.throws(() => findTuple(l, 99, 0), /not in its ladder/, 'a slot that is not there is an error, not a wrong tuple');
+  t.throws(() => findTuple([], 10, 0), /not in its ladder/, 'an empty ladder');
 });
 
 // ---------------------------------------------------------------------------------------------------------------
