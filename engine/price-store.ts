@@ -51,10 +51,11 @@ const BL = {
 /** AT: where the quote's tuple was in its line's ladder when the quote itself last moved: a hint, checked against the
  *  tuple's SLOT and searched outwards from when another quote's move or removal has shifted it (findTuple). Keeping
  *  it exact meant writing into the record of every tuple a move displaced, a cache miss per place moved (about five
- *  an update on random prices), where the search reads the ladder the update has loaded anyway (bench/store.ts). X: QUOTE_STATE numbers that belong to the listener (the
- *  analytics keep each quote's freshness, expiry and consensus units there: the update has just read this record, so they
- *  cost no cache miss of their own, where a separate array indexed by slot cost one per update at 1.2 M quotes;
- *  bench/analytics.ts). Zero when the book-line is made. */
+ *  an update on random prices), where the search reads the ladder the update has loaded anyway (bench/store.ts,
+ *  scripts/branchcmp.mjs). X: QUOTE_STATE numbers that belong to the listener (the analytics keep each quote's
+ *  freshness, expiry and consensus units there: the update has just read this record, so they cost no cache miss of
+ *  their own, where a separate array indexed by slot cost one per update at 1.2 M quotes; bench/analytics.ts). Zero
+ *  when the book-line is made. */
 const QF = { PRICE: 0, CHANGED: 1, VERIFIED: 2, AT: 3, X: 4, SIZE: 8 } as const;
 /** numbers of listener state per quote (QF.X) */
 export const QUOTE_STATE = 4;
