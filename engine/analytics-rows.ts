@@ -184,6 +184,11 @@ export function writeArb(store: PriceStore, line: number, flags: boolean, d: Flo
 export const TOPS_SIZE = 12;
 const TOPS = new Float64Array(64 * TOPS_SIZE);
 const MID_REC = new Float64Array(MID.STRIDE);
+/** middlesOfGroup's scratch, per line of the group (at most 64 pair up): its end of a window, where its tops start,
+ *  and the places of the lines `only` marks */
+const XS = new Float64Array(64);
+const AT = new Int32Array(64);
+const MARKED = new Int32Array(64);
 
 export function topTwo(store: PriceStore, line: number, o: number, flags: boolean, now: number, d: Float64Array, off: number): void {
   const ladder = store.ladder(line, o);
@@ -205,10 +210,11 @@ export function topTwo(store: PriceStore, line: number, o: number, flags: boolea
  *  that is reused: copy what you keep. `books` is the group's distinct books with a fresh quote, counted here
  *  when -1 (the incremental engine keeps it as it goes). With `only`, just the pairs of which one line's index j
  *  has only[j] = 1. With `tops`, each line's top two are read from tops at line * TOPS_SIZE (kept current by the
- *  caller, see topTwo) instead of being searched. Returns how many pairs of lines (lo < hi) it evaluated that gave
- *  no middle. */
+ *  caller, see topTwo) instead of being searched. `gone` is told each pair of points (lo < hi) it evaluated that
+ *  gave no middle. Returns how many there were. */
 export function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number, books: number,
-  only: Uint8Array | null, emit: (rec: Float64Array) => void, tops: Float64Array | null = null): number {
+  only: Uint8Array | null, emit: (rec: Float64Array) => void, tops: Float64Array | null = null,
+  gone: ((lo: number, hi: number) => void) | null = null): number {
   const market = store.lineMarket(lines[0]);
   const spreads = market === SPREADS;
   const n = Math.min(lines.length, 64);
@@ -236,20 +242,35 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
       topTwo(store, l, 1, flags, now, TOPS, j * TOPS_SIZE + 6);
     }
   }
+  // Each line's end of a window and the place of its tops are read once, not once per pair (a line's point is in its
+  // record, and the records lie apart). With `only`, a line it leaves out is paired with the marked lines alone: a
+  // move on one line of n visits about 2n pairs instead of n^2, in the order of a loop over every pair that skips
+  // the others.
+  let marked = 0;
+  for (let j = 0; j < n; j++) {
+    const l = lines[j];
+    XS[j] = spreads ? -store.linePoint(l) : store.linePoint(l);
+    AT[j] = (tops === null ? j : l) * TOPS_SIZE;
+    if (only !== null && only[j] !== 0) MARKED[marked++] = j;
+  }
+  // a group is one event's market (and player): every middle of it has the same identity
+  const event = store.lineEvent(lines[0]);
+  const player = store.linePlayer(lines[0]);
   const rec = MID_REC;
   let none = 0;
   for (let a = 0; a < n; a++) {
-    const lo = lines[a];
-    const xl = spreads ? -store.linePoint(lo) : store.linePoint(lo);
-    const ov = (tops === null ? a : lo) * TOPS_SIZE;
-    for (let b = 0; b < n; b++) {
-      const hi = lines[b];
-      const xh = spreads ? -store.linePoint(hi) : store.linePoint(hi);
+    const xl = XS[a];
+    const ov = AT[a];
+    const every = only === null || only[a] !== 0;
+    const m = every ? n : marked;
+    for (let i = 0; i < m; i++) {
+      const b = every ? i : MARKED[i];
+      const xh = XS[b];
       if (!(xl < xh)) continue;
-      if (only !== null && only[a] === 0 && only[b] === 0) continue;
-      const un = (tops === null ? b : hi) * TOPS_SIZE + 6;
+      const un = AT[b] + 6;
       if (T[ov] < 0 || T[un] < 0) {
         none++;
+        if (gone !== null) gone(xl, xh);
         continue;
       }
       let o = ov;
@@ -259,15 +280,16 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
         const alt2 = T[un + 3] < 0 ? -Infinity : T[ov + 2] + T[un + 5];
         if (alt1 === -Infinity && alt2 === -Infinity) {
           none++;
+          if (gone !== null) gone(xl, xh);
           continue;
         }
         if (alt1 >= alt2) o = ov + 3;
         else u = un + 3;
       }
       rec[MID.KIND] = ROW.UPSERT;
-      rec[MID.EVENT] = store.lineEvent(lo);
+      rec[MID.EVENT] = event;
       rec[MID.MARKET] = market;
-      rec[MID.PLAYER] = store.linePlayer(lo);
+      rec[MID.PLAYER] = player;
       rec[MID.LO] = xl;
       rec[MID.HI] = xh;
       rec[MID.OVER_BOOK] = T[o];

@@ -35,7 +35,7 @@ import { RecordPool, copyRecord } from './record-pool.js';
 import { ARB, CHANGE, CONS, CONSO, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, LINE_HEAD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
-  FIXED, MIDDLE_MARKET, SPREADS, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
+  FIXED, MIDDLE_MARKET, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
   middlesOfGroup, staleMs, topTwo, writeArb, writeConsensusHead, writeExtremes,
 } from './analytics-rows.js';
 
@@ -154,7 +154,6 @@ export class Analytics implements StoreListener {
   /** the batch in which a group lost a line (its middles are then evaluated whole) */
   private groupFull = new Int32Array(1024);
   private readonly only = new Uint8Array(64);
-  private readonly dirtyX = new NumberList(64);
   private readonly groupBookLines = new FlatIndex(1024);
   /** per line of a middles market: its top two fresh quotes per side as middlesOfGroup reads them, refreshed when
    *  they may have changed (MID_STAMP) instead of searched again for every line of a dirty group */
@@ -164,12 +163,15 @@ export class Analytics implements StoreListener {
   /** middles published, in midPool (a record's KIND holds the stamp of the last evaluation that found it), found by
    *  (group, pair key) in midIndex and listed per group in groupMids */
   private readonly midPool = new RecordPool(MID.STRIDE, 256);
+  /** per middle record: its place in its group's list (groupMids), so that one can be withdrawn without a search */
+  private midPos = new Int32Array(256);
   private readonly midIndex = new FlatIndex(256);
   private readonly groupMids: number[][] = [];
   private midStamp = 0;
   /** the group being evaluated and its stamp, for middleFound */
   private midGroup = 0;
   private readonly middleFound: (rec: Float64Array) => void;
+  private readonly middleGone: (lo: number, hi: number) => void;
   private readonly implied = new Float64Array(3);
   /** the first two of `implied`, for two-way lines */
   private readonly implied2 = this.implied.subarray(0, 2);
@@ -183,6 +185,7 @@ export class Analytics implements StoreListener {
     if (store.lineStride !== LINE_ROW) throw new Error('the line records of the store do not fit the analytics state');
     store.listener = this;
     this.middleFound = this.keepMiddle.bind(this);
+    this.middleGone = this.withdrawMiddle.bind(this);
   }
 
   /** Starts a batch at wall-clock `now` (ms). */
@@ -426,7 +429,8 @@ export class Analytics implements StoreListener {
 
   /** Loads what evaluateMiddles() will read of every dirty group, in passes of independent loads (as
    *  touchSharpLines): the groups' line lists and middle lists, then each line's MID_STAMP and ladder heads, and
-   *  each kept middle's record. A group of one line is left out: its evaluation reads one number. */
+   *  the kept middles' records of a group to be evaluated whole (a partial evaluation reads only those of the pairs
+   *  it evaluates). A group of one line is left out: its evaluation reads one number. */
   private touchGroups(): void {
     const groups = this.dirtyGroups.data;
     const n = this.dirtyGroups.length;
@@ -441,14 +445,17 @@ export class Analytics implements StoreListener {
     const ls = this.ls;
     const mids = this.midPool.data;
     for (let j = 0; j < n; j++) {
-      const lines = store.groupLines(groups[j]);
+      const g = groups[j];
+      const lines = store.groupLines(g);
       if (lines === undefined || lines.length < 2) continue;
       for (let k = 0; k < lines.length && k < 64; k++) {
         const l = lines[k];
         sink += ls[l * LINE_ROW + LINE_HEAD + LS.MID_STAMP] + store.ladder(l, 0).length + store.ladder(l, 1).length;
       }
-      const list = this.groupMids[groups[j]];
-      if (list !== undefined) for (let k = 0; k < list.length; k++) sink += mids[list[k] * MID.STRIDE + MID.KIND];
+      const list = this.groupMids[g];
+      if (list !== undefined && (this.groupFull[g] === this.batch || this.groupBooks[g] !== this.groupBooksSeen[g])) {
+        for (let k = 0; k < list.length; k++) sink += mids[list[k] * MID.STRIDE + MID.KIND];
+      }
     }
     this.sink = sink;
   }
@@ -886,8 +893,18 @@ export class Analytics implements StoreListener {
     this.midIndex.delete(g, midPairKey(pool[at + MID.LO], pool[at + MID.HI]));
     this.pushMiddle(ROW.REMOVE, pool, at);
     this.midPool.release(r);
-    list[i] = list[list.length - 1];
-    list.pop();
+    const last = list.pop()!;
+    if (last !== r) {
+      list[i] = last;
+      this.midPos[last] = i;
+    }
+  }
+
+  /** The evaluation of group midGroup found no middle on the pair (lo, hi): one published there is withdrawn. */
+  private withdrawMiddle(lo: number, hi: number): void {
+    const g = this.midGroup;
+    const r = this.midIndex.get(g, midPairKey(lo, hi));
+    if (r >= 0) this.dropMiddle(g, this.groupMids[g], this.midPos[r]);
   }
 
   /** Re-evaluates a group's middles and publishes what changed; unchanged records are kept, not rebuilt. Only the
@@ -907,12 +924,9 @@ export class Analytics implements StoreListener {
     const stamp = ++this.midStamp;
     const full = this.groupFull[g] === this.batch || this.groupBooks[g] !== this.groupBooksSeen[g] || list === undefined || list.length === 0;
     this.groupBooksSeen[g] = this.groupBooks[g];
-    const dirtyX = this.dirtyX;
-    dirtyX.length = 0;
     let only: Uint8Array | null = null;
     if (lines !== undefined) {
       only = full ? null : this.only;
-      const spreads = store.lineMarket(lines[0]) === SPREADS;
       // every line's tops, also past the first 64 that pair up (a removal may move one of them up)
       for (let j = 0; j < lines.length; j++) {
         const l = lines[j];
@@ -931,26 +945,22 @@ export class Analytics implements StoreListener {
         }
         if (only === null || j >= 64) continue;
         only[j] = dirty ? 1 : 0;
-        if (dirty) dirtyX.push(spreads ? -store.linePoint(l) : store.linePoint(l));
       }
     }
-    let none = 0;
     if (lines !== undefined && lines.length > 1 && store.lineLive(lines[0])) {
       this.midGroup = g;
-      none = middlesOfGroup(store, lines, true, 0, this.groupBooks[g], only, this.middleFound, this.tops);
+      // a partial evaluation withdraws the middles of the pairs it evaluated as it finds them gone; it speaks for
+      // no other pair, so the group's other middles are not read (a wide group holds a middle for most of its n^2 / 2
+      // pairs: scripts/branchcmp.mjs wide)
+      middlesOfGroup(store, lines, true, 0, this.groupBooks[g], only, this.middleFound, this.tops, only === null ? null : this.middleGone);
       list = this.groupMids[g];
     }
-    if (list === undefined) return;
-    // records not met in this evaluation are gone (KIND holds the stamp of the evaluation that last met them);
-    // a partial evaluation only speaks for the pairs it evaluated, and when each of those gave a middle, every
-    // record it could have withdrawn was met
-    if (only !== null && none === 0) return;
+    if (list === undefined || only !== null) return;
+    // after a whole evaluation, records it did not meet are gone (KIND holds the stamp of the evaluation that last
+    // met them)
     const pool = this.midPool;
     for (let i = list.length - 1; i >= 0; i--) {
-      const at = list[i] * MID.STRIDE;
-      if (pool.data[at + MID.KIND] === stamp) continue;
-      if (only !== null && !dirtyX.includes(pool.data[at + MID.LO]) && !dirtyX.includes(pool.data[at + MID.HI])) continue;
-      this.dropMiddle(g, list, i);
+      if (pool.data[list[i] * MID.STRIDE + MID.KIND] !== stamp) this.dropMiddle(g, list, i);
     }
   }
 
@@ -968,6 +978,12 @@ export class Analytics implements StoreListener {
       this.midIndex.set(g, key, r);
       let list = this.groupMids[g];
       if (list === undefined) this.groupMids[g] = list = [];
+      if (r >= this.midPos.length) {
+        const grown = new Int32Array(Math.max(r + 1, this.midPos.length * 2));
+        grown.set(this.midPos);
+        this.midPos = grown;
+      }
+      this.midPos[r] = list.length;
       list.push(r);
     }
     const at = r * MID.STRIDE;

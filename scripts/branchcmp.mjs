@@ -1,4 +1,4 @@
-// `node scripts/branchcmp.mjs [rev] [random|sim|both]`: the shard's engine (price store, with and without the
+// `node scripts/branchcmp.mjs [rev] [random|sim|wide|both]`: the shard's engine (price store, with and without the
 // analytics) in this checkout against git revision `rev` (default HEAD), the way fastify's branchcmp compares a
 // branch with main. Builds `rev` in a temporary worktree, then feeds the same observation batches to four stores in
 // one process (rev and this checkout, analytics off and on), a batch to each in turn with the order rotating, and
@@ -8,7 +8,11 @@
 // (bench/analytics.ts gives those): read the ratios.
 //   random: bench/analytics.ts's worst case (10,000 events x 3 markets x 20 books, three sharps), BRANCHCMP_UPDATES
 //           random updates (default 600,000) after the prefill;
-//   sim:    the simulator's market (seed 1) as the hub encodes it, 200 steps of 2,000 observations.
+//   sim:    the simulator's market (seed 1) as the hub encodes it, 200 steps of 2,000 observations;
+//   wide:   middles groups of many lines: 2,000 events' totals, each of 20 books on one of 24 lines; an update
+//           reprices a random book's side of a random event, and one in ten moves the book to a random line first;
+//           300,000 updates.
+// `both` runs random and sim.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -24,7 +28,7 @@ if (process.argv[2] === '--run') {
 
 const rev = process.argv[2] ?? 'HEAD';
 const which = process.argv[3] ?? 'both';
-if (!['random', 'sim', 'both'].includes(which)) throw new Error(`workload ${which}: random, sim or both`);
+if (!['random', 'sim', 'wide', 'both'].includes(which)) throw new Error(`workload ${which}: random, sim, wide or both`);
 execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
 const dir = mkdtempSync(join(tmpdir(), 'lw-branchcmp-'));
 const base = join(dir, 'base');
@@ -55,7 +59,8 @@ async function run(baseDist, newDist, label) {
     'this checkout': { store: await import(join(newDist, 'engine/price-store.js')), analytics: await import(join(newDist, 'engine/analytics.js')) },
   };
   const { CHG, OBS, RecordBuffer } = await import(join(newDist, 'engine/records.js'));
-  const { prefill, updates } = workload === 'random' ? await randomBatches(newDist, OBS) : await simBatches(newDist, OBS);
+  const { prefill, updates } = workload === 'random' ? await randomBatches(newDist, OBS)
+    : workload === 'wide' ? await wideBatches(newDist, OBS) : await simBatches(newDist, OBS);
   const configs = [];
   for (const analytics of [false, true]) {
     for (const [name, b] of Object.entries(builds)) {
@@ -128,4 +133,44 @@ async function simBatches(dist, OBS) {
     await hub.close();
   }
   return { prefill: kept.slice(0, 1), updates: kept.slice(1) };
+}
+
+/** Totals with many lines per event (middles groups of up to 20 lines, one per book): each book quotes one of 24
+ *  lines (the store keeps one line per book and market), and one update in ten moves it to a random line. */
+async function wideBatches(dist, OBS) {
+  const { uniform } = await import(join(dist, 'engine/prng.js'));
+  const { MARKET_INDEX } = await import(join(dist, 'engine/ingest.js'));
+  const { ANALYTICS_BOOKS, marginPrice } = await import(join(dist, 'bench/lib/workload.js'));
+  const totals = MARKET_INDEX.get('totals');
+  const r = uniform(11);
+  const t0 = 1_800_000_000_000;
+  const events = 2_000;
+  /** each (event, book)'s line */
+  const line = Int32Array.from({ length: events * 20 }, () => Math.floor(r() * 24));
+  const batch = (n, pick, now, move) => {
+    const obs = new Float64Array(n * OBS.STRIDE);
+    for (let i = 0; i < n; i++) {
+      const o = i * OBS.STRIDE;
+      const [event, book, outcome] = pick(i);
+      if (r() < move) line[event * 20 + book] = Math.floor(r() * 24);
+      obs[o + OBS.EVENT] = event;
+      obs[o + OBS.MARKET] = totals;
+      obs[o + OBS.POINT] = 200.5 + line[event * 20 + book];
+      obs[o + OBS.PLAYER] = -1;
+      obs[o + OBS.OUTCOME] = outcome;
+      obs[o + OBS.BOOK] = ANALYTICS_BOOKS[book];
+      obs[o + OBS.PRICE] = marginPrice(r);
+      obs[o + OBS.TS] = now;
+    }
+    return { obs, n, now };
+  };
+  const prefill = [];
+  for (let e = 0; e < events; e += 25) {
+    for (let outcome = 0; outcome < 2; outcome++) prefill.push(batch(25 * 20, (i) => [e + Math.floor(i / 20), i % 20, outcome], t0, 0));
+  }
+  const updates = [];
+  for (let k = 0; k < 300; k++) {
+    updates.push(batch(1000, () => [Math.floor(r() * events), Math.floor(r() * 20), r() < 0.5 ? 0 : 1], t0 + 1000, 0.1));
+  }
+  return { prefill, updates };
 }
