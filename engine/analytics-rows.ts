@@ -185,7 +185,7 @@ export const TOPS_SIZE = 12;
 const TOPS = new Float64Array(64 * TOPS_SIZE);
 const MID_REC = new Float64Array(MID.STRIDE);
 /** middlesOfGroup's scratch, per line of the group (at most 64 pair up): its end of a window, where its tops start,
- *  and the places of the lines `only` marks */
+ *  and the places of the lines whose under side `only` marks */
 const XS = new Float64Array(64);
 const AT = new Int32Array(64);
 const MARKED = new Int32Array(64);
@@ -208,8 +208,8 @@ export function topTwo(store: PriceStore, line: number, o: number, flags: boolea
  *  second-best pairings). Spreads use the home margin: the home leg at home point h covers above -h, the away
  *  leg of the line with home point h' covers below -h'. Each middle is handed to `emit` in a scratch record
  *  that is reused: copy what you keep. `books` is the group's distinct books with a fresh quote, counted here
- *  when -1 (the incremental engine keeps it as it goes). With `only`, just the pairs of which one line's index j
- *  has only[j] = 1. With `tops`, each line's top two are read from tops at line * TOPS_SIZE (kept current by the
+ *  when -1 (the incremental engine keeps it as it goes). With `only`, just the pairs whose over line's index a has
+ *  bit 0 of only[a] set (its over side changed) or whose under line's index b has bit 1 of only[b] set. With `tops`, each line's top two are read from tops at line * TOPS_SIZE (kept current by the
  *  caller, see topTwo) instead of being searched. `gone` is told each pair of points (lo < hi) it evaluated that
  *  gave no middle. Returns how many there were. */
 export function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number, books: number,
@@ -243,15 +243,15 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
     }
   }
   // Each line's end of a window and the place of its tops are read once, not once per pair (a line's point is in its
-  // record, and the records lie apart). With `only`, a line it leaves out is paired with the marked lines alone: a
-  // move on one line of n visits about 2n pairs instead of n^2, in the order of a loop over every pair that skips
-  // the others.
+  // record, and the records lie apart). With `only`, a line whose over side it leaves out is paired with the lines
+  // whose under side it marks alone: a move on one side of one line of n visits about n pairs instead of n^2, in the
+  // order of a loop over every pair that skips the others.
   let marked = 0;
   for (let j = 0; j < n; j++) {
     const l = lines[j];
     XS[j] = spreads ? -store.linePoint(l) : store.linePoint(l);
     AT[j] = (tops === null ? j : l) * TOPS_SIZE;
-    if (only !== null && only[j] !== 0) MARKED[marked++] = j;
+    if (only !== null && (only[j] & 2) !== 0) MARKED[marked++] = j;
   }
   // a group is one event's market (and player): every middle of it has the same identity
   const event = store.lineEvent(lines[0]);
@@ -261,7 +261,7 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
   for (let a = 0; a < n; a++) {
     const xl = XS[a];
     const ov = AT[a];
-    const every = only === null || only[a] !== 0;
+    const every = only === null || (only[a] & 1) !== 0;
     const m = every ? n : marked;
     for (let i = 0; i < m; i++) {
       const b = every ? i : MARKED[i];

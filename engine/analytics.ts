@@ -55,7 +55,8 @@ const LS = {
   /** the batch that marked its arbitrage dirty */
   ARB_STAMP: 1,
   /** the batch in which its top two changed on either side (middles pairs with it are re-evaluated; -1: they have
-   *  not been read since they last changed) */
+   *  not been read since they last changed), and on which sides in that batch (MID_SIDES: bit 0 the over side,
+   *  outcome 0, bit 1 the under side) */
   MID_STAMP: 2,
   /** sharps with a valid no-vig line on the line: bit per sharp index */
   SHARPS: 3,
@@ -72,8 +73,9 @@ const LS = {
    *  arbitrage check at the end of a batch reads the three here instead of every outcome's ladder or block
    *  (bench/analytics.ts) */
   TOP: 9,
+  MID_SIDES: 12,
   /** outcome o's block starts at O + o * OSIZE */
-  O: 12,
+  O: 13,
   /** consensus running sum of implied probabilities (in units of 1 / FIXED) and count */
   SUM: 0, CNT: 1,
   /** bit 0 (other books) or 1 (prediction markets) set once EXT (PEXT) holds the extremes: from the line's first
@@ -89,18 +91,18 @@ const LS = {
   PMAX: 8,
   OSIZE: 8 + N_SHARPS,
   /** the batch in which a sharp's quotes on it changed, and which sharps (bit per sharp index) */
-  SHARP_STAMP: 12 + 3 * (8 + N_SHARPS), SHARP_DIRTY: 13 + 3 * (8 + N_SHARPS),
+  SHARP_STAMP: 13 + 3 * (8 + N_SHARPS), SHARP_DIRTY: 14 + 3 * (8 + N_SHARPS),
   /** since when the arbitrage is open, and 1 + the index in arbPool of the record last sent (0: none) */
-  ARB_SINCE: 14 + 3 * (8 + N_SHARPS), ARB_AT: 15 + 3 * (8 + N_SHARPS),
+  ARB_SINCE: 15 + 3 * (8 + N_SHARPS), ARB_AT: 16 + 3 * (8 + N_SHARPS),
   /** per sharp index: 1 + the first quote slot of its book-line when it last changed on the line (0: none); the
    *  end of the batch checks the book-line is still this sharp's and on this line before it reads it */
-  SHARP_SLOT: 16 + 3 * (8 + N_SHARPS),
+  SHARP_SLOT: 17 + 3 * (8 + N_SHARPS),
   /** the prediction markets' consensus of outcome o at P + o * PSIZE: sum, count, extremes (a line without them
    *  never reads it) */
-  P: 16 + N_SHARPS + 3 * (8 + N_SHARPS),
+  P: 17 + N_SHARPS + 3 * (8 + N_SHARPS),
   PSUM: 0, PCNT: 1, PEXT: 2,
   PSIZE: 6,
-  STRIDE: 16 + N_SHARPS + 3 * (8 + N_SHARPS) + 3 * 6,
+  STRIDE: 17 + N_SHARPS + 3 * (8 + N_SHARPS) + 3 * 6,
 } as const;
 /** numbers per line record in the store, and where the analytics' state starts in one */
 const LINE_ROW = LINE_HEAD + LS.STRIDE;
@@ -297,8 +299,9 @@ export class Analytics implements StoreListener {
   }
 
   /** Marks a line's consensus dirty, its arbitrage when the change reached the top ARB.ALTS of a ladder (`rank`),
-   *  and its group's middles when it reached the top two (a middle takes the best or second best per side). */
-  private markLine(line: number, rank = 0): void {
+   *  and its group's middles when it reached the top two (a middle takes the best or second best per side) on
+   *  `sides` (bit 0 the over side, outcome 0; bit 1 the under side). */
+  private markLine(line: number, rank = 0, sides = 3): void {
     const b = line * LINE_ROW + LINE_HEAD;
     if (this.ls[b + LS.DIRTY] !== this.batch) {
       this.ls[b + LS.DIRTY] = this.batch;
@@ -307,6 +310,10 @@ export class Analytics implements StoreListener {
     if (rank < ARB.ALTS) this.ls[b + LS.ARB_STAMP] = this.batch;
     if (rank >= 2) return;
     if (MIDDLE_MARKET[this.store.lineMarket(line)] === 1) {
+      const was = this.ls[b + LS.MID_STAMP];
+      // -1: neither side's tops were read since they last changed (a lone line), so both are read now
+      if (was !== this.batch) this.ls[b + LS.MID_SIDES] = was === -1 ? 3 : sides;
+      else this.ls[b + LS.MID_SIDES] |= sides;
       this.ls[b + LS.MID_STAMP] = this.batch;
       this.markGroup(this.store.lineGroup(line));
     }
@@ -378,7 +385,7 @@ export class Analytics implements StoreListener {
     // fresh quotes above the higher of its two positions in the current ladder.
     const top = was && kind === CHANGE.PRICE && oldRank >= 0 ? Math.min(oldRank * LD.STRIDE, at) : at;
     const rank = this.freshAbove(line, outcome, ladder, top);
-    this.markLine(line, rank);
+    this.markLine(line, rank, 1 << outcome);
     if (rank === 0) this.keepTop(line, outcome, ladder);
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s, slot);
@@ -512,7 +519,7 @@ export class Analytics implements StoreListener {
 
   /** A quote stops counting (removed, or stale): its line and, for a sharp, its no-vig lines are marked. */
   private leave(line: number, outcome: number, slot: number, book: number, rank: number): void {
-    this.markLine(line, rank);
+    this.markLine(line, rank, 1 << outcome);
     if (rank === 0) this.keepTop(line, outcome, this.store.ladder(line, outcome));
     const s = SHARP_INDEX[book];
     if (s >= 0) this.markSharp(line, s, slot);
@@ -931,20 +938,22 @@ export class Analytics implements StoreListener {
       for (let j = 0; j < lines.length; j++) {
         const l = lines[j];
         const ms = l * LINE_ROW + LINE_HEAD + LS.MID_STAMP;
-        if (this.ls[ms] === -1) this.ls[ms] = this.batch;
-        const dirty = this.ls[ms] === this.batch;
+        // tops not read since they changed: both sides
+        if (this.ls[ms] === -1) {
+          this.ls[ms] = this.batch;
+          this.ls[ms - LS.MID_STAMP + LS.MID_SIDES] = 3;
+        }
+        const sides = this.ls[ms] === this.batch ? this.ls[ms - LS.MID_STAMP + LS.MID_SIDES] : 0;
         // every line of the group has tops to read (none until refreshed)
         if ((l + 1) * TOPS_SIZE > this.tops.length) {
           const grown = new Float64Array(Math.max((l + 1) * TOPS_SIZE, this.tops.length * 2)).fill(-1);
           grown.set(this.tops);
           this.tops = grown;
         }
-        if (dirty) {
-          topTwo(store, l, 0, true, 0, this.tops, l * TOPS_SIZE);
-          topTwo(store, l, 1, true, 0, this.tops, l * TOPS_SIZE + 6);
-        }
+        if ((sides & 1) !== 0) topTwo(store, l, 0, true, 0, this.tops, l * TOPS_SIZE);
+        if ((sides & 2) !== 0) topTwo(store, l, 1, true, 0, this.tops, l * TOPS_SIZE + 6);
         if (only === null || j >= 64) continue;
-        only[j] = dirty ? 1 : 0;
+        only[j] = sides;
       }
     }
     if (lines !== undefined && lines.length > 1 && store.lineLive(lines[0])) {
