@@ -189,6 +189,8 @@ const MID_REC = new Float64Array(MID.STRIDE);
 const XS = new Float64Array(64);
 const AT = new Int32Array(64);
 const MARKED = new Int32Array(64);
+/** the pairs to evaluate, a * 64 + b */
+const PAIRS = new Int32Array(64 * 64);
 
 export function topTwo(store: PriceStore, line: number, o: number, flags: boolean, now: number, d: Float64Array, off: number): void {
   const ladder = store.ladder(line, o);
@@ -211,10 +213,11 @@ export function topTwo(store: PriceStore, line: number, o: number, flags: boolea
  *  when -1 (the incremental engine keeps it as it goes). With `only`, just the pairs whose over line's index a has
  *  bit 0 of only[a] set (its over side changed) or whose under line's index b has bit 1 of only[b] set. With `tops`, each line's top two are read from tops at line * TOPS_SIZE (kept current by the
  *  caller, see topTwo) instead of being searched. `gone` is told each pair of points (lo < hi) it evaluated that
- *  gave no middle. Returns how many there were. */
+ *  gave no middle. `warm` is shown every pair of points it will evaluate before the first is, twice (pass 0, then
+ *  1): the caller may load what it will read for them. Returns how many pairs gave no middle. */
 export function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number, books: number,
   only: Uint8Array | null, emit: (rec: Float64Array) => void, tops: Float64Array | null = null,
-  gone: ((lo: number, hi: number) => void) | null = null): number {
+  gone: ((lo: number, hi: number) => void) | null = null, warm: ((lo: number, hi: number, pass: number) => void) | null = null): number {
   const market = store.lineMarket(lines[0]);
   const spreads = market === SPREADS;
   const n = Math.min(lines.length, 64);
@@ -256,51 +259,60 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
   // a group is one event's market (and player): every middle of it has the same identity
   const event = store.lineEvent(lines[0]);
   const player = store.linePlayer(lines[0]);
-  const rec = MID_REC;
-  let none = 0;
+  // the pairs first (lo < hi), so that the caller can load what each will read before any is evaluated
+  let np = 0;
   for (let a = 0; a < n; a++) {
-    const xl = XS[a];
-    const ov = AT[a];
     const every = only === null || (only[a] & 1) !== 0;
     const m = every ? n : marked;
     for (let i = 0; i < m; i++) {
       const b = every ? i : MARKED[i];
-      const xh = XS[b];
-      if (!(xl < xh)) continue;
-      const un = AT[b] + 6;
-      if (T[ov] < 0 || T[un] < 0) {
+      if (XS[a] < XS[b]) PAIRS[np++] = a * 64 + b;
+    }
+  }
+  if (warm !== null) {
+    for (let pass = 0; pass < 2; pass++) for (let k = 0; k < np; k++) warm(XS[PAIRS[k] >> 6], XS[PAIRS[k] & 63], pass);
+  }
+  const rec = MID_REC;
+  let none = 0;
+  for (let k = 0; k < np; k++) {
+    const a = PAIRS[k] >> 6;
+    const b = PAIRS[k] & 63;
+    const xl = XS[a];
+    const xh = XS[b];
+    const ov = AT[a];
+    const un = AT[b] + 6;
+    if (T[ov] < 0 || T[un] < 0) {
+      none++;
+      if (gone !== null) gone(xl, xh);
+      continue;
+    }
+    let o = ov;
+    let u = un;
+    if (T[ov] === T[un]) {
+      const alt1 = T[ov + 3] < 0 ? -Infinity : T[ov + 5] + T[un + 2];
+      const alt2 = T[un + 3] < 0 ? -Infinity : T[ov + 2] + T[un + 5];
+      if (alt1 === -Infinity && alt2 === -Infinity) {
         none++;
         if (gone !== null) gone(xl, xh);
         continue;
       }
-      let o = ov;
-      let u = un;
-      if (T[ov] === T[un]) {
-        const alt1 = T[ov + 3] < 0 ? -Infinity : T[ov + 5] + T[un + 2];
-        const alt2 = T[un + 3] < 0 ? -Infinity : T[ov + 2] + T[un + 5];
-        if (alt1 === -Infinity && alt2 === -Infinity) {
-          none++;
-          if (gone !== null) gone(xl, xh);
-          continue;
-        }
-        if (alt1 >= alt2) o = ov + 3;
-        else u = un + 3;
-      }
-      rec[MID.KIND] = ROW.UPSERT;
-      rec[MID.EVENT] = event;
-      rec[MID.MARKET] = market;
-      rec[MID.PLAYER] = player;
-      rec[MID.LO] = xl;
-      rec[MID.HI] = xh;
-      rec[MID.OVER_BOOK] = T[o];
-      rec[MID.OVER_PRICE] = T[o + 1];
-      rec[MID.OVER_EFF] = T[o + 2];
-      rec[MID.UNDER_BOOK] = T[u];
-      rec[MID.UNDER_PRICE] = T[u + 1];
-      rec[MID.UNDER_EFF] = T[u + 2];
-      rec[MID.BOOKS] = books;
-      emit(rec);
+      if (alt1 >= alt2) o = ov + 3;
+      else u = un + 3;
     }
+    rec[MID.KIND] = ROW.UPSERT;
+    rec[MID.EVENT] = event;
+    rec[MID.MARKET] = market;
+    rec[MID.PLAYER] = player;
+    rec[MID.LO] = xl;
+    rec[MID.HI] = xh;
+    rec[MID.OVER_BOOK] = T[o];
+    rec[MID.OVER_PRICE] = T[o + 1];
+    rec[MID.OVER_EFF] = T[o + 2];
+    rec[MID.UNDER_BOOK] = T[u];
+    rec[MID.UNDER_PRICE] = T[u + 1];
+    rec[MID.UNDER_EFF] = T[u + 2];
+    rec[MID.BOOKS] = books;
+    emit(rec);
   }
   return none;
 }
