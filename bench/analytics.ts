@@ -9,7 +9,8 @@
 //    (default 5): the table gives each one's best run, and the median and range of the ratios of runs paired in time.
 //    (c) the simulator's market end to end through POST /v1/ingest (msgpack), the client in a process of its own.
 //    And the shard's work alone: (a)'s workload applied in one thread with the analytics on or off (no main thread,
-//    no messages), each run a process of its own.
+//    no messages), each run a process of its own; (d) the same for middles-heavy markets (each game's totals spread
+//    over about 14 lines, one per book or a few books each: a price move changes several middles).
 // 3. From a price update entering POST /v1/ingest to the arbitrage row it opens being visible over REST, p50/p99,
 //    against a GET of the same endpoint alone.
 
@@ -27,7 +28,7 @@ import { CHG, OBS, RecordBuffer } from '../engine/records.js';
 import { startApp } from '../http/app.js';
 import { Hub, shardOf } from '../workers/hub.js';
 import { ROUNDS, alternate, describe } from './lib/alternate.js';
-import { ANALYTICS_BOOKS, analyticsWorkload } from './lib/workload.js';
+import { ANALYTICS_BOOKS, analyticsWorkload, wideTotalsWorkload } from './lib/workload.js';
 
 const EVENTS = 10_000;
 const BATCH = 1000;
@@ -116,9 +117,35 @@ function shardWork(analytics: boolean): number {
   return Number(process.hrtime.bigint() - start) / UPDATES;
 }
 
-function shardWorkIn(analytics: boolean): Promise<number> {
+const WIDE_EVENTS = 2_000;
+const WIDE_UPDATES = 300_000;
+
+/** The shard's own work on the middles-heavy workload (bench/lib/workload.ts wideTotalsWorkload), as shardWork. */
+function wideWork(analytics: boolean): number {
+  const t0 = 1_800_000_000_000;
+  const store = new PriceStore(1 << 16);
+  const a = analytics ? new Analytics(store) : null;
+  const out = new RecordBuffer(CHG.STRIDE, 4096);
+  const w = wideTotalsWorkload(WIDE_EVENTS, WIDE_UPDATES, t0);
+  for (const b of w.prefill) {
+    a?.begin(t0);
+    store.apply(b, b.length / OBS.STRIDE, out);
+    a?.flush(false);
+    out.length = 0;
+  }
+  const start = process.hrtime.bigint();
+  for (const b of w.updates) {
+    a?.begin(t0 + 1000);
+    store.apply(b, b.length / OBS.STRIDE, out);
+    a?.flush(false);
+    out.length = 0;
+  }
+  return Number(process.hrtime.bigint() - start) / WIDE_UPDATES;
+}
+
+function shardWorkIn(analytics: boolean, mode = 'shard-work'): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [new URL(import.meta.url).pathname, 'shard-work', analytics ? 'on' : 'off'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [new URL(import.meta.url).pathname, mode, analytics ? 'on' : 'off'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let buf = '';
     child.stdout.on('data', (d: Buffer) => { buf += d.toString(); });
     child.on('error', reject);
@@ -246,8 +273,9 @@ async function ingestToRest(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'shard-work') {
-  process.stdout.write(String(shardWork(process.argv[3] === 'on')));
+if (process.argv[2] === 'shard-work' || process.argv[2] === 'wide-work') {
+  const on = process.argv[3] === 'on';
+  process.stdout.write(String(process.argv[2] === 'wide-work' ? wideWork(on) : shardWork(on)));
   process.exit(0);
 }
 incrementalVersusScratch();
@@ -267,6 +295,15 @@ console.table([
   console.table([
     { work: 'baseline: the store alone', 'ns/update': (1e9 / alone.off).toFixed(0), 'updates/s': Math.round(alone.off).toLocaleString('en-US'), 'vs baseline': '100 %' },
     { work: 'store + every analytics view', 'ns/update': (1e9 / alone.on).toFixed(0), 'updates/s': Math.round(alone.on).toLocaleString('en-US'), 'vs baseline': describe(alone) },
+  ]);
+}
+{
+  const wide = await alternate(async (on) => 1e9 / (await shardWorkIn(on, 'wide-work')));
+  console.log(`\n2d. middles-heavy markets, the shard alone: ${WIDE_EVENTS.toLocaleString('en-US')} games' totals, 20 books each on one of 24 lines (about 14 lines a game), ${WIDE_UPDATES.toLocaleString('en-US')} updates repricing one side of a book, one in ten moving the book to another line; ns per update, a process per run, best of ${ROUNDS} runs each, off and on in turn`);
+  console.log(machine());
+  console.table([
+    { work: 'baseline: the store alone', 'ns/update': (1e9 / wide.off).toFixed(0), 'updates/s': Math.round(wide.off).toLocaleString('en-US'), 'vs baseline': '100 %' },
+    { work: 'store + every analytics view', 'ns/update': (1e9 / wide.on).toFixed(0), 'updates/s': Math.round(wide.on).toLocaleString('en-US'), 'vs baseline': describe(wide) },
   ]);
 }
 {

@@ -9,9 +9,8 @@
 //   random: bench/analytics.ts's worst case (10,000 events x 3 markets x 20 books, three sharps), BRANCHCMP_UPDATES
 //           random updates (default 600,000) after the prefill;
 //   sim:    the simulator's market (seed 1) as the hub encodes it, 200 steps of 2,000 observations;
-//   wide:   middles groups of many lines: 2,000 events' totals, each of 20 books on one of 24 lines; an update
-//           reprices a random book's side of a random event, and one in ten moves the book to a random line first;
-//           300,000 updates.
+//   wide:   middles-heavy markets (bench/lib/workload.ts wideTotalsWorkload): 2,000 events' totals, each of 20
+//           books on one of 24 lines, 300,000 updates of which one in ten moves a book to another line.
 // `both` runs random and sim.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -135,42 +134,11 @@ async function simBatches(dist, OBS) {
   return { prefill: kept.slice(0, 1), updates: kept.slice(1) };
 }
 
-/** Totals with many lines per event (middles groups of up to 20 lines, one per book): each book quotes one of 24
- *  lines (the store keeps one line per book and market), and one update in ten moves it to a random line. */
+/** bench/lib/workload.ts's middles-heavy markets: 2,000 events' totals, 300,000 updates. */
 async function wideBatches(dist, OBS) {
-  const { uniform } = await import(join(dist, 'engine/prng.js'));
-  const { MARKET_INDEX } = await import(join(dist, 'engine/ingest.js'));
-  const { ANALYTICS_BOOKS, marginPrice } = await import(join(dist, 'bench/lib/workload.js'));
-  const totals = MARKET_INDEX.get('totals');
-  const r = uniform(11);
+  const { wideTotalsWorkload } = await import(join(dist, 'bench/lib/workload.js'));
   const t0 = 1_800_000_000_000;
-  const events = 2_000;
-  /** each (event, book)'s line */
-  const line = Int32Array.from({ length: events * 20 }, () => Math.floor(r() * 24));
-  const batch = (n, pick, now, move) => {
-    const obs = new Float64Array(n * OBS.STRIDE);
-    for (let i = 0; i < n; i++) {
-      const o = i * OBS.STRIDE;
-      const [event, book, outcome] = pick(i);
-      if (r() < move) line[event * 20 + book] = Math.floor(r() * 24);
-      obs[o + OBS.EVENT] = event;
-      obs[o + OBS.MARKET] = totals;
-      obs[o + OBS.POINT] = 200.5 + line[event * 20 + book];
-      obs[o + OBS.PLAYER] = -1;
-      obs[o + OBS.OUTCOME] = outcome;
-      obs[o + OBS.BOOK] = ANALYTICS_BOOKS[book];
-      obs[o + OBS.PRICE] = marginPrice(r);
-      obs[o + OBS.TS] = now;
-    }
-    return { obs, n, now };
-  };
-  const prefill = [];
-  for (let e = 0; e < events; e += 25) {
-    for (let outcome = 0; outcome < 2; outcome++) prefill.push(batch(25 * 20, (i) => [e + Math.floor(i / 20), i % 20, outcome], t0, 0));
-  }
-  const updates = [];
-  for (let k = 0; k < 300; k++) {
-    updates.push(batch(1000, () => [Math.floor(r() * events), Math.floor(r() * 20), r() < 0.5 ? 0 : 1], t0 + 1000, 0.1));
-  }
-  return { prefill, updates };
+  const { prefill, updates } = wideTotalsWorkload(2_000, 300_000, t0);
+  const asBatches = (list, now) => list.map((obs) => ({ obs, n: obs.length / OBS.STRIDE, now }));
+  return { prefill: asBatches(prefill, t0), updates: asBatches(updates, t0 + 1000) };
 }

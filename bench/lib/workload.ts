@@ -65,3 +65,41 @@ export function analyticsWorkload(events: number, updates: number, batch: number
   owner: (e: number) => number = () => 0, shards = 1): Float64Array[][] {
   return batches({ events, books: ANALYTICS_BOOKS, updates, batch, price: marginPrice, ts: (i) => t0 + i / 1000 }, prefill, shards, owner);
 }
+
+/** Middles-heavy markets (bench/analytics.ts 2d, scripts/branchcmp.mjs wide): `events` totals, each of the 20 books of
+ *  ANALYTICS_BOOKS on one of 24 lines (the store keeps one line per book and market), so a game's middles group holds
+ *  about 14 lines and a middle for most of their pairs. The prefill quotes both sides of every book once; an update
+ *  reprices one side of a random book of a random event, and one in ten first moves the book to a random line.
+ *  Batches of 1,000 (the prefill's of 1,000 too), timestamps t0 and t0 + 1,000. */
+export function wideTotalsWorkload(events: number, updates: number, t0: number): { prefill: Float64Array[]; updates: Float64Array[] } {
+  const totals = MARKET_INDEX.get('totals')!;
+  const r = uniform(11);
+  const nb = ANALYTICS_BOOKS.length;
+  /** each (event, book)'s line */
+  const line = Int32Array.from({ length: events * nb }, () => Math.floor(r() * 24));
+  const out = (prefill: boolean): Float64Array[] => {
+    const list: Float64Array[] = [];
+    const buf = new RecordBuffer(OBS.STRIDE, 1000);
+    const total = prefill ? events * nb * 2 : updates;
+    for (let i = 0; i < total; i++) {
+      const event = prefill ? Math.floor(i / (nb * 2)) : Math.floor(r() * events);
+      const book = prefill ? i % nb : Math.floor(r() * nb);
+      const outcome = prefill ? Math.floor(i / nb) % 2 : r() < 0.5 ? 0 : 1;
+      if (!prefill && r() < 0.1) line[event * nb + book] = Math.floor(r() * 24);
+      const off = buf.push();
+      const d = buf.data;
+      d[off + OBS.EVENT] = event;
+      d[off + OBS.MARKET] = totals;
+      d[off + OBS.POINT] = 200.5 + line[event * nb + book];
+      d[off + OBS.PLAYER] = -1;
+      d[off + OBS.OUTCOME] = outcome;
+      d[off + OBS.BOOK] = ANALYTICS_BOOKS[book];
+      d[off + OBS.PRICE] = marginPrice(r);
+      d[off + OBS.TS] = prefill ? t0 : t0 + 1000;
+      if (buf.length === 1000) list.push(buf.take());
+    }
+    if (buf.length > 0) list.push(buf.take());
+    return list;
+  };
+  return { prefill: out(true), updates: out(false) };
+}
