@@ -394,7 +394,7 @@ export class Analytics implements StoreListener {
     this.softEdges(line, outcome, book, ladder, at);
   }
 
-  /** Loads what quote() reads of the line's record: the identity and hot fields (LINE_HEAD + LS.O, 19 numbers) and
+  /** Loads what quote() reads of the line's record: the identity and hot fields (LINE_HEAD + LS.O, 20 numbers) and
    *  the outcome's block (LS.OSIZE, 11), a number from each cache line of 8 they can span wherever the record starts
    *  (bench/analytics.ts, the shard alone). */
   prefetch(line: number, outcome: number): void {
