@@ -189,8 +189,9 @@ const MID_REC = new Float64Array(MID.STRIDE);
 const XS = new Float64Array(64);
 const AT = new Int32Array(64);
 const MARKED = new Int32Array(64);
-/** the pairs to evaluate, a * 64 + b */
+/** the pairs to evaluate, a * 64 + b, and their points for `warm` */
 const PAIRS = new Int32Array(64 * 64);
+const PAIR_POINTS = new Float64Array(2 * 64 * 64);
 
 export function topTwo(store: PriceStore, line: number, o: number, flags: boolean, now: number, d: Float64Array, off: number): void {
   const ladder = store.ladder(line, o);
@@ -213,11 +214,11 @@ export function topTwo(store: PriceStore, line: number, o: number, flags: boolea
  *  when -1 (the incremental engine keeps it as it goes). With `only`, just the pairs whose over line's index a has
  *  bit 0 of only[a] set (its over side changed) or whose under line's index b has bit 1 of only[b] set. With `tops`, each line's top two are read from tops at line * TOPS_SIZE (kept current by the
  *  caller, see topTwo) instead of being searched. `gone` is told each pair of points (lo < hi) it evaluated that
- *  gave no middle. `warm` is shown every pair of points it will evaluate before the first is, twice (pass 0, then
- *  1): the caller may load what it will read for them. Returns how many pairs gave no middle. */
+ *  gave no middle. `warm` is given the pairs of points it will evaluate (lo at 2i, hi at 2i + 1 of `pairs`, n of
+ *  them) before the first is: the caller may load what it will read for them. Returns how many gave no middle. */
 export function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number, books: number,
   only: Uint8Array | null, emit: (rec: Float64Array) => void, tops: Float64Array | null = null,
-  gone: ((lo: number, hi: number) => void) | null = null, warm: ((lo: number, hi: number, pass: number) => void) | null = null): number {
+  gone: ((lo: number, hi: number) => void) | null = null, warm: ((pairs: Float64Array, n: number) => void) | null = null): number {
   const market = store.lineMarket(lines[0]);
   const spreads = market === SPREADS;
   const n = Math.min(lines.length, 64);
@@ -266,12 +267,13 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
     const m = every ? n : marked;
     for (let i = 0; i < m; i++) {
       const b = every ? i : MARKED[i];
-      if (XS[a] < XS[b]) PAIRS[np++] = a * 64 + b;
+      if (!(XS[a] < XS[b])) continue;
+      PAIR_POINTS[2 * np] = XS[a];
+      PAIR_POINTS[2 * np + 1] = XS[b];
+      PAIRS[np++] = a * 64 + b;
     }
   }
-  if (warm !== null) {
-    for (let pass = 0; pass < 2; pass++) for (let k = 0; k < np; k++) warm(XS[PAIRS[k] >> 6], XS[PAIRS[k] & 63], pass);
-  }
+  if (warm !== null) warm(PAIR_POINTS, np);
   const rec = MID_REC;
   let none = 0;
   for (let k = 0; k < np; k++) {

@@ -174,7 +174,9 @@ export class Analytics implements StoreListener {
   private midGroup = 0;
   private readonly middleFound: (rec: Float64Array) => void;
   private readonly middleGone: (lo: number, hi: number) => void;
-  private readonly middleWarm: (lo: number, hi: number, pass: number) => void;
+  private readonly middleWarm: (pairs: Float64Array, n: number) => void;
+  /** warmMiddles' scratch: per pair, where its index lookup starts, then its record's offset (-1: none) */
+  private warmAt = new Int32Array(256);
   private readonly implied = new Float64Array(3);
   /** the first two of `implied`, for two-way lines */
   private readonly implied2 = this.implied.subarray(0, 2);
@@ -189,7 +191,7 @@ export class Analytics implements StoreListener {
     store.listener = this;
     this.middleFound = this.keepMiddle.bind(this);
     this.middleGone = this.withdrawMiddle.bind(this);
-    this.middleWarm = this.warmMiddle.bind(this);
+    this.middleWarm = this.warmMiddles.bind(this);
   }
 
   /** Starts a batch at wall-clock `now` (ms). */
@@ -909,19 +911,27 @@ export class Analytics implements StoreListener {
     }
   }
 
-  /** Loads what keepMiddle() or withdrawMiddle() will read for the pair (lo, hi) of group midGroup: its index bucket
-   *  (pass 0), then the record it finds (pass 1). Every pair of an evaluation is shown in pass 0 before any in pass
-   *  1, so that their cache misses overlap, where each pair's lookup and comparison waited for two of its own in
-   *  turn (scripts/branchcmp.mjs wide). */
-  private warmMiddle(lo: number, hi: number, pass: number): void {
-    const key = midPairKey(lo, hi);
-    if (pass === 0) {
-      this.sink = this.midIndex.touch(this.midGroup, key);
-      return;
+  /** Loads what keepMiddle() or withdrawMiddle() will read for the n pairs of points of group midGroup in `pairs`
+   *  (lo, hi at 2i, 2i + 1): their index buckets, then the records found there. Each level's addresses are computed
+   *  first and loaded in a loop that does nothing else, so that the loads' cache misses overlap, where each pair's
+   *  lookup and comparison waited for two of its own in turn (with a hash or a probe between two loads the processor
+   *  keeps only one or two in flight; scripts/branchcmp.mjs wide). */
+  private warmMiddles(pairs: Float64Array, n: number): void {
+    if (this.warmAt.length < n) this.warmAt = new Int32Array(Math.max(n, this.warmAt.length * 2));
+    const at = this.warmAt;
+    const g = this.midGroup;
+    const index = this.midIndex;
+    for (let i = 0; i < n; i++) at[i] = index.startOf(g, midPairKey(pairs[2 * i], pairs[2 * i + 1]));
+    let sink = 0;
+    for (let i = 0; i < n; i++) sink += index.touch(at[i]);
+    for (let i = 0; i < n; i++) {
+      const r = index.get(g, midPairKey(pairs[2 * i], pairs[2 * i + 1]));
+      at[i] = r < 0 ? -1 : r * MID.STRIDE;
     }
-    const r = this.midIndex.get(this.midGroup, key);
     // sameMiddle reads numbers 1 to MID.STRIDE - 1, which may span two cache lines
-    if (r >= 0) this.sink = this.midPool.data[r * MID.STRIDE + 1] + this.midPool.data[r * MID.STRIDE + MID.STRIDE - 1];
+    const data = this.midPool.data;
+    for (let i = 0; i < n; i++) if (at[i] >= 0) sink += data[at[i] + 1] + data[at[i] + MID.STRIDE - 1];
+    this.sink = sink;
   }
 
   /** The evaluation of group midGroup found no middle on the pair (lo, hi): one published there is withdrawn. */
