@@ -28,6 +28,8 @@ export const MAX_BOOKS = 1024;
 
 /** observations warmed at a time (warm()): their records stay in the cache until they are applied */
 const WARM = 64;
+/** warm()'s placeholder before a group's first ladder */
+const EMPTY_LADDER: number[] = [];
 const NO_POINT = 0;
 const POINT_OFFSET = 8192;
 
@@ -224,6 +226,8 @@ export class PriceStore {
   /** warm(): per observation of the group, its book-line and then its line (-1: none), and its quote's offset */
   private readonly warmAt = new Int32Array(WARM);
   private readonly warmQ = new Int32Array(WARM);
+  /** warm(): per observation of the group, its quote's ladder (where w holds a line) */
+  private readonly warmLadders: number[][] = Array.from({ length: WARM }, () => EMPTY_LADDER);
   /** what warm() loads ends here, so the loads are not dropped as unused */
   private sink = 0;
 
@@ -297,14 +301,23 @@ export class PriceStore {
       w[i - start] = d[q + QF.PRICE] === obs[off + OBS.PRICE] ? -1 : d[b * BL.STRIDE + BL.LINE];
       this.warmQ[i - start] = q;
     }
+    // a ladder is three loads deep (its place in `ladders`, the array, its elements): one level each, as above
+    const ls = this.warmLadders;
+    for (let i = start, off = start * OBS.STRIDE; i < end; i++, off += OBS.STRIDE) {
+      const line = w[i - start];
+      if (line >= 0) ls[i - start] = this.ladders[line * MAX_OUTCOMES + (obs[off + OBS.OUTCOME] | 0)];
+    }
     for (let i = start, off = start * OBS.STRIDE; i < end; i++, off += OBS.STRIDE) {
       const line = w[i - start];
       if (line < 0) continue;
-      const outcome = obs[off + OBS.OUTCOME] | 0;
-      const l = this.ladders[line * MAX_OUTCOMES + outcome];
-      const at = d[this.warmQ[i - start] + QF.AT];
+      sink += ls[i - start].length;
+      if (this.listener !== null) this.listener.prefetch(line, obs[off + OBS.OUTCOME] | 0);
+    }
+    for (let i = 0; i < end - start; i++) {
+      if (w[i] < 0) continue;
+      const l = ls[i];
+      const at = d[this.warmQ[i] + QF.AT];
       if (at < l.length) sink += l[at];
-      if (this.listener !== null) this.listener.prefetch(line, outcome);
     }
     this.sink = sink;
   }
