@@ -923,7 +923,7 @@ export class Analytics implements StoreListener {
     const index = this.midIndex;
     for (let i = 0; i < n; i++) at[i] = index.startOf(g, midPairKey(pairs[2 * i], pairs[2 * i + 1]));
     let sink = 0;
-    for (let i = 0; i < n; i++) sink += index.touch(at[i]);
+    sink += index.touchAll(at, n);
     for (let i = 0; i < n; i++) {
       const r = index.get(g, midPairKey(pairs[2 * i], pairs[2 * i + 1]));
       at[i] = r < 0 ? -1 : r * MID.STRIDE;

@@ -50,16 +50,21 @@ export class FlatIndex {
     }
   }
 
-  /** Where a lookup of the key starts (an offset for `touch`): a caller about to look up many keys computes these
-   *  first, then touches them in a loop that does nothing else, so that their cache misses overlap (a load per few
-   *  instructions; with a hash between loads the processor keeps only one or two in flight: Analytics.warmMiddles). */
+  /** Where a lookup of the key starts (an offset for `touchAll`): a caller about to look up many keys computes these
+   *  first, then touches them all, so that their cache misses overlap (a load per few instructions; with a hash
+   *  between loads the processor keeps only one or two in flight: PriceStore.warm, ReadModel.warm,
+   *  Analytics.warmMiddles). */
   startOf(k1: number, k2: number): number {
     return (FlatIndex.hash(k1, k2) & this.mask) * STRIDE;
   }
 
-  /** Loads the bucket at a startOf() offset of the current table and returns its first number. */
-  touch(start: number): number {
-    return this.buckets[start];
+  /** Loads the buckets at starts[0..n) (startOf() offsets into the current table) in a loop that does nothing else;
+   *  returns the sum of their first numbers, for the caller to keep so the loads are not dropped. */
+  touchAll(starts: Int32Array, n: number): number {
+    const b = this.buckets;
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += b[starts[i]];
+    return sum;
   }
 
   /** inserts or replaces */

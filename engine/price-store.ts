@@ -286,7 +286,7 @@ export class PriceStore {
     for (let i = start, off = start * OBS.STRIDE; i < end; i++, off += OBS.STRIDE) {
       w[i - start] = index.startOf(obs[off + OBS.EVENT] | 0, blKey(obs[off + OBS.MARKET] | 0, obs[off + OBS.PLAYER] | 0, obs[off + OBS.BOOK] | 0));
     }
-    for (let i = 0; i < end - start; i++) sink += index.touch(w[i]);
+    sink += index.touchAll(w, end - start);
     for (let i = start, off = start * OBS.STRIDE; i < end; i++, off += OBS.STRIDE) {
       w[i - start] = index.get(obs[off + OBS.EVENT] | 0, blKey(obs[off + OBS.MARKET] | 0, obs[off + OBS.PLAYER] | 0, obs[off + OBS.BOOK] | 0));
     }

@@ -167,7 +167,7 @@ export class ReadModel {
     for (let i = start, off = start * CHG.STRIDE; i < end; i++, off += CHG.STRIDE) {
       at[i - start] = index.startOf(records[off + CHG.EVENT] | 0, recKey(records[off + CHG.MARKET] | 0, records[off + CHG.PLAYER] | 0, records[off + CHG.BOOK] | 0));
     }
-    for (let i = 0; i < end - start; i++) sink += index.touch(at[i]);
+    sink += index.touchAll(at, end - start);
     for (let i = start, off = start * CHG.STRIDE; i < end; i++, off += CHG.STRIDE) {
       const r = index.get(records[off + CHG.EVENT] | 0, recKey(records[off + CHG.MARKET] | 0, records[off + CHG.PLAYER] | 0, records[off + CHG.BOOK] | 0));
       at[i - start] = r < 0 ? -1 : r * R.STRIDE + R.Q + (records[off + CHG.OUTCOME] | 0) * 3;

@@ -71,12 +71,13 @@ t.test('flat index - grows when half full and keeps every key', async (t) => {
   t.equal(missing, 0, 'every key found after the growth');
 });
 
-t.test('flat index - startOf and touch read the bucket where a lookup of the key starts', async (t) => {
+t.test('flat index - touchAll reads the buckets where lookups of the keys start', async (t) => {
   const index = new FlatIndex(1024);
-  t.equal(index.touch(index.startOf(3, 77)), -1, 'an empty table: the bucket is empty');
+  const starts = Int32Array.of(index.startOf(3, 77), index.startOf(4, 78));
+  t.equal(index.touchAll(starts, 2), -2, 'an empty table: both buckets are empty (-1 each)');
   index.set(3, 77, 5);
   // alone in the table, the key sits in the bucket its lookup starts from
-  t.equal(index.touch(index.startOf(3, 77)), 3, 'the bucket holds the key (its first part)');
-  t.equal(index.get(3, 77), 5, 'touch changes nothing');
-  t.equal(index.size, 1, 'touch adds nothing');
+  t.equal(index.touchAll(starts, 1), 3, 'the first bucket holds the key (its first part)');
+  t.equal(index.get(3, 77), 5, 'touching changes nothing');
+  t.equal(index.size, 1, 'touching adds nothing');
 });
