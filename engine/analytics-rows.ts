@@ -215,10 +215,10 @@ export function topTwo(store: PriceStore, line: number, o: number, flags: boolea
  *  bit 0 of only[a] set (its over side changed) or whose under line's index b has bit 1 of only[b] set. With `tops`, each line's top two are read from tops at line * TOPS_SIZE (kept current by the
  *  caller, see topTwo) instead of being searched. `gone` is told each pair of points (lo < hi) it evaluated that
  *  gave no middle. `warm` is given the pairs of points it will evaluate (lo at 2i, hi at 2i + 1 of `pairs`, n of
- *  them) before the first is: the caller may load what it will read for them. Returns how many gave no middle. */
+ *  them) before the first is: the caller may load what it will read for them. */
 export function middlesOfGroup(store: PriceStore, lines: readonly number[], flags: boolean, now: number, books: number,
   only: Uint8Array | null, emit: (rec: Float64Array) => void, tops: Float64Array | null = null,
-  gone: ((lo: number, hi: number) => void) | null = null, warm: ((pairs: Float64Array, n: number) => void) | null = null): number {
+  gone: ((lo: number, hi: number) => void) | null = null, warm: ((pairs: Float64Array, n: number) => void) | null = null): void {
   const market = store.lineMarket(lines[0]);
   const spreads = market === SPREADS;
   const n = Math.min(lines.length, 64);
@@ -275,7 +275,6 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
   }
   if (warm !== null) warm(PAIR_POINTS, np);
   const rec = MID_REC;
-  let none = 0;
   for (let k = 0; k < np; k++) {
     const a = PAIRS[k] >> 6;
     const b = PAIRS[k] & 63;
@@ -284,7 +283,6 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
     const ov = AT[a];
     const un = AT[b] + 6;
     if (T[ov] < 0 || T[un] < 0) {
-      none++;
       if (gone !== null) gone(xl, xh);
       continue;
     }
@@ -294,7 +292,6 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
       const alt1 = T[ov + 3] < 0 ? -Infinity : T[ov + 5] + T[un + 2];
       const alt2 = T[un + 3] < 0 ? -Infinity : T[ov + 2] + T[un + 5];
       if (alt1 === -Infinity && alt2 === -Infinity) {
-        none++;
         if (gone !== null) gone(xl, xh);
         continue;
       }
@@ -316,7 +313,6 @@ export function middlesOfGroup(store: PriceStore, lines: readonly number[], flag
     rec[MID.BOOKS] = books;
     emit(rec);
   }
-  return none;
 }
 
 /** Everything the analytics would publish, recomputed from the store alone at `now` (tests and benchmarks). */

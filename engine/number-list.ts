@@ -19,13 +19,4 @@ export class NumberList {
     }
     this.data[this.length++] = v;
   }
-
-  /** as Array.prototype.includes: NaN is found */
-  includes(v: number): boolean {
-    for (let i = 0; i < this.length; i++) {
-      const d = this.data[i];
-      if (d === v || (d !== d && v !== v)) return true;
-    }
-    return false;
-  }
 }

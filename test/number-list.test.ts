@@ -12,16 +12,3 @@ t.test('number list - keeps its storage when emptied, so a work list refilled ev
   t.equal(list.data, storage, 'refilled to the same length in the same array');
   t.equal(list.data[9], 109, 'the refill overwrote the old numbers');
 });
-
-t.test('number list - includes finds a number among the first length, NaN included, as Array.prototype.includes', async (t) => {
-  const list = new NumberList(2);
-  list.push(-3.5);
-  list.push(Number.NaN);
-  list.push(221.5);
-  t.ok(list.includes(-3.5), 'a negative point');
-  t.ok(list.includes(221.5), 'a point in the grown part');
-  t.ok(list.includes(Number.NaN), 'NaN (a missing point) is found');
-  t.notOk(list.includes(3.5), 'a number never pushed');
-  list.length = 1;
-  t.notOk(list.includes(221.5), 'a number past length is not counted');
-});
