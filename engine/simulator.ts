@@ -39,7 +39,7 @@ const ROUND_AMERICAN = 0; // US books: integer American odds
 const ROUND_DEC2 = 1; // decimal, 2 places
 const ROUND_DEC3 = 2; // decimal, 3 places (pinnacle, 1xBet, Matchbook)
 const ROUND_LADDER = 3; // Betfair-style tick ladder
-const ROUND_CENTS = 4; // prediction market: ask in whole cents, decimal = 1 / (cents / 100)
+const ROUND_CENTS = 4; // prediction market: ask in whole cents, decimal = 100 / cents
 const ROUND_FIXED = 5; // DFS pick'em: one fixed price per leg
 
 interface BookSpec {
@@ -174,9 +174,11 @@ const LADDER: readonly (readonly [upTo: number, base: number, tick: number])[] =
 function roundPrice(q: number, mode: number): number {
   const d = 1 / q;
   switch (mode) {
+    // one division of whole numbers: the nearest double to the quoted price (1 + 122 / 100 is 2.2199999999999998)
     case ROUND_AMERICAN: {
-      if (d >= 2) return 1 + Math.floor((d - 1) * 100 + 1e-9) / 100;
-      return 1 + 100 / Math.ceil(100 / (d - 1) - 1e-9);
+      if (d >= 2) return (100 + Math.floor((d - 1) * 100 + 1e-9)) / 100;
+      const x = Math.ceil(100 / (d - 1) - 1e-9);
+      return (x + 100) / x;
     }
     case ROUND_DEC2:
       return Math.floor(d * 100 + 1e-9) / 100;
@@ -190,7 +192,7 @@ function roundPrice(q: number, mode: number): number {
     }
     case ROUND_CENTS: {
       const cents = clamp(Math.ceil(q * 100 - 1e-9), 2, 98);
-      return 1 / (cents / 100);
+      return 100 / cents;
     }
     default:
       return DFS_LEG_PRICE;

@@ -357,6 +357,37 @@ t.test('simulator - unchanged refreshes are reported as no-change verifications'
   t.end();
 });
 
+t.test('simulator - prices are the doubles nearest to what each book quotes: +122 is 2.22, not 2.2199999999999998', (t) => {
+  // the rounding each simulated book applies (engine/simulator.ts BOOK_ROWS); a price built as 1 + 122 / 100 is one
+  // unit in the last place below 2.22 and is served as 2.2199999999999998
+  const american = new Set(['draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'espnbet', 'betrivers', 'fanatics', 'bovada',
+    'betonlineag', 'lowvig']);
+  const cents = new Set(['kalshi', 'polymarket']);
+  const sim = new Simulator({ seed: 3, now: T0 });
+  const bad: string[] = [];
+  let checked = 0;
+  const check = (p: PriceInput): void => {
+    const d = p.price;
+    let want: number;
+    if (american.has(p.book)) {
+      if (d >= 2) want = Math.round(d * 100) / 100;
+      else {
+        const x = Math.round(100 / (d - 1));
+        want = (x + 100) / x;
+      }
+    } else if (cents.has(p.book)) want = 100 / Math.round(100 / d);
+    else if (KIND.get(p.book) === 'dfs') want = Math.sqrt(3);
+    else want = Math.round(d * 1000) / 1000;
+    checked++;
+    if (d !== want && bad.length < 5) bad.push(`${p.book} ${d} (want ${want})`);
+  };
+  for (const p of sim.snapshot(T0).prices) check(p);
+  run(sim, T0, 60, 15 * SEC, 3000, (b) => { for (const p of b.prices) check(p); });
+  t.ok(checked > 10_000, `prices checked (${checked})`);
+  t.same(bad, [], 'every price is the nearest double to the quoted decimal, American or cents price');
+  t.end();
+});
+
 t.test('simulator - the count budget is honoured within 10 %', (t) => {
   const sim = new Simulator({ seed: 8, now: T0 });
   let now = T0;
