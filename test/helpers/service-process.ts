@@ -73,7 +73,8 @@ export interface ServiceProcess {
 
 /** Starts the service on the database and waits for its listening line; killed at teardown if still running. */
 export async function startService(t: Teardown, db: ServiceDatabase, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [main], {
+  // with the test process's V8 flags (scripts/test.mjs runs PGlite's WebAssembly on the baseline compiler)
+  const child = spawn(process.execPath, [...process.execArgv, main], {
     env: {
       ...process.env, HOST: '127.0.0.1', PORT: '0', FEED: 'none', ADMIN_KEY: SERVICE_ADMIN_KEY, SHARDS: '1', LOG_LEVEL: 'error',
       ...(await db.env()), ...env,
