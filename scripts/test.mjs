@@ -27,6 +27,20 @@ try {
 const runTmp = mkdtempSync(join(tmpRoot, 'lw-test-'));
 process.env.TMPDIR = runTmp;
 process.on('exit', () => rmSync(runTmp, { recursive: true, force: true }));
+// interrupted, the run stops its test processes and still removes them (in /dev/shm they would hold memory until the
+// machine restarts)
+const running = new Set();
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(sig, () => {
+    // each file is a process group of its own (detached), so the service processes it started go with it
+    for (const child of running) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch { /* gone already */ }
+    }
+    process.exit(1);
+  });
+}
 // Initialised PGlite data directories for the whole run, copied for every embedded database by test/helpers/db.ts:
 // one empty (initdb costs about 6 s of CPU), one with every migration applied (about 0.4 s of CPU an open, for the
 // tests whose database or service migrates at start).
@@ -95,9 +109,11 @@ function runFile(file) {
   // repay it. The service itself (npm start) keeps the default.
   const child = spawn(process.execPath, ['--liftoff-only', '--enable-source-maps', file], {
     cwd: root,
+    detached: true,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, LW_PG_TEMPLATE: template, LW_PG_TEMPLATE_MIGRATED: migrated, TAP_TIMEOUT: String(TIMEOUT_S) },
   });
+  running.add(child);
   const alarm = setTimeout(() => {
     child.kill('SIGALRM');
     setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
@@ -114,6 +130,7 @@ function runFile(file) {
   });
   job.finished = new Promise((resolve) => child.on('close', (code, signal) => {
     clearTimeout(alarm);
+    running.delete(child);
     if (buf) line(buf);
     job.code = code;
     job.signal = signal;
