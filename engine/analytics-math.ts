@@ -9,8 +9,29 @@ export function effectivePrice(d: number, commission: number): number {
 }
 
 /**
- * Implied sum S = sum 1/d_i over the best (effective) price per outcome of one market and line. When S < 1 the
- * set is an arbitrage and out[0..n) receives each outcome's share of the total stake, (1/d_i)/S; otherwise out
+ * The float noise of an implied sum and of an edge. Each 1/d is correctly rounded, so a sum of two or three of them
+ * lies a few ulps (about 1e-16) from the exact sum, and p * d - 1 likewise: the zero-margin line 1.08 / 13.5 sums to
+ * 0.9999999999999999 (a "profit" of 2.2e-14 %), a price at exactly the fair odds can show an edge of 2.2e-14 %.
+ * Neither is an arbitrage or a +EV price: the implied sum must be below 1 - NOISE, the edge p * d - 1 above NOISE
+ * (1e-10 %: a millionth of a cent on a million staked). Every view, incremental or from scratch, served or pushed,
+ * decides by these two predicates.
+ */
+export const NOISE = 1e-12;
+
+/** An implied sum that is an arbitrage: below 1 by more than the float noise. */
+export function isArbitrageSum(S: number): boolean {
+  return S < 1 - NOISE;
+}
+
+/** A fair probability p and a decimal (effective) price d with a positive edge beyond the float noise. Monotone in
+ *  d, so the quotes with an edge are a prefix of a ladder ordered by price. */
+export function hasEdge(p: number, d: number): boolean {
+  return p * d - 1 > NOISE;
+}
+
+/**
+ * Implied sum S = sum 1/d_i over the best (effective) price per outcome of one market and line. When S is an
+ * arbitrage sum (isArbitrageSum: below 1 beyond the float noise) the set is an arbitrage and out[0..n) receives each outcome's share of the total stake, (1/d_i)/S; otherwise out
  * is left untouched. Returns NaN (out untouched) when a price is not takeable (<= 1, infinite or NaN), since
  * 1/Infinity = 0 would fake an arbitrage.
  */
@@ -22,7 +43,7 @@ export function arbitrage(prices: ArrayLike<number>, out: Float64Array): number 
     if (!isTakeable(d)) return Number.NaN;
     S += impliedProbability(d);
   }
-  if (S < 1) for (let i = 0; i < n; i++) out[i] = impliedProbability(prices[i]!) / S;
+  if (isArbitrageSum(S)) for (let i = 0; i < n; i++) out[i] = impliedProbability(prices[i]!) / S;
   return S;
 }
 

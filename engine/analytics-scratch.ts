@@ -1,6 +1,7 @@
 // Every analytics set recomputed from the store alone at a given time: what the incremental engine must equal
 // (test/analytics-property.test.ts) and the baseline of bench/analytics.ts.
 
+import { hasEdge, isArbitrageSum } from './analytics-math.js';
 import { DEVIG_METHODS, devig } from './devig.js';
 import { ARB, CONS, EVR, ROW } from './records.js';
 import { LD, type PriceStore } from './price-store.js';
@@ -28,7 +29,7 @@ export function scratch(store: PriceStore, now: number): ScratchSets {
     writeConsensus(store, line, c, 0, now);
     sets.cons.set(key, c);
     const a = new Float64Array(ARB.STRIDE);
-    if (writeArb(store, line, false, a, 0, now) < 1) sets.arb.set(key, a);
+    if (isArbitrageSum(writeArb(store, line, false, a, 0, now))) sets.arb.set(key, a);
     if (MIDDLE_MARKET[store.lineMarket(line)] === 1) groups.add(store.lineGroup(line));
     // EV: every sharp with a complete fresh set, every other book's fresh quote, every method
     const n = OUTCOMES[store.lineMarket(line)];
@@ -56,7 +57,7 @@ export function scratch(store: PriceStore, now: number): ScratchSets {
           let any = false;
           for (let m = 0; m < N_METHODS; m++) {
             const p = fairs[m * 3 + o];
-            const positive = valid[m] && p * eff - 1 > 0;
+            const positive = valid[m] && hasEdge(p, eff);
             r[EVR.FAIR + m] = positive ? p : Number.NaN;
             any ||= positive;
           }

@@ -3,6 +3,7 @@
 // ARB / FAIR / EVQ / MID records. Requests filter and page these sets; nothing is recomputed per request (an EV
 // row's edge is its quote's price times the fair probability of the sharp's current no-vig line).
 
+import { hasEdge } from './analytics-math.js';
 import { SHARP_BOOK, SHARP_INDEX, N_METHODS, lineKeyOf, evKeyOf, midKeyOf } from './analytics-rows.js';
 import type { AnalyticsBatch } from './analytics.js';
 import type { ScratchSets } from './analytics-scratch.js';
@@ -274,7 +275,7 @@ export class AnalyticsView {
     const valid = f >= 0 ? fd[f * FAIR.STRIDE + FAIR.VALID] : 0;
     for (let m = 0; m < N_METHODS; m++) {
       const p = fd[f * FAIR.STRIDE + FAIR.P + m * 3 + o];
-      row[EVR.FAIR + m] = (valid & (1 << m)) !== 0 && p * eff - 1 > 0 ? p : Number.NaN;
+      row[EVR.FAIR + m] = (valid & (1 << m)) !== 0 && hasEdge(p, eff) ? p : Number.NaN;
     }
     return row;
   }

@@ -28,6 +28,7 @@
 // in record pools. Records leave as CONS / ARB / FAIR / EVQ / MID (engine/records.ts). `scratch()` recomputes
 // every set from the store alone; the property test holds the two equal.
 
+import { hasEdge, isArbitrageSum } from './analytics-math.js';
 import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
 import { NumberList } from './number-list.js';
@@ -644,7 +645,7 @@ export class Analytics implements StoreListener {
       buf.data.fill(0, off + FAIR.VALID, off + FAIR.STRIDE);
     } else ls[lb + LS.SHARPS] |= 1 << s;
     this.fairHead(line, s, off, ok);
-    // The quotes whose bit against this sharp changes: a bit is set while the quote is fresh and p * eff - 1 > 0,
+    // The quotes whose bit against this sharp changes: a bit is set while the quote is fresh and hasEdge(p, eff),
     // which holds for a prefix of the ladder (ordered by eff, and rounding keeps p * eff monotone in eff), so only
     // the tuples between the old prefix's end and the new one's flip. Found by bisection, then walked: a sharp's
     // small move touches a tuple or two instead of the whole line (bench/analytics.ts).
@@ -657,16 +658,16 @@ export class Analytics implements StoreListener {
       const lo = on ? p0 : p;
       const hi = on ? p : p0;
       // not even the best fresh price has an edge at the higher probability: no fresh quote does, none flips
-      if (!(hi * ls[lb + LS.TOP + o] - 1 > 0)) continue;
+      if (!hasEdge(hi, ls[lb + LS.TOP + o])) continue;
       const ladder = store.ladder(line, o);
       let a = 0;
       let z = ladder.length / LD.STRIDE;
       while (a < z) {
         const m = (a + z) >> 1;
-        if (lo * ladder[m * LD.STRIDE + LD.PRICE] - 1 > 0) a = m + 1;
+        if (hasEdge(lo, ladder[m * LD.STRIDE + LD.PRICE])) a = m + 1;
         else z = m;
       }
-      for (let k = a * LD.STRIDE; k < ladder.length && hi * ladder[k + LD.PRICE] - 1 > 0; k += LD.STRIDE) {
+      for (let k = a * LD.STRIDE; k < ladder.length && hasEdge(hi, ladder[k + LD.PRICE]); k += LD.STRIDE) {
         const flag = ladder[k + LD.FLAG];
         const b = ladder[k + LD.BOOK];
         if ((flag & 1) === 0 || b === book) continue;
@@ -687,7 +688,7 @@ export class Analytics implements StoreListener {
     let sharps = ls[line * LINE_ROW + LINE_HEAD + LS.SHARPS];
     let mask = 0;
     for (let s = 0, p = line * LINE_ROW + LINE_HEAD + LS.O + outcome * LS.OSIZE + LS.PMAX; sharps !== 0; s++, sharps >>= 1, p++) {
-      if ((sharps & 1) !== 0 && SHARP_BOOK[s] !== book && ls[p] * eff - 1 > 0) mask |= 1 << s;
+      if ((sharps & 1) !== 0 && SHARP_BOOK[s] !== book && hasEdge(ls[p], eff)) mask |= 1 << s;
     }
     if (mask === ladder[at + LD.FLAG] >> 1) return;
     this.setEvMask(ladder, at, mask);
@@ -843,7 +844,7 @@ export class Analytics implements StoreListener {
       const p = ls[top + o];
       S = p !== 0 ? S + 1 / p : Infinity;
     }
-    if (!(S < 1)) {
+    if (!isArbitrageSum(S)) {
       if (this.ls[line * LINE_ROW + LINE_HEAD + LS.ARB_OPEN] === 1) this.closeArb(line);
       return;
     }
@@ -854,7 +855,7 @@ export class Analytics implements StoreListener {
     const buf = this.out.arb;
     const off = buf.push();
     const S = writeArb(this.store, line, true, buf.data, off);
-    if (S < 1) {
+    if (isArbitrageSum(S)) {
       const d = buf.data;
       const lb = line * LINE_ROW + LINE_HEAD;
       let r = this.ls[lb + LS.ARB_AT] - 1;

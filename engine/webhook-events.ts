@@ -10,10 +10,11 @@
 // through `persist` at every change and restored with `restore`: the caller commits it with the outbox rows of the
 // events emitted with it, which makes the checks' transitions exactly-once across a kill (see CheckState).
 
+import { isArbitrageSum } from './analytics-math.js';
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
 import { SLOT } from './ingest.js';
-import { decimalToAmerican } from './odds.js';
+import { decimalToAmerican, tidy } from './odds.js';
 import { ARB, CHANGE, CHG, EVR } from './records.js';
 import { slaClassOf } from './sla.js';
 import { classify } from './status.js';
@@ -390,8 +391,9 @@ export class WebhookEvaluator {
     const point = rec[ARB.POINT];
     const n = rec[ARB.N];
     const S = rec[ARB.SUM];
-    if (!(S < 1)) return;
-    const edge = (1 / S - 1) * 100;
+    if (!isArbitrageSum(S)) return;
+    // served as the REST row serves it (tidied), and held to min_edge_pct as served
+    const edge = tidy((1 / S - 1) * 100);
     const live = ev.status === 'live' || ev.commence <= now;
     const books = new Set<number>();
     const legs: { book: number; o: number; price: number; eff: number }[] = [];
@@ -429,11 +431,11 @@ export class WebhookEvaluator {
         this.o.emit({
           type: 'arbitrage.opened', sport: ev.sport, edge, dedupe: `arbitrage.opened:${arbKey}`, check: null, at: now,
           data: {
-            ...this.gameB(ev), arb_id: arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: S, is_live: live,
+            ...this.gameB(ev), arb_id: arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: tidy(S), is_live: live,
             detected_at: iso(detected),
             legs: legs.map((l) => ({
-              book: BOOKMAKERS[l.book].key, outcome: outcomeName(ev, market, l.o), price: l.price, effective_price: l.eff,
-              stake_pct: (1 / l.eff / S) * 100,
+              book: BOOKMAKERS[l.book].key, outcome: outcomeName(ev, market, l.o), price: l.price, effective_price: tidy(l.eff),
+              stake_pct: tidy((1 / l.eff / S) * 100),
             })),
           },
         });
@@ -461,7 +463,7 @@ export class WebhookEvaluator {
     const fair = rec[EVR.FAIR + MULTIPLICATIVE];
     if (fair !== fair) return;
     const eff = rec[EVR.EFF];
-    const edge = (fair * eff - 1) * 100;
+    const edge = tidy((fair * eff - 1) * 100);
     if (!(edge > 0)) return;
     const ev = this.o.event(rec[EVR.EVENT]);
     if (ev === undefined) return;
@@ -478,8 +480,8 @@ export class WebhookEvaluator {
     const evKey = `${this.quoteKey(ev, market, point, player, o, rec[EVR.BOOK])}:${BOOKMAKERS[sharp].key}:${version}`;
     const fields = {
       market: MARKETS[market].key, point: outcomePoint(market, point, o), player: this.o.player(player),
-      book: BOOKMAKERS[rec[EVR.BOOK]].key, price, price_american: decimalToAmerican(price), effective_price: eff,
-      fair_prob_pct: fair * 100, fair_price: 1 / fair, edge_pct: edge, sharp_book: BOOKMAKERS[rec[EVR.SHARP]].key,
+      book: BOOKMAKERS[rec[EVR.BOOK]].key, price, price_american: decimalToAmerican(price), effective_price: tidy(eff),
+      fair_prob_pct: tidy(fair * 100), fair_price: tidy(1 / fair), edge_pct: edge, sharp_book: BOOKMAKERS[rec[EVR.SHARP]].key,
       devig: 'multiplicative',
     };
     if (this.wanted.has('ev_alert')) {

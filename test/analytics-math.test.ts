@@ -1,5 +1,5 @@
 import t from 'tap';
-import { arbitrage, consensus, edgePct, effectivePrice, kelly, middle, profitPct, RunningMean } from '../engine/analytics-math.js';
+import { arbitrage, consensus, edgePct, effectivePrice, hasEdge, isArbitrageSum, kelly, middle, NOISE, profitPct, RunningMean } from '../engine/analytics-math.js';
 import { decimalToAmerican } from '../engine/odds.js';
 import { Prng } from '../engine/prng.js';
 
@@ -240,4 +240,22 @@ t.test('middles - arbitrage pair breaks even at any hit rate; hi <= lo is null',
   t.equal(middle(47.5, 1.91, 44.5, 1.91), null, 'hi < lo');
   t.equal(middle(44.5, 1, 47.5, 1.91), null, 'price 1 is not takeable');
   t.equal(middle(Number.NaN, 1.91, 47.5, 1.91), null, 'NaN line');
+});
+
+t.test('arbitrage and edge - float noise is neither (isArbitrageSum, hasEdge)', async (t) => {
+  // 1/1.08 + 1/13.5 = 25/27 + 2/27 = 1: the doubles sum to 0.9999999999999999
+  const S = 1 / 1.08 + 1 / 13.5;
+  t.ok(S < 1, 'the doubles do sum below 1');
+  t.notOk(isArbitrageSum(S), 'but a zero-margin line is no arbitrage');
+  const out = new Float64Array([7, 7]);
+  arbitrage([1.08, 13.5], out);
+  t.same([...out], [7, 7], 'arbitrage() writes no stakes for it');
+  t.ok(isArbitrageSum(1 / 1.09 + 1 / 13.5), '1.09 / 13.5: S = 0.991522 is one');
+  t.ok(isArbitrageSum(1 - 2e-12), 'a profit of 2e-10 % is one');
+  // 0.5000000000000001 * 2 - 1 = 2.2e-16: the odds-ratio method's fair probability of 1.91 / 1.91 against even money
+  t.ok(0.5000000000000001 * 2 - 1 > 0, 'the doubles do give a positive edge');
+  t.notOk(hasEdge(0.5000000000000001, 2), 'but the fair price is no edge');
+  t.ok(hasEdge(0.5, 2.01), '0.5 at 2.01: 0.5 %');
+  t.ok(hasEdge(0.5, 2 * (1 + 2e-12)), 'an edge of 2e-10 % is one');
+  t.equal(NOISE, 1e-12, 'the noise bound: 1e-10 %');
 });

@@ -241,3 +241,45 @@ t.test('analytics - through the hub, simulator batches sent in chunks leave the 
   t.ok(want.cons.size > 0 && want.arb.size > 0 && want.ev.size > 0 && want.mid.size > 0, `every view has rows (${want.cons.size} consensus, ${want.arb.size} arbitrage, ${want.ev.size} EV, ${want.mid.size} middles)`);
   t.equal(sameSets(t, got, want, 'hub'), 0, 'the view equals the recomputation');
 });
+
+t.test('analytics - float noise makes no arbitrage and no edge: a zero-margin line, a price at the fair odds', async (t) => {
+  // 1/1.08 + 1/13.5 = 25/27 + 2/27 = 1 exactly, but the doubles sum to 0.9999999999999999: a zero-margin line, not an
+  // arbitrage at 2.2e-14 %. Pinnacle 1.91 / 1.91 (-110 both ways) is fair at 0.5 a side under every method, but the
+  // odds-ratio method's double is 0.5000000000000001: an even-money 2.00 is the fair price, not +EV at 2.2e-14 %.
+  const store = new PriceStore(8);
+  const analytics = new Analytics(store);
+  const out = new RecordBuffer(CHG.STRIDE, 8);
+  const obs = new RecordBuffer(OBS.STRIDE, 8);
+  const now = 1_800_000_000_000;
+  const put = (event: number, key: string, o: number, price: number) => {
+    const off = obs.push();
+    const d = obs.data;
+    d[off + OBS.EVENT] = event; d[off + OBS.MARKET] = market('h2h'); d[off + OBS.POINT] = Number.NaN; d[off + OBS.PLAYER] = -1;
+    d[off + OBS.OUTCOME] = o; d[off + OBS.BOOK] = book(key); d[off + OBS.PRICE] = price; d[off + OBS.TS] = now;
+  };
+  const step = (ts: number) => {
+    analytics.begin(ts);
+    store.apply(obs.data, obs.length, out);
+    obs.length = 0;
+    return analytics.flush();
+  };
+  put(0, 'fanduel', 0, 1.08); put(0, 'fanduel', 1, 5);
+  put(0, 'betmgm', 0, 1.05); put(0, 'betmgm', 1, 13.5);
+  put(1, 'pinnacle', 0, 1.91); put(1, 'pinnacle', 1, 1.91);
+  put(1, 'draftkings', 0, 2.0); put(1, 'draftkings', 1, 1.8);
+  const first = step(now);
+  t.equal(first.nArb, 0, 'no arbitrage record for the zero-margin line');
+  t.equal(first.nEv, 0, 'no EV record for the price at the fair odds');
+  const sets = scratch(store, now);
+  t.equal(sets.arb.size, 0, 'from scratch: no arbitrage');
+  t.equal(sets.ev.size, 0, 'from scratch: no +EV quote');
+  // a cent either way is real: 1.09 / 13.5 is an arbitrage (S = 0.99152), 2.01 against 0.5 an edge of 0.5 %
+  put(0, 'fanduel', 0, 1.09);
+  put(1, 'draftkings', 0, 2.01);
+  const second = step(now + 1);
+  t.equal(second.nArb, 1, 'an arbitrage at 1.09 / 13.5');
+  t.same(Array.from({ length: second.nEv }, (_, i) => second.ev[i * EVQ.STRIDE + EVQ.KIND]), [ROW.UPSERT], 'draftkings at 2.01 is +EV');
+  const again = scratch(store, now + 1);
+  t.equal(again.arb.size, 1, 'from scratch: the arbitrage');
+  t.equal(again.ev.size, 1, 'from scratch: the +EV quote (against the one sharp)');
+});

@@ -966,3 +966,57 @@ t.test('ev and middles - rows that tie come in a fixed order, whatever order the
   t.same(m.map((r) => r.market), ['player_points', 'totals'], 'equal width and break-even: by market key');
   t.equal(m[0]?.break_even_hit_rate, m[1]?.break_even_hit_rate, 'and they do tie');
 });
+
+t.test('analytics - served numbers carry no float noise, thresholds meet round numbers, a zero-margin line is no arbitrage', async (t) => {
+  const ev = { id: 'tidy_1', sport_key: 'americanfootball_nfl', commence_time: NOW + 86_400_000, home_team: 'Bears', away_team: 'Lions' };
+  const ts = clock.now();
+  const p = (book: string, market: string, outcome: string, price: number, point?: number) => ({ book, event_id: ev.id, market, outcome, price, point, ts });
+  const loaded = await app.ingest({ events: [ev], prices: [
+    // h2h: pinnacle 1.5 / 1.5, fair 0.5 a side; draftkings Bears 2.26: edge 0.5 * 2.26 - 1 = 13 % exactly (the doubles
+    // give 12.99999999999999); matchbook (2 % commission) Lions 17.101: effective 1 + 16.101 * 0.98 = 16.77898 (the
+    // doubles give 16.778979999999997), and with draftkings' Bears an arbitrage
+    p('pinnacle', 'h2h', 'Bears', 1.5), p('pinnacle', 'h2h', 'Lions', 1.5),
+    p('draftkings', 'h2h', 'Bears', 2.26), p('draftkings', 'h2h', 'Lions', 1.3),
+    p('matchbook', 'h2h', 'Bears', 1.2), p('matchbook', 'h2h', 'Lions', 17.101),
+    // spreads -1.5: the best prices 1.08 (fanduel) and 13.5 (betmgm) make a zero-margin line, 1/1.08 + 1/13.5 = 1
+    // exactly; the doubles sum to 0.9999999999999999, a "profit" of 2.2e-14 %
+    p('fanduel', 'spreads', 'Bears', 1.08, -1.5), p('fanduel', 'spreads', 'Lions', 5.0, 1.5),
+    p('betmgm', 'spreads', 'Bears', 1.05, -1.5), p('betmgm', 'spreads', 'Lions', 13.5, 1.5),
+    // totals: Over 38 at 1.86 (draftkings) and Under 40.5 at 1.954 (fanduel), a middle: per 100 a leg, Over wins
+    // 100 * 0.86 = 86 (doubles: 86.00000000000001), Under 95.4 (95.39999999999999); hit 181.4, below 95.4 - 100 = -4.6
+    // (-4.6000000000000085), above 86 - 100 = -14, push at 38: 95.4. Each line on one book: consensus odds are its
+    // prices (1 / the fixed-point implied probability: 1.86 gives 1.8600000000007...)
+    p('draftkings', 'totals', 'Over', 1.86, 38), p('draftkings', 'totals', 'Under', 1.9, 38),
+    p('fanduel', 'totals', 'Over', 1.8, 40.5), p('fanduel', 'totals', 'Under', 1.954, 40.5),
+  ] });
+  t.same(loaded.json.rejected, [], 'every price accepted');
+  const sport = ev.sport_key;
+
+  const arb = (await arbs(sport)).body.filter((r) => r.event_id === ev.id);
+  t.same(arb.map((r) => r.market), ['h2h'], 'the h2h arbitrage; the zero-margin spread is none');
+  const exch = arb[0]?.legs.find((l) => l.book === 'matchbook');
+  t.equal(exch?.effective_price, 16.77898, 'effective price 16.77898');
+  // S = 1/2.26 + 1/16.77898; profit (1/S - 1) * 100 and stakes, each to 12 significant digits
+  const S = 1 / 2.26 + 1 / (1 + 16.101 * 0.98);
+  t.equal(arb[0]?.profit_pct, Number(((1 / S - 1) * 100).toPrecision(12)), 'profit_pct to 12 significant digits');
+  t.equal(arb[0]?.implied_sum, Number(S.toPrecision(12)), 'implied_sum to 12 significant digits');
+  t.equal(exch?.stake_pct, Number(((1 / (1 + 16.101 * 0.98) / S) * 100).toPrecision(12)), 'stake_pct to 12 significant digits');
+
+  const ev13 = (await evs(sport, 'minEdge=13')).body.filter((r) => r.event_id === ev.id && r.book === 'draftkings');
+  t.same(ev13.map((r) => [r.side, r.edge_pct]), [['Bears', 13]], 'minEdge=13 keeps the 13 % edge, served as 13');
+  t.equal(ev13[0]?.fair_price, 2, 'fair price 1 / 0.5 = 2');
+  t.equal(ev13[0]?.kelly_fraction, 0.0515873015873, 'kelly 0.13 / 1.26 * 0.5 = 0.0515873015873 (12 significant digits)');
+  const above = (await evs(sport, 'minEdge=13.000001')).body.filter((r) => r.event_id === ev.id && r.book === 'draftkings');
+  t.same(above, [], 'a threshold above it drops it');
+  const evMb = (await evs(sport, 'minEdge=0')).body.find((r) => r.event_id === ev.id && r.book === 'matchbook');
+  t.equal(evMb?.effective_price, 16.77898, 'the EV row of the exchange: effective price 16.77898');
+  t.equal(evMb?.edge_pct, 738.949, 'edge 0.5 * 16.77898 - 1 = 738.949 %');
+
+  const m = (await mids(sport)).body.filter((r) => r.event_id === ev.id);
+  t.same(m.map((r) => [r.over.line, r.under.line, r.profit_if_hit, r.net_if_below, r.net_if_above, r.push_numbers]),
+    [[38, 40.5, 181.4, -4.6, -14, [{ number: 38, net: 95.4 }]]], 'the nets of the middle as short decimals');
+
+  const c = (await cons(sport, 'markets=totals')).body.filter((r) => r.event_id === ev.id);
+  t.same(c.map((r) => r.outcomes.map((o) => [o.best_price, o.consensus_odds])), [[[1.86, 1.86], [1.9, 1.9]], [[1.8, 1.8], [1.954, 1.954]]],
+    'a one-book line: consensus odds equal its prices');
+});

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { americanToDecimal, decimalToAmerican, impliedProbability, isTakeable, roundHalfAway } from '../engine/odds.js';
+import { americanToDecimal, decimalToAmerican, impliedProbability, isTakeable, roundHalfAway, tidy } from '../engine/odds.js';
 
 t.test('odds - decimal to American against hand-worked numbers', async (t) => {
   // [decimal, American, how it was worked out]
@@ -76,4 +76,39 @@ t.test('odds - takeable prices', async (t) => {
   t.equal(isTakeable(Number.NEGATIVE_INFINITY), false, '-Infinity is not takeable');
   t.equal(isTakeable(1.01), true, '1.01 is takeable');
   t.equal(isTakeable(1000), true, '1000 is takeable');
+});
+
+t.test('odds - tidy serves a derived number without the float noise of its arithmetic', async (t) => {
+  // [computed, served, where the noise comes from]
+  const cases: [number, number, string][] = [
+    [100 * (1.86 - 1), 86, 'a middle leg won at 1.86 per 100: 86.00000000000001'],
+    [100 * (1.954 - 1) - 100, -4.6, 'net if below at 1.954: -4.6000000000000085'],
+    [1 / 0.641025641026, 1.56, "one book's consensus at 1.56 from its fixed-point implied probability: 1.5599999999991263"],
+    [1 + 16.101 * (1 - 0.02), 16.77898, 'matchbook 17.101 after 2 % commission: 16.778979999999997'],
+    [(1 / (2 / 2.05) - 1) * 100, 2.5, 'an arbitrage at 2.05 / 2.05: 2.499999999999991'],
+    [0.1 + 0.2, 0.3, '0.30000000000000004'],
+    [185.49009009009006, 185.49009009, 'a real middle profit keeps 12 significant digits: 185.490090090'],
+    [0.0016673175461599512, 0.00166731754616, 'a small kelly fraction keeps 12 significant digits, not 12 decimals'],
+    [-0.00012345678901234, -0.000123456789012, 'negative and small'],
+    [123456789012345.6, 123456789012000, 'large: rounded at the 12th significant digit'],
+    [1e-30 * 3.0000000000000004, 3e-30, 'below the table of powers of ten: toPrecision'],
+  ];
+  for (const [x, want, why] of cases) t.equal(tidy(x), want, `${why}: ${x} -> ${want}`);
+  for (const x of [0, -0, Number.NaN, Infinity, -Infinity]) t.ok(Object.is(tidy(x), x), `${x} is served as it is`);
+  t.equal(String(tidy(2 / 3)), '0.666666666667', 'prints as the short decimal');
+  // against toPrecision(12) over many values: the same number, but where the scaling by a power of ten lands exactly
+  // on a tie in the 13th digit that the exact double falls just short of (-4.088134765625e-6 here): one unit apart
+  let s = 7;
+  let differ = 0;
+  let far = 0;
+  for (let i = 0; i < 20_000; i++) {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    const x = (s / 2147483648 - 0.5) * 10 ** ((i % 25) - 12);
+    const want = Number(x.toPrecision(12));
+    if (tidy(x) === want) continue;
+    differ++;
+    if (Math.abs(tidy(x) - want) > 1.5 * 10 ** (Math.floor(Math.log10(Math.abs(x))) - 11)) far++;
+  }
+  t.equal(far, 0, 'within one unit of the 12th significant digit of Number(x.toPrecision(12)), 20,000 values from 1e-13 to 1e12');
+  t.ok(differ <= 2, `equal to it but at ties of the 13th digit (${differ} of 20,000)`);
 });

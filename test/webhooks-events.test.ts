@@ -59,11 +59,12 @@ for (const database of appDatabases().slice(-1)) {
       const d = arb.body.data;
       t.same(Object.keys(d).sort(), ['away_team', 'edge_pct', 'home_team', 'legs', 'market', 'match_id', 'sport_key'], 'arb_flagged data: exactly the SPEC fields');
       t.same([d.sport_key, d.match_id, d.home_team, d.away_team, d.market], ['basketball_nba', nba.id, 'Boston Celtics', 'Miami Heat', 'h2h'], 'event and market');
-      t.ok(close(d.edge_pct, (1 / (2 / 2.2) - 1) * 100), `edge_pct 10 (got ${d.edge_pct})`);
+      // (1 / (2 / 2.2) - 1) * 100 is 10.000000000000009 in doubles: served to 12 significant digits, as over REST
+      t.equal(d.edge_pct, 10, 'edge_pct 10');
       t.same(d.legs, [{ book: 'draftkings', side: 'Boston Celtics', price: 2.2 }, { book: 'fanduel', side: 'Miami Heat', price: 2.2 }], 'legs {book, side, price}');
       const [op] = await rx.waitFor(B_('arbitrage.opened', (x) => x.event_id === nba.id));
       t.equal(op.body.data.market, 'h2h', 'moneyline');
-      t.ok(close(op.body.data.implied_sum, 2 / 2.2), 'implied_sum');
+      t.equal(op.body.data.implied_sum, 0.909090909091, 'implied_sum 2 / 2.2 to 12 significant digits');
       t.same(op.body.data.legs.map((l: { book: string; outcome: string }) => [l.book, l.outcome]), [['draftkings', 'Boston Celtics'], ['fanduel', 'Miami Heat']], 'legs');
       t.ok(close(op.body.data.legs[0].stake_pct, 50), 'stakes');
       t.ok(verifyB(B.signing_secret, op.headers['x-service-signature'] as string, op.headers['x-service-timestamp'] as string, op.raw), 'signed');
@@ -110,7 +111,7 @@ for (const database of appDatabases().slice(-1)) {
       const [a] = await rx.waitFor(A_('ev_alert', g.id));
       const d = a.body.data;
       t.same([d.book, d.side, d.price, d.sharp_book, d.devig], ['draftkings', 'Denver Nuggets', 2.1, 'pinnacle', 'multiplicative'], 'the +EV quote');
-      t.ok(close(d.edge_pct, 5), `edge 5 % (got ${d.edge_pct})`);
+      t.equal(d.edge_pct, 5, 'edge 0.5 * 2.1 - 1 = 5 % (5.000000000000004 in doubles)');
       t.ok(close(d.fair_price, 2), 'fair price 2.0');
       const [b] = await rx.waitFor(B_('ev.flagged', (x) => x.event_id === g.id));
       t.same([b.body.data.outcome, b.body.data.book], ['Denver Nuggets', 'draftkings'], 'ev.flagged');

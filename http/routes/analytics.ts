@@ -3,13 +3,15 @@
 // Only ages (age_seconds, from the read model's last_update of each leg) and the requester's exclusions are
 // applied here. Consensus over a chosen subset of bookmakers is the one view computed per request, from the
 // read model, since no maintained set can cover every subset.
+// Every derived number (percents, stakes, effective and fair prices, nets) is served tidied to 12 significant digits
+// (engine/odds.ts tidy) and compared with the request's thresholds as served: the rows' math runs on exact doubles.
 
 import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
-import { middle } from '../../engine/analytics-math.js';
+import { hasEdge, isArbitrageSum, middle } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
 import { MARKET_INDEX, SLOT, outcomeLabel } from '../../engine/ingest.js';
-import { decimalToAmerican } from '../../engine/odds.js';
+import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import type { EventView } from '../../engine/read-model.js';
 import { ARB, CONS, EVQ, FAIR, MID } from '../../engine/records.js';
 import { effectiveAt } from '../../engine/price-store.js';
@@ -258,8 +260,8 @@ export function analyticsRoutes(s: Services): Route[] {
             if (pickBook[o] < 0) S = Number.NaN;
             else S += 1 / pickEff[o];
           }
-          if (!(S < 1)) continue;
-          const profit = (1 / S - 1) * 100;
+          if (!isArbitrageSum(S)) continue;
+          const profit = tidy((1 / S - 1) * 100);
           if (profit < (p.minProfit as number)) continue;
           const point = rec[ARB.POINT];
           const player = rec[ARB.PLAYER];
@@ -269,18 +271,18 @@ export function analyticsRoutes(s: Services): Route[] {
           for (let o = 0; o < n; o++) {
             const book = pickBook[o];
             const eff = pickEff[o];
-            const share = (1 / eff / S) * 100;
+            const share = tidy((1 / eff / S) * 100);
             anchored ||= IS_EXCHANGE[book];
             oldest = Math.min(oldest, lastUpdate(ev, market, player, point, book, o) || ctx.now);
             legs.push({
               book: BOOKMAKERS[book].key, outcome: outcomeName(ev, market, o), point: outcomePoint(market, point, o),
-              price: pickPrice[o], price_american: decimalToAmerican(pickPrice[o]), effective_price: eff,
+              price: pickPrice[o], price_american: decimalToAmerican(pickPrice[o]), effective_price: tidy(eff),
               stake_pct: share, stake: share,
             });
           }
           rows.push({
             ...head(ev), market: MARKETS[market].key, point: point !== point ? null : point, player: playerName(player),
-            profit_pct: profit, implied_sum: S, is_live: ev.commence <= ctx.now, is_exchange_anchored: anchored,
+            profit_pct: profit, implied_sum: tidy(S), is_live: ev.commence <= ctx.now, is_exchange_anchored: anchored,
             detected_at: isoMillis(rec[ARB.DETECTED_AT]), age_seconds: Math.max(0, (ctx.now - oldest) / 1000), legs,
           });
         }
@@ -342,8 +344,8 @@ export function analyticsRoutes(s: Services): Route[] {
           const price = rm.quotePrice(e.idx, market, point, player, o, book);
           if (price === 0) continue;
           const eff = effectiveAt(price, book);
-          if (!(fair * eff - 1 > 0)) continue; // no positive edge under this method
-          const edge = (fair * eff - 1) * 100;
+          if (!hasEdge(fair, eff)) continue; // no positive edge under this method
+          const edge = tidy((fair * eff - 1) * 100);
           if (edge < minEdge) continue;
           const c = view.consOf(e.idx, market, point, player);
           // books compared: every book whose fresh quote counts on the line, prediction markets included
@@ -357,8 +359,8 @@ export function analyticsRoutes(s: Services): Route[] {
             ...head(e), game_date: isoSeconds(e.commence).slice(0, 10),
             market: MARKETS[market].key, point: outcomePoint(market, point, o), player: playerName(player),
             side: outcomeName(e, market, o), book: BOOKMAKERS[book].key, price, price_american: decimalToAmerican(price),
-            effective_price: eff, book_implied_pct: 100 / price, fair_prob_pct: fair * 100, fair_price: 1 / fair,
-            edge_pct: edge, kelly_fraction: Math.max(0, (fair * eff - 1) / (eff - 1)) * 0.5,
+            effective_price: tidy(eff), book_implied_pct: tidy(100 / price), fair_prob_pct: tidy(fair * 100), fair_price: tidy(1 / fair),
+            edge_pct: edge, kelly_fraction: tidy(Math.max(0, (fair * eff - 1) / (eff - 1)) * 0.5),
             sharp_book: sharpKey, devig: p.devig as string, books_compared: books, is_live: e.commence <= ctx.now,
             age_seconds: Math.max(0, (ctx.now - oldest) / 1000),
           });
@@ -408,15 +410,15 @@ export function analyticsRoutes(s: Services): Route[] {
             const prob = x.sum / x.cnt;
             hold += prob;
             outcomes.push({
-              name: outcomeName(e, l.market, o), point: outcomePoint(l.market, l.point, o), consensus_prob: prob,
-              consensus_odds: 1 / prob, best_price: x.best, best_book: BOOKMAKERS[x.bestBook].key,
+              name: outcomeName(e, l.market, o), point: outcomePoint(l.market, l.point, o), consensus_prob: tidy(prob),
+              consensus_odds: tidy(1 / prob), best_price: x.best, best_book: BOOKMAKERS[x.bestBook].key,
               worst_price: x.worst, worst_book: BOOKMAKERS[x.worstBook].key, books: x.cnt,
             });
           }
           if (!complete) continue;
           rows.push({
             ...head(e), market: MARKETS[l.market].key, point: l.point !== l.point ? null : l.point,
-            player: playerName(l.player), is_live: e.commence <= ctx.now, hold_pct: (hold - 1) * 100, books: l.books, outcomes,
+            player: playerName(l.player), is_live: e.commence <= ctx.now, hold_pct: tidy((hold - 1) * 100), books: l.books, outcomes,
           });
         }
       }
@@ -526,10 +528,11 @@ export function analyticsRoutes(s: Services): Route[] {
           rows.push({
             ...head(e), market: MARKETS[market].key, player: playerName(rec[MID.PLAYER]), is_live: e.commence <= ctx.now,
             books: rec[MID.BOOKS],
-            over: { book: BOOKMAKERS[rec[MID.OVER_BOOK]].key, side: spreads ? e.home : 'Over', line: spreads ? -lo || 0 : lo, price: rec[MID.OVER_PRICE], effective_price: rec[MID.OVER_EFF] },
-            under: { book: BOOKMAKERS[rec[MID.UNDER_BOOK]].key, side: spreads ? e.away : 'Under', line: hi, price: rec[MID.UNDER_PRICE], effective_price: rec[MID.UNDER_EFF] },
-            window: m.window, hit_numbers: m.hit_numbers, push_numbers: m.push_numbers, profit_if_hit: m.profit_if_hit,
-            net_if_below: m.net_if_below, net_if_above: m.net_if_above, break_even_hit_rate: m.break_even_hit_rate,
+            over: { book: BOOKMAKERS[rec[MID.OVER_BOOK]].key, side: spreads ? e.home : 'Over', line: spreads ? -lo || 0 : lo, price: rec[MID.OVER_PRICE], effective_price: tidy(rec[MID.OVER_EFF]) },
+            under: { book: BOOKMAKERS[rec[MID.UNDER_BOOK]].key, side: spreads ? e.away : 'Under', line: hi, price: rec[MID.UNDER_PRICE], effective_price: tidy(rec[MID.UNDER_EFF]) },
+            window: m.window, hit_numbers: m.hit_numbers, push_numbers: m.push_numbers.map((x) => ({ number: x.number, net: tidy(x.net) })),
+            profit_if_hit: tidy(m.profit_if_hit), net_if_below: tidy(m.net_if_below), net_if_above: tidy(m.net_if_above),
+            break_even_hit_rate: tidy(m.break_even_hit_rate),
           });
         }
       }
