@@ -52,7 +52,7 @@ t.test('parlay verdict', async (t) => {
     t.equal(res.headers.get('x-requests-last'), '10', 'costs 10');
     // P = 0.5 * 7/13 = 7/26 = 0.26923; fair price 26/7 = 3.714 = +271
     close(body.fair_prob, 7 / 26, 'fair probability is the product of the legs\' fair probabilities');
-    close(body.fair_price, 26 / 7, 'fair price');
+    t.equal(body.fair_price, 3.71428571429, 'fair price 26 / 7 to 12 significant digits');
     t.equal(body.fair_price_american, 271, '3.714 is +271');
     // per leg, the best price among the US books: betmgm 2.30 on leg 0 (edge (0.5 * 2.3 - 1) * 100 = 15 %),
     // fanduel 2.00 on leg 1 (edge (7/13 * 2 - 1) * 100 = 7.69 %)
@@ -69,11 +69,12 @@ t.test('parlay verdict', async (t) => {
     t.equal(body.verdict, 'BET', 'BET');
     // leg edges at fanduel's prices: leg 0 (0.5 * 2.05 - 1) = 2.5 %, leg 1 7.69 %: leg 0 is the weakest
     t.equal(body.weakest_leg.index, 0, 'weakest leg');
-    close(body.weakest_leg.edge_pct, 2.5, 'its edge');
+    // served to 12 significant digits: (0.5 * 2.05 - 1) * 100 is 2.499999999999991 in doubles
+    t.equal(body.weakest_leg.edge_pct, 2.5, 'its edge, 2.5');
     // stake 10 at 4.1: returns 41, profit 31, expected profit 10 * (7/26 * 4.1 - 1) = 1.0385
     t.equal(body.payout.book, 'fanduel', 'payout at the graded book');
     close(body.payout.returns, 41, 'returns');
-    close(body.payout.profit, 31, 'profit');
+    t.equal(body.payout.profit, 31, 'profit 31 (10 * 3.1 is 30.999999999999996 in doubles)');
     close(body.payout.expected_profit, 10 * (7 / 26 * 4.1 - 1), 'expected profit');
     t.same(body.correlation_warnings, [], 'different games: no warning');
     t.equal(body.scope.source, 'default', 'us by default');

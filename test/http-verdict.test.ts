@@ -64,6 +64,20 @@ t.test('verdict', async (t) => {
     t.ok(Math.abs(body.yours!.ev_pct - (0.5 * 1.83 - 1) * 100) < 1e-9, 'fanduel away 1.83: -8.5 %');
   });
 
+  t.test('an edge of exactly 2 % is BET, served as 2: the verdict judges the served edge, not its float noise', async (t) => {
+    // pinnacle 1.4 / 2.1: implied 0.714286 + 0.476190 = 1.190476, multiplicative fair away 0.476190 / 1.190476 = 0.4;
+    // 2.55 gives 0.4 * 2.55 - 1 = 0.02 exactly, which the doubles make 1.9999999999999796 % (LEAN, below 2)
+    const g5 = { id: 'vd_5', sport_key: 'basketball_nba', commence_time: now + 11_000_000, home_team: 'Atlanta Hawks', away_team: 'Toronto Raptors' };
+    await app.ingest({ events: [g5], prices: h2h(g5, 'pinnacle', 1.4, 2.1) });
+    const { body } = await v('&team=raptors&side=away&price=2.55&bankroll=1000');
+    t.equal(body.verdict, 'BET', 'BET at 2 %');
+    t.equal(body.yours?.ev_pct, 2, 'ev_pct 2');
+    t.equal(body.fair_prob, 0.4, 'fair 0.4');
+    // half Kelly (the default): 0.02 / 1.55 / 2 = 0.00645161290323 (12 significant digits); stake 6.45161290323
+    t.equal(body.kelly?.fraction, 0.00645161290323, 'Kelly fraction to 12 significant digits');
+    t.equal(body.kelly?.stake, 6.45161290323, 'stake to 12 significant digits');
+  });
+
   t.test('saved preferences scope the books when books and region are omitted', async (t) => {
     const auth = { 'x-api-key': key };
     t.same(await (await app.get('/v1/verdict/prefs', auth)).json(), { region: null, books: null }, 'nothing saved yet');

@@ -4,7 +4,7 @@
 
 import { BOOKMAKERS, MARKETS, resolveSportKeys, sportByKey } from '../../engine/catalogue.js';
 import { ApiError, type ValidationItem } from '../../engine/errors.js';
-import { decimalToAmerican } from '../../engine/odds.js';
+import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import type { EventView } from '../../engine/read-model.js';
 import {
   bestQuote, edgePct, findGame, resolveBet, sharpFair, sideLine, verdictOf, type Bet, type BetQuery, type Complaints,
@@ -229,9 +229,10 @@ export function parlayRoutes(s: Services, prefs: PrefsStore): Route[] {
         return d === undefined ? Number.NaN : edgePct(fairs[i].prob, d);
       });
       const weakest = weakestLeg(legEdges);
-      const num = (x: number) => (x === x ? x : null);
+      // derived numbers as served: 12 significant digits (odds.ts tidy); NaN (not graded) is null
+      const num = (x: number) => (x === x ? tidy(x) : null);
       const bookJson = (pb: typeof best) => pb === null ? null : {
-        book: BOOKMAKERS[pb.book].key, price: pb.price, price_american: decimalToAmerican(pb.price), ev_pct: graded ? edgePct(P, pb.price) : null,
+        book: BOOKMAKERS[pb.book].key, price: tidy(pb.price), price_american: decimalToAmerican(pb.price), ev_pct: graded ? edgePct(P, pb.price) : null,
       };
       const body = {
         verdict,
@@ -242,19 +243,19 @@ export function parlayRoutes(s: Services, prefs: PrefsStore): Route[] {
             index: i, event_id: b.ev.id, sport_key: b.ev.sport, commence_time: isoSeconds(b.ev.commence),
             home_team: b.ev.home, away_team: b.ev.away, market: MARKETS[b.market].key, side: input.legs[i].side, line: sideLine(b),
             player: b.player < 0 ? null : s.hub.players.name(b.player),
-            fair_prob: num(f.prob), fair_price: f.prob === f.prob ? 1 / f.prob : null,
+            fair_prob: num(f.prob), fair_price: num(1 / f.prob),
             fair_price_american: f.prob === f.prob ? decimalToAmerican(1 / f.prob) : null,
             best: lb.best === null ? null : {
-              book: BOOKMAKERS[lb.best.book].key, price: lb.best.price, effective_price: lb.best.eff, ev_pct: num(edgePct(f.prob, lb.best.eff)),
+              book: BOOKMAKERS[lb.best.book].key, price: lb.best.price, effective_price: tidy(lb.best.eff), ev_pct: num(edgePct(f.prob, lb.best.eff)),
             },
-            parlay_price: at === null ? null : at.legs[i].eff,
+            parlay_price: at === null ? null : tidy(at.legs[i].eff),
             edge_pct: num(legEdges[i]),
             books_compared: lb.compared,
             reason: f.reason === '' ? null : f.reason,
           };
         }),
         fair_prob: num(P),
-        fair_price: graded ? 1 / P : null,
+        fair_price: graded ? tidy(1 / P) : null,
         fair_price_american: graded ? decimalToAmerican(1 / P) : null,
         best_book: best === null ? null : { ...bookJson(best), books_quoting_every_leg: books.length },
         yours: input.book === undefined ? null : yours === null ? { book: input.book, price: null, price_american: null, ev_pct: null } : bookJson(yours),
@@ -265,8 +266,8 @@ export function parlayRoutes(s: Services, prefs: PrefsStore): Route[] {
           message: `legs ${g.legs.join(', ')} are in the same game (${bets[g.legs[0]].ev.away} @ ${bets[g.legs[0]].ev.home}): their outcomes are correlated, so the fair price, which assumes independent legs, is only an approximation`,
         })),
         payout: input.stake === undefined || at === null ? null : {
-          stake: input.stake, book: BOOKMAKERS[at.book].key, price: at.price, returns: input.stake * at.price,
-          profit: input.stake * (at.price - 1), expected_profit: graded ? input.stake * (P * at.price - 1) : null,
+          stake: input.stake, book: BOOKMAKERS[at.book].key, price: tidy(at.price), returns: tidy(input.stake * at.price),
+          profit: tidy(input.stake * (at.price - 1)), expected_profit: graded ? tidy(input.stake * (P * at.price - 1)) : null,
         },
         devig: 'multiplicative', sharp_book: input.sharpBook, scope: scopeJson(scope),
         reasons,

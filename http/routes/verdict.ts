@@ -3,7 +3,7 @@
 // best bets share the scope rules and the saved preferences, so they are mounted from here.
 
 import { BOOKMAKERS, MARKETS, sportByKey } from '../../engine/catalogue.js';
-import { decimalToAmerican } from '../../engine/odds.js';
+import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import {
   bestQuote, edgePct, findGame, kellyFraction, parsePrice, quoteOf, resolveBet, sharpFair, sideLine, verdictOf,
   type BetQuery, type Quote, type Verdict,
@@ -121,13 +121,13 @@ export function verdictRoutes(s: Services): Route[] {
         event_id: ev.id, home_team: ev.home, away_team: ev.away, market: p.market, side: p.side,
         line: sideLine(bet),
         player: bet.player < 0 ? null : s.hub.players.name(bet.player),
-        fair_prob: has ? pr : null,
-        fair_price: has ? 1 / pr : null,
+        fair_prob: has ? tidy(pr) : null,
+        fair_price: has ? tidy(1 / pr) : null,
         fair_price_american: has ? decimalToAmerican(1 / pr) : null,
         devig: 'multiplicative', sharp_book: p.sharpBook,
-        best: best === null ? null : { book: BOOKMAKERS[best.book].key, price: best.price, effective_price: best.eff, ev_pct: has ? edgePct(pr, best.eff) : null },
+        best: best === null ? null : { book: BOOKMAKERS[best.book].key, price: best.price, effective_price: tidy(best.eff), ev_pct: has ? edgePct(pr, best.eff) : null },
         yours: yours === null ? null : { book: yours.book, price: yours.price, ev_pct: has ? edgePct(pr, yours.eff) : null },
-        kelly: p.bankroll === undefined || !has ? null : { fraction, stake: fraction * (p.bankroll as number) },
+        kelly: p.bankroll === undefined || !has ? null : { fraction: tidy(fraction), stake: tidy(fraction * (p.bankroll as number)) },
         books_compared: compared,
         scope: scopeJson(scope),
         age_seconds: Math.max(0, (ctx.now - oldest) / 1000),
