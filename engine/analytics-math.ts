@@ -1,7 +1,7 @@
 // Pure formulas behind the arbitrage, EV, consensus and middles views (issue 3, "Math"). Prices are decimal
 // odds; percents are percents. De-vig lives in devig.ts, conversions and display in odds.ts.
 
-import { impliedProbability, isTakeable } from './odds.js';
+import { impliedProbability, isTakeable, tidy } from './odds.js';
 
 /** Price an exchange quote is really worth after commission on net winnings: 1 + (d - 1)(1 - commission). */
 export function effectivePrice(d: number, commission: number): number {
@@ -31,8 +31,8 @@ export function hasEdge(p: number, d: number): boolean {
 
 /**
  * Implied sum S = sum 1/d_i over the best (effective) price per outcome of one market and line. When S is an
- * arbitrage sum (isArbitrageSum: below 1 beyond the float noise) the set is an arbitrage and out[0..n) receives each outcome's share of the total stake, (1/d_i)/S; otherwise out
- * is left untouched. Returns NaN (out untouched) when a price is not takeable (<= 1, infinite or NaN), since
+ * arbitrage sum (isArbitrageSum: below 1 beyond the float noise) the set is an arbitrage and out[0..n) receives
+ * each outcome's share of the total stake, (1/d_i)/S; otherwise out is left untouched. Returns NaN (out untouched) when a price is not takeable (<= 1, infinite or NaN), since
  * 1/Infinity = 0 would fake an arbitrage.
  */
 export function arbitrage(prices: ArrayLike<number>, out: Float64Array): number {
@@ -47,21 +47,26 @@ export function arbitrage(prices: ArrayLike<number>, out: Float64Array): number 
   return S;
 }
 
-/** Return on total stake of an arbitrage with implied sum S: (1/S - 1) * 100 (not 1 - S). */
+/** Return on total stake of an arbitrage with implied sum S: (1/S - 1) * 100 (not 1 - S), as served: tidied to 12
+ *  significant digits (odds.ts tidy), which is also what minProfit and webhook thresholds compare. */
 export function profitPct(S: number): number {
-  return (1 / S - 1) * 100;
+  return tidy((1 / S - 1) * 100);
 }
 
-/** Edge of a fair probability p against decimal price d: (p d - 1) * 100. */
+/** Edge of a fair probability p against decimal price d: (p d - 1) * 100, as served and as thresholds and verdict bands
+ *  judge it: 0 within the float noise (NOISE), else tidied to 12 significant digits, so that 0.4 at 2.55, 2 % in
+ *  decimal arithmetic, is 2 although its doubles give 1.9999999999999796. */
 export function edgePct(p: number, d: number): number {
-  return (p * d - 1) * 100;
+  const x = p * d - 1;
+  return Math.abs(x) <= NOISE ? 0 : tidy(x * 100);
 }
 
-/** Kelly stake as a fraction of bankroll: max(0, (p d - 1)/(d - 1)) * fraction; fraction in [0, 1]. */
+/** Kelly stake as a fraction of bankroll: max(0, (p d - 1)/(d - 1)) * fraction, 0 within the float noise (hasEdge);
+ *  fraction in [0, 1]. */
 export function kelly(p: number, d: number, fraction = 0.5): number {
   if (!(fraction >= 0 && fraction <= 1)) throw new RangeError(`kelly fraction must be in [0, 1], got ${fraction}`);
   const edge = p * d - 1;
-  if (!(edge > 0)) return edge <= 0 ? 0 : Number.NaN; // d <= 1 means edge < 0, so d - 1 > 0 below
+  if (!(edge > NOISE)) return edge <= NOISE ? 0 : Number.NaN; // d <= 1 means edge < 0, so d - 1 > 0 below
   return (edge / (d - 1)) * fraction;
 }
 

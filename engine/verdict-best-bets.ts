@@ -14,7 +14,8 @@ import { devig } from './devig.js';
 import { canonicalInEvent, type PlayerNames } from './players.js';
 import type { EventView, ReadModel } from './read-model.js';
 import { STALE_MS } from './sla.js';
-import { edgePct, lastWrite, quoteOf, sharpFair, verdictOf, type Bet, type Quote, type Verdict } from './verdict.js';
+import { edgePct } from './analytics-math.js';
+import { lastWrite, quoteOf, sharpFair, verdictOf, type Bet, type Quote, type Verdict } from './verdict.js';
 
 export interface SweepOptions {
   /** market ids considered, null for all */

@@ -9,8 +9,8 @@ import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { devig } from './devig.js';
 import { ApiError } from './errors.js';
 import { MARKET_INDEX, SLOT } from './ingest.js';
-import { hasEdge, NOISE } from './analytics-math.js';
-import { americanToDecimal, tidy } from './odds.js';
+import { kelly } from './analytics-math.js';
+import { americanToDecimal } from './odds.js';
 import { canonicalInEvent, fold, type PlayerNames } from './players.js';
 import { effectiveAt } from './price-store.js';
 import type { EventView, ReadModel } from './read-model.js';
@@ -37,17 +37,9 @@ export function verdictOf(edgePct: number): Exclude<Verdict, 'NO_DATA'> {
   return edgePct >= 2 ? 'BET' : edgePct >= 0.5 ? 'LEAN' : edgePct > -0.5 ? 'FAIR' : 'PASS';
 }
 
-/** percent edge of decimal price d on an outcome of probability p, as served (and as verdicts and thresholds judge
- *  it): 0 within the float noise (analytics-math.ts NOISE), else tidied to 12 significant digits (odds.ts tidy), so
- *  that 0.5 at 2.04, 2 % in decimal arithmetic, grades BET though its doubles give 1.9999999999999996 */
-export function edgePct(p: number, d: number): number {
-  const x = p * d - 1;
-  return Math.abs(x) <= NOISE ? 0 : tidy(x * 100);
-}
-
-/** full-Kelly fraction of the bankroll, 0 when the bet is not +EV (hasEdge) */
+/** full-Kelly fraction of the bankroll, 0 when the bet is not +EV (beyond the float noise) or not graded */
 export function kellyFraction(p: number, d: number): number {
-  return hasEdge(p, d) ? (p * d - 1) / (d - 1) : 0;
+  return kelly(p, d, 1) || 0;
 }
 
 /** Book keys to catalogue ids a verdict may grade: active books, not DFS pick'em (per-entry payouts, not bets). */

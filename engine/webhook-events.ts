@@ -10,7 +10,7 @@
 // through `persist` at every change and restored with `restore`: the caller commits it with the outbox rows of the
 // events emitted with it, which makes the checks' transitions exactly-once across a kill (see CheckState).
 
-import { isArbitrageSum } from './analytics-math.js';
+import { edgePct, isArbitrageSum, profitPct } from './analytics-math.js';
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
 import { SLOT } from './ingest.js';
@@ -393,7 +393,7 @@ export class WebhookEvaluator {
     const S = rec[ARB.SUM];
     if (!isArbitrageSum(S)) return;
     // served as the REST row serves it (tidied), and held to min_edge_pct as served
-    const edge = tidy((1 / S - 1) * 100);
+    const edge = profitPct(S);
     const live = ev.status === 'live' || ev.commence <= now;
     const books = new Set<number>();
     const legs: { book: number; o: number; price: number; eff: number }[] = [];
@@ -463,7 +463,7 @@ export class WebhookEvaluator {
     const fair = rec[EVR.FAIR + MULTIPLICATIVE];
     if (fair !== fair) return;
     const eff = rec[EVR.EFF];
-    const edge = tidy((fair * eff - 1) * 100);
+    const edge = edgePct(fair, eff);
     if (!(edge > 0)) return;
     const ev = this.o.event(rec[EVR.EVENT]);
     if (ev === undefined) return;

@@ -29,7 +29,7 @@ t.test('arbitrage - two-way 2.10 / 2.05', async (t) => {
   const S = arbitrage([2.1, 2.05], out);
   near(t, S, 4.15 / 4.305, 1e-15, 'S = 4.15/4.305 = 0.963995354239257');
   // profit = (1/S - 1) * 100 = (4.305/4.15 - 1) * 100 = 0.155/4.15 * 100 = 3.73493975903614 %
-  near(t, profitPct(S), 3.734939759036145, 1e-12, 'profit 3.734939759 % of total stake');
+  near(t, profitPct(S), 3.734939759036145, 5e-12, 'profit 3.734939759 % of total stake (served to 12 significant digits)');
   t.ok(profitPct(S) > (1 - S) * 100, 'profit is return on stake, not 1 - S (3.6005 %)');
   // stake shares: (1/2.10)/S = 2.05/4.15 = 0.493975903614458; (1/2.05)/S = 2.10/4.15 = 0.506024096385542
   near(t, out[0]!, 2.05 / 4.15, 1e-15, 'stake share on 2.10 = 49.3976 %');
@@ -49,7 +49,7 @@ t.test('arbitrage - three-way with draw, exchange leg at its effective price', a
   near(t, S, 1 / 2.6 + 1 / 3.9 + 1 / 3.793, 1e-15, 'S = 0.904669194941');
   near(t, S, 0.9046691949407478, 1e-13, 'S numeric');
   // profit = (1/0.904669194941 - 1) * 100 = 10.5376424434896 %
-  near(t, profitPct(S), (1 / S - 1) * 100, 0, 'profit formula');
+  t.equal(profitPct(S), Number(((1 / S - 1) * 100).toPrecision(12)), 'profit formula, to 12 significant digits');
   near(t, profitPct(S), 10.53764244348963, 1e-10, 'profit 10.5376 %');
   near(t, out[0]! + out[1]! + out[2]!, 1, 1e-15, 'stake shares sum to 1');
   near(t, out[1]!, 0.2834298524192042, 1e-13, 'draw share (1/3.9)/S = 0.256410256410/0.904669194941 = 0.28343');
@@ -258,4 +258,10 @@ t.test('arbitrage and edge - float noise is neither (isArbitrageSum, hasEdge)', 
   t.ok(hasEdge(0.5, 2.01), '0.5 at 2.01: 0.5 %');
   t.ok(hasEdge(0.5, 2 * (1 + 2e-12)), 'an edge of 2e-10 % is one');
   t.equal(NOISE, 1e-12, 'the noise bound: 1e-10 %');
+  t.equal(kelly(0.5000000000000001, 2, 1), 0, 'Kelly stakes nothing on the fair price');
+  // served values: edgePct is 0 within the noise, else 12 significant digits; profitPct likewise
+  t.equal(edgePct(0.5000000000000001, 2), 0, 'edge at the fair price: 0, not 2.2e-14');
+  t.equal(edgePct(0.4, 2.55), 2, '0.4 x 2.55 - 1 = 2 % (1.9999999999999796 in doubles)');
+  t.equal(edgePct(0.5, 1.86), -7, 'a negative edge too: -7 %');
+  t.equal(profitPct(2 / 2.2), 10, '2.2 / 2.2: 10 % (10.000000000000009 in doubles)');
 });

@@ -7,7 +7,7 @@
 // (engine/odds.ts tidy) and compared with the request's thresholds as served: the rows' math runs on exact doubles.
 
 import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
-import { hasEdge, isArbitrageSum, middle } from '../../engine/analytics-math.js';
+import { edgePct, hasEdge, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
 import { MARKET_INDEX, SLOT, outcomeLabel } from '../../engine/ingest.js';
@@ -261,7 +261,7 @@ export function analyticsRoutes(s: Services): Route[] {
             else S += 1 / pickEff[o];
           }
           if (!isArbitrageSum(S)) continue;
-          const profit = tidy((1 / S - 1) * 100);
+          const profit = profitPct(S);
           if (profit < (p.minProfit as number)) continue;
           const point = rec[ARB.POINT];
           const player = rec[ARB.PLAYER];
@@ -345,7 +345,7 @@ export function analyticsRoutes(s: Services): Route[] {
           if (price === 0) continue;
           const eff = effectiveAt(price, book);
           if (!hasEdge(fair, eff)) continue; // no positive edge under this method
-          const edge = tidy((fair * eff - 1) * 100);
+          const edge = edgePct(fair, eff);
           if (edge < minEdge) continue;
           const c = view.consOf(e.idx, market, point, player);
           // books compared: every book whose fresh quote counts on the line, prediction markets included
@@ -359,8 +359,8 @@ export function analyticsRoutes(s: Services): Route[] {
             ...head(e), game_date: isoSeconds(e.commence).slice(0, 10),
             market: MARKETS[market].key, point: outcomePoint(market, point, o), player: playerName(player),
             side: outcomeName(e, market, o), book: BOOKMAKERS[book].key, price, price_american: decimalToAmerican(price),
-            effective_price: tidy(eff), book_implied_pct: tidy(100 / price), fair_prob_pct: tidy(fair * 100), fair_price: tidy(1 / fair),
-            edge_pct: edge, kelly_fraction: tidy(Math.max(0, (fair * eff - 1) / (eff - 1)) * 0.5),
+            effective_price: tidy(eff), book_implied_pct: tidy(100 / price), fair_prob_pct: tidy(fair * 100),
+            fair_price: tidy(1 / fair), edge_pct: edge, kelly_fraction: tidy(kelly(fair, eff)),
             sharp_book: sharpKey, devig: p.devig as string, books_compared: books, is_live: e.commence <= ctx.now,
             age_seconds: Math.max(0, (ctx.now - oldest) / 1000),
           });

@@ -4,10 +4,11 @@
 
 import { BOOKMAKERS, MARKETS, resolveSportKeys, sportByKey } from '../../engine/catalogue.js';
 import { ApiError, type ValidationItem } from '../../engine/errors.js';
+import { edgePct } from '../../engine/analytics-math.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import type { EventView } from '../../engine/read-model.js';
 import {
-  bestQuote, edgePct, findGame, resolveBet, sharpFair, sideLine, verdictOf, type Bet, type BetQuery, type Complaints,
+  bestQuote, findGame, resolveBet, sharpFair, sideLine, verdictOf, type Bet, type BetQuery, type Complaints,
   type Fair, type Verdict,
 } from '../../engine/verdict.js';
 import { parlayAt, parlayBooks, parlayFairProb, sameGameGroups, weakestLeg } from '../../engine/verdict-parlay.js';

@@ -3,9 +3,10 @@
 // best bets share the scope rules and the saved preferences, so they are mounted from here.
 
 import { BOOKMAKERS, MARKETS, sportByKey } from '../../engine/catalogue.js';
+import { edgePct } from '../../engine/analytics-math.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import {
-  bestQuote, edgePct, findGame, kellyFraction, parsePrice, quoteOf, resolveBet, sharpFair, sideLine, verdictOf,
+  bestQuote, findGame, kellyFraction, parsePrice, quoteOf, resolveBet, sharpFair, sideLine, verdictOf,
   type BetQuery, type Quote, type Verdict,
 } from '../../engine/verdict.js';
 import type { Prefs } from '../../sql/prefs.js';
