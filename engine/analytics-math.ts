@@ -61,6 +61,12 @@ export function edgePct(p: number, d: number): number {
   return Math.abs(x) <= NOISE ? 0 : tidy(x * 100);
 }
 
+/** Hold of a line whose outcomes' consensus probabilities sum to `sum`: (sum - 1) * 100, as served: 0 within the float
+ *  noise (three books at 1.25 / 5, each a zero-margin pair, average to 0.9999999999999999), else tidied. */
+export function holdPct(sum: number): number {
+  return Math.abs(sum - 1) <= NOISE ? 0 : tidy((sum - 1) * 100);
+}
+
 /** Kelly stake as a fraction of bankroll: max(0, (p d - 1)/(d - 1)) * fraction, 0 within the float noise (hasEdge);
  *  fraction in [0, 1]. */
 export function kelly(p: number, d: number, fraction = 0.5): number {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { arbitrage, consensus, edgePct, effectivePrice, hasEdge, isArbitrageSum, kelly, middle, NOISE, profitPct, RunningMean } from '../engine/analytics-math.js';
+import { arbitrage, consensus, edgePct, effectivePrice, hasEdge, holdPct, isArbitrageSum, kelly, middle, NOISE, profitPct, RunningMean } from '../engine/analytics-math.js';
 import { decimalToAmerican } from '../engine/odds.js';
 import { Prng } from '../engine/prng.js';
 
@@ -264,4 +264,6 @@ t.test('arbitrage and edge - float noise is neither (isArbitrageSum, hasEdge)', 
   t.equal(edgePct(0.4, 2.55), 2, '0.4 x 2.55 - 1 = 2 % (1.9999999999999796 in doubles)');
   t.equal(edgePct(0.5, 1.86), -7, 'a negative edge too: -7 %');
   t.equal(profitPct(2 / 2.2), 10, '2.2 / 2.2: 10 % (10.000000000000009 in doubles)');
+  t.equal(holdPct(0.9999999999999999), 0, 'a zero-margin line holds 0 %, not -1.1e-14 %');
+  t.equal(holdPct(1 / 1.91 + 1 / 1.91), 4.71204188482, '1.91 / 1.91: 4.71204188482 % (12 significant digits)');
 });

@@ -1019,4 +1019,14 @@ t.test('analytics - served numbers carry no float noise, thresholds meet round n
   const c = (await cons(sport, 'markets=totals')).body.filter((r) => r.event_id === ev.id);
   t.same(c.map((r) => r.outcomes.map((o) => [o.best_price, o.consensus_odds])), [[[1.86, 1.86], [1.9, 1.9]], [[1.8, 1.8], [1.954, 1.954]]],
     'a one-book line: consensus odds equal its prices');
+
+  // three books at 1.25 / 5, each a zero-margin pair: the consensus probabilities 0.8 and 0.2 sum to 1, which the
+  // doubles make 0.9999999999999999 (a hold of -1.1e-14 %)
+  const zero = { ...ev, id: 'tidy_2' };
+  await app.ingest({ events: [zero], prices: ['draftkings', 'fanduel', 'betmgm'].flatMap((book) => [
+    { book, event_id: zero.id, market: 'h2h', outcome: 'Bears', price: 1.25, ts }, { book, event_id: zero.id, market: 'h2h', outcome: 'Lions', price: 5, ts },
+  ]) });
+  const z = (await cons(sport, 'markets=h2h')).body.find((r) => r.event_id === zero.id);
+  t.same(z?.outcomes.map((o) => [o.consensus_prob, o.consensus_odds]), [[0.8, 1.25], [0.2, 5]], 'consensus 0.8 / 0.2');
+  t.equal(z?.hold_pct, 0, 'hold 0 %');
 });

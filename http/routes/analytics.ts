@@ -7,7 +7,7 @@
 // (engine/odds.ts tidy) and compared with the request's thresholds as served: the rows' math runs on exact doubles.
 
 import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
-import { edgePct, hasEdge, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
+import { edgePct, hasEdge, holdPct, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
 import { MARKET_INDEX, SLOT, outcomeLabel } from '../../engine/ingest.js';
@@ -418,7 +418,7 @@ export function analyticsRoutes(s: Services): Route[] {
           if (!complete) continue;
           rows.push({
             ...head(e), market: MARKETS[l.market].key, point: l.point !== l.point ? null : l.point,
-            player: playerName(l.player), is_live: e.commence <= ctx.now, hold_pct: tidy((hold - 1) * 100), books: l.books, outcomes,
+            player: playerName(l.player), is_live: e.commence <= ctx.now, hold_pct: holdPct(hold), books: l.books, outcomes,
           });
         }
       }
