@@ -29,8 +29,8 @@ export function isTakeable(d: number): boolean {
 }
 
 /** exact powers of ten, 10^0 .. 10^22 (every one a double exactly) */
-const POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
-  1e20, 1e21, 1e22];
+const POW10 = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+  1e18, 1e19, 1e20, 1e21, 1e22];
 
 /** Significant digits a derived number keeps when it is served (tidy). */
 export const SERVED_DIGITS = 12;
@@ -41,9 +41,10 @@ export const SERVED_DIGITS = 12;
  * the consensus odds of one book at 1.56, 1 / 0.641025641026 = 1.5599999999991263, as 1.56) and a value that is a
  * round number in decimal meets a threshold at that number (`minEdge=2` keeps an edge of 2). A double carries 15 to
  * 17 significant digits, the noise sits in the last two or three; prices have at most six.
- * The scaled value is rounded to an integer (half away from zero, as toPrecision), which divided by an exact power of ten gives the double nearest to
- * the decimal (so it prints as the short decimal). For the served quantities only (percents, stakes, fair prices,
- * effective prices, nets): the math itself runs on the exact doubles, never on tidied ones.
+ * The scaled value is rounded to an integer (half away from zero, as toPrecision), which divided by an exact power
+ * of ten gives the double nearest to the decimal (so it prints as the short decimal). For the served quantities
+ * only (percents, stakes, fair prices, effective prices, nets): the math runs on the exact doubles, never on tidied
+ * ones.
  */
 export function tidy(x: number): number {
   if (x === 0 || !Number.isFinite(x)) return x;

@@ -431,11 +431,11 @@ export class WebhookEvaluator {
         this.o.emit({
           type: 'arbitrage.opened', sport: ev.sport, edge, dedupe: `arbitrage.opened:${arbKey}`, check: null, at: now,
           data: {
-            ...this.gameB(ev), arb_id: arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: tidy(S), is_live: live,
-            detected_at: iso(detected),
+            ...this.gameB(ev), arb_id: arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: tidy(S),
+            is_live: live, detected_at: iso(detected),
             legs: legs.map((l) => ({
-              book: BOOKMAKERS[l.book].key, outcome: outcomeName(ev, market, l.o), price: l.price, effective_price: tidy(l.eff),
-              stake_pct: tidy((1 / l.eff / S) * 100),
+              book: BOOKMAKERS[l.book].key, outcome: outcomeName(ev, market, l.o), price: l.price,
+              effective_price: tidy(l.eff), stake_pct: tidy((1 / l.eff / S) * 100),
             })),
           },
         });
@@ -481,8 +481,8 @@ export class WebhookEvaluator {
     const fields = {
       market: MARKETS[market].key, point: outcomePoint(market, point, o), player: this.o.player(player),
       book: BOOKMAKERS[rec[EVR.BOOK]].key, price, price_american: decimalToAmerican(price), effective_price: tidy(eff),
-      fair_prob_pct: tidy(fair * 100), fair_price: tidy(1 / fair), edge_pct: edge, sharp_book: BOOKMAKERS[rec[EVR.SHARP]].key,
-      devig: 'multiplicative',
+      fair_prob_pct: tidy(fair * 100), fair_price: tidy(1 / fair), edge_pct: edge,
+      sharp_book: BOOKMAKERS[rec[EVR.SHARP]].key, devig: 'multiplicative',
     };
     if (this.wanted.has('ev_alert')) {
       this.o.emit({ type: 'ev_alert', sport: ev.sport, edge, dedupe: `ev_alert:${evKey}`, check: null, at: now, data: { ...this.gameA(ev), side: outcomeName(ev, market, o), ...fields } });

@@ -530,7 +530,8 @@ export function analyticsRoutes(s: Services): Route[] {
             books: rec[MID.BOOKS],
             over: { book: BOOKMAKERS[rec[MID.OVER_BOOK]].key, side: spreads ? e.home : 'Over', line: spreads ? -lo || 0 : lo, price: rec[MID.OVER_PRICE], effective_price: tidy(rec[MID.OVER_EFF]) },
             under: { book: BOOKMAKERS[rec[MID.UNDER_BOOK]].key, side: spreads ? e.away : 'Under', line: hi, price: rec[MID.UNDER_PRICE], effective_price: tidy(rec[MID.UNDER_EFF]) },
-            window: m.window, hit_numbers: m.hit_numbers, push_numbers: m.push_numbers.map((x) => ({ number: x.number, net: tidy(x.net) })),
+            window: m.window, hit_numbers: m.hit_numbers,
+            push_numbers: m.push_numbers.map((x) => ({ number: x.number, net: tidy(x.net) })),
             profit_if_hit: tidy(m.profit_if_hit), net_if_below: tidy(m.net_if_below), net_if_above: tidy(m.net_if_above),
             break_even_hit_rate: tidy(m.break_even_hit_rate),
           });

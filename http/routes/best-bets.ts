@@ -114,8 +114,9 @@ export function bestBetsRoutes(s: Services, prefs: PrefsStore): Route[] {
         sport_key: ctx.args[0], sharp_book: p.sharpBook as string, devig: 'multiplicative', min_edge: p.min_edge as number,
         min_books: p.min_books as number, scope: scopeJson(scope), count: page.length,
         bets: page.map((b, i) => ({
-          rank: i + 1, verdict: b.verdict, ...head(b.bet, b.quote.book, b.quote.price), effective_price: tidy(b.quote.eff),
-          fair_prob: tidy(b.fair), fair_price: tidy(1 / b.fair), fair_price_american: decimalToAmerican(1 / b.fair), edge_pct: b.edge,
+          rank: i + 1, verdict: b.verdict, ...head(b.bet, b.quote.book, b.quote.price),
+          effective_price: tidy(b.quote.eff), fair_prob: tidy(b.fair), fair_price: tidy(1 / b.fair),
+          fair_price_american: decimalToAmerican(1 / b.fair), edge_pct: b.edge,
           kelly_fraction: tidy(kellyFraction(b.fair, b.quote.eff) / 2), books_compared: b.booksCompared,
           age_seconds: Math.max(0, (ctx.now - b.oldest) / 1000),
           edge_alert: alerted.has(`${b.bet.ev.id}|${b.bet.market}|${b.bet.player}|${b.bet.point}|${b.bet.slot}|${b.quote.book}`),
@@ -125,7 +126,8 @@ export function bestBetsRoutes(s: Services, prefs: PrefsStore): Route[] {
           const who = BOOKMAKERS[a.book].key;
           const since = Math.round((ctx.now - a.changedAt) / 1000);
           return {
-            ...head(a.bet, a.book, a.price), consensus_prob: tidy(a.consensusProb), consensus_price: tidy(1 / a.consensusProb),
+            ...head(a.bet, a.book, a.price), consensus_prob: tidy(a.consensusProb),
+            consensus_price: tidy(1 / a.consensusProb),
             distance_pct: a.distance, direction: above ? 'above' : 'below', kind: a.kind, books_in_consensus: a.others,
             line_changed_at: new Date(a.changedAt).toISOString(),
             reason: `${who} pays ${a.price.toFixed(3)}, ${Math.abs(a.distance).toFixed(1)} % ${above ? 'more' : 'less'} than the ${a.others} other books' no-vig consensus `

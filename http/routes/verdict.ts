@@ -128,7 +128,8 @@ export function verdictRoutes(s: Services): Route[] {
         devig: 'multiplicative', sharp_book: p.sharpBook,
         best: best === null ? null : { book: BOOKMAKERS[best.book].key, price: best.price, effective_price: tidy(best.eff), ev_pct: has ? edgePct(pr, best.eff) : null },
         yours: yours === null ? null : { book: yours.book, price: yours.price, ev_pct: has ? edgePct(pr, yours.eff) : null },
-        kelly: p.bankroll === undefined || !has ? null : { fraction: tidy(fraction), stake: tidy(fraction * (p.bankroll as number)) },
+        kelly: p.bankroll === undefined || !has ? null
+          : { fraction: tidy(fraction), stake: tidy(fraction * (p.bankroll as number)) },
         books_compared: compared,
         scope: scopeJson(scope),
         age_seconds: Math.max(0, (ctx.now - oldest) / 1000),
