@@ -23,6 +23,31 @@ const MKTS = [
 ];
 const PRICES = [1.5, 1.8, 1.85, 1.9, 1.95, 2.0, 2.05, 2.1, 2.2, 2.5, 3.2, 3.6, 4.5];
 
+/** A store with the analytics on, fed moneyline prices a batch at a time (the hand-made cases below). */
+function moneylines() {
+  const store = new PriceStore(8);
+  const analytics = new Analytics(store);
+  const out = new RecordBuffer(CHG.STRIDE, 8);
+  const obs = new RecordBuffer(OBS.STRIDE, 8);
+  return {
+    store,
+    /** queues `key`'s price for outcome o of event `event`'s h2h line, observed at `ts` */
+    put(key: string, o: number, price: number, event = 0, ts = 1_800_000_000_000): void {
+      const off = obs.push();
+      const d = obs.data;
+      d[off + OBS.EVENT] = event; d[off + OBS.MARKET] = market('h2h'); d[off + OBS.POINT] = Number.NaN; d[off + OBS.PLAYER] = -1;
+      d[off + OBS.OUTCOME] = o; d[off + OBS.BOOK] = book(key); d[off + OBS.PRICE] = price; d[off + OBS.TS] = ts;
+    },
+    /** applies what was queued as one batch at `now` and returns the analytics' records of it */
+    step(now: number) {
+      analytics.begin(now);
+      store.apply(obs.data, obs.length, out);
+      obs.length = 0;
+      return analytics.flush();
+    },
+  };
+}
+
 function sameSets(t: { equal: (a: unknown, b: unknown, m: string) => void }, got: ScratchSets, want: ScratchSets, label: string): number {
   let bad = 0;
   for (const name of ['cons', 'arb', 'ev', 'mid'] as const) {
@@ -145,24 +170,12 @@ t.test('analytics - consensus best price ties an exchange with a bookmaker at th
   // betfair_ex_uk at 2.10 has an effective price of 1 + 1.1 x 0.95 = 2.045; the search for the best raw price
   // may stop early only when no raw price behind can still reach the best: 1 + 1.045 / 0.95 is 2.1 in exact
   // arithmetic but can round an ulp below it, and the tie must still be met (the lower book id wins)
-  const store = new PriceStore(8);
-  const analytics = new Analytics(store);
+  const { store, put, step } = moneylines();
   const view = new AnalyticsView();
-  const out = new RecordBuffer(CHG.STRIDE, 8);
-  const obs = new RecordBuffer(OBS.STRIDE, 8);
   const now = 1_800_000_000_000;
   const quotes: [string, number, number][] = [['pinnacle', 2.1, 1.8], ['betfair_ex_uk', 2.1, 1.75], ['draftkings', 1.9, 1.9]];
-  for (const [key, home, away] of quotes) {
-    for (const [o, price] of [[0, home], [1, away]]) {
-      const off = obs.push();
-      const d = obs.data;
-      d[off + OBS.EVENT] = 0; d[off + OBS.MARKET] = market('h2h'); d[off + OBS.POINT] = Number.NaN; d[off + OBS.PLAYER] = -1;
-      d[off + OBS.OUTCOME] = o; d[off + OBS.BOOK] = book(key); d[off + OBS.PRICE] = price; d[off + OBS.TS] = now;
-    }
-  }
-  analytics.begin(now);
-  store.apply(obs.data, obs.length, out);
-  view.apply(analytics.flush());
+  for (const [key, home, away] of quotes) { put(key, 0, home); put(key, 1, away); }
+  view.apply(step(now));
   const lower = Math.min(book('pinnacle'), book('betfair_ex_uk'));
   for (const [label, sets] of [['incremental', view.canonical((e, m, pt, pl, o, b) => store.quote(e, m, pt, pl, o, b)?.price ?? 0)], ['from scratch', scratch(store, now)]] as const) {
     const rec = [...sets.cons.values()][0];
@@ -178,24 +191,12 @@ t.test('analytics - a sharp\'s move flips the EV bits of exactly the quotes betw
   // is the additive 0.526316 - 0.039137 / 2 = 0.506748, so the edge threshold falls to 1 / 0.506748 = 1.9734: the
   // 1.98 quote turns +EV, the 2.02 to 2.10 quotes stay +EV (nothing sent for them), the 1.90 one stays out. The
   // away side's fair probability falls (0.4935 under the multiplicative method): 1.90 away quotes stay out.
-  const store = new PriceStore(8);
-  const analytics = new Analytics(store);
-  const out = new RecordBuffer(CHG.STRIDE, 8);
-  const obs = new RecordBuffer(OBS.STRIDE, 8);
+  const { store, put, step } = moneylines();
   const now = 1_800_000_000_000;
-  const put = (key: string, o: number, price: number) => {
-    const off = obs.push();
-    const d = obs.data;
-    d[off + OBS.EVENT] = 0; d[off + OBS.MARKET] = market('h2h'); d[off + OBS.POINT] = Number.NaN; d[off + OBS.PLAYER] = -1;
-    d[off + OBS.OUTCOME] = o; d[off + OBS.BOOK] = book(key); d[off + OBS.PRICE] = price; d[off + OBS.TS] = now;
-  };
   put('pinnacle', 0, 1.95); put('pinnacle', 1, 1.95);
   const soft: [string, number][] = [['draftkings', 1.9], ['fanduel', 1.98], ['betmgm', 2.02], ['williamhill', 2.06], ['bovada', 2.1]];
   for (const [key, home] of soft) { put(key, 0, home); put(key, 1, 1.9); }
-  analytics.begin(now);
-  store.apply(obs.data, obs.length, out);
-  obs.length = 0;
-  const first = analytics.flush();
+  const first = step(now);
   const upserts = (a: typeof first) => {
     const got: string[] = [];
     for (let i = 0; i < a.nEv; i++) {
@@ -206,9 +207,7 @@ t.test('analytics - a sharp\'s move flips the EV bits of exactly the quotes betw
   };
   t.same(upserts(first), ['betmgm 0 on', 'bovada 0 on', 'williamhill 0 on'], 'home quotes above 2.00 are +EV against 1.95 / 1.95');
   put('pinnacle', 0, 1.9);
-  analytics.begin(now + 1);
-  store.apply(obs.data, obs.length, out);
-  const second = analytics.flush();
+  const second = step(now + 1);
   t.equal(second.nFair, 1, 'one new no-vig line');
   t.same(upserts(second), ['fanduel 0 on'], 'only the 1.98 quote, between the old threshold 2.00 and the new 1.9734, changes');
   const sets = scratch(store, now + 1);
@@ -246,27 +245,12 @@ t.test('analytics - float noise makes no arbitrage and no edge: a zero-margin li
   // 1/1.08 + 1/13.5 = 25/27 + 2/27 = 1 exactly, but the doubles sum to 0.9999999999999999: a zero-margin line, not an
   // arbitrage at 2.2e-14 %. Pinnacle 1.91 / 1.91 (-110 both ways) is fair at 0.5 a side under every method, but the
   // odds-ratio method's double is 0.5000000000000001: an even-money 2.00 is the fair price, not +EV at 2.2e-14 %.
-  const store = new PriceStore(8);
-  const analytics = new Analytics(store);
-  const out = new RecordBuffer(CHG.STRIDE, 8);
-  const obs = new RecordBuffer(OBS.STRIDE, 8);
+  const { store, put, step } = moneylines();
   const now = 1_800_000_000_000;
-  const put = (event: number, key: string, o: number, price: number) => {
-    const off = obs.push();
-    const d = obs.data;
-    d[off + OBS.EVENT] = event; d[off + OBS.MARKET] = market('h2h'); d[off + OBS.POINT] = Number.NaN; d[off + OBS.PLAYER] = -1;
-    d[off + OBS.OUTCOME] = o; d[off + OBS.BOOK] = book(key); d[off + OBS.PRICE] = price; d[off + OBS.TS] = now;
-  };
-  const step = (ts: number) => {
-    analytics.begin(ts);
-    store.apply(obs.data, obs.length, out);
-    obs.length = 0;
-    return analytics.flush();
-  };
-  put(0, 'fanduel', 0, 1.08); put(0, 'fanduel', 1, 5);
-  put(0, 'betmgm', 0, 1.05); put(0, 'betmgm', 1, 13.5);
-  put(1, 'pinnacle', 0, 1.91); put(1, 'pinnacle', 1, 1.91);
-  put(1, 'draftkings', 0, 2.0); put(1, 'draftkings', 1, 1.8);
+  put('fanduel', 0, 1.08, 0); put('fanduel', 1, 5, 0);
+  put('betmgm', 0, 1.05, 0); put('betmgm', 1, 13.5, 0);
+  put('pinnacle', 0, 1.91, 1); put('pinnacle', 1, 1.91, 1);
+  put('draftkings', 0, 2.0, 1); put('draftkings', 1, 1.8, 1);
   const first = step(now);
   t.equal(first.nArb, 0, 'no arbitrage record for the zero-margin line');
   t.equal(first.nEv, 0, 'no EV record for the price at the fair odds');
@@ -274,8 +258,8 @@ t.test('analytics - float noise makes no arbitrage and no edge: a zero-margin li
   t.equal(sets.arb.size, 0, 'from scratch: no arbitrage');
   t.equal(sets.ev.size, 0, 'from scratch: no +EV quote');
   // a cent either way is real: 1.09 / 13.5 is an arbitrage (S = 0.99152), 2.01 against 0.5 an edge of 0.5 %
-  put(0, 'fanduel', 0, 1.09);
-  put(1, 'draftkings', 0, 2.01);
+  put('fanduel', 0, 1.09, 0);
+  put('draftkings', 0, 2.01, 1);
   const second = step(now + 1);
   t.equal(second.nArb, 1, 'an arbitrage at 1.09 / 13.5');
   t.same(Array.from({ length: second.nEv }, (_, i) => second.ev[i * EVQ.STRIDE + EVQ.KIND]), [ROW.UPSERT], 'draftkings at 2.01 is +EV');
