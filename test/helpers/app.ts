@@ -5,7 +5,9 @@
 //   const res = await app.get('/v1/sports');
 //   const key = await app.key('business');
 
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startApp, type Config, type RunningApp } from '../../http/app.js';
 import { freshDataDir, testSchemaName } from './db.js';
 
@@ -53,7 +55,13 @@ export async function startTestApp(t: Teardown, opts: TestAppOptions = {}): Prom
     cfg.databaseUrl = url;
     cfg.schema ??= testSchemaName();
     cfg.dropSchemaOnClose ??= true;
-    cfg.dataDir = dataDir ?? '/tmp';
+    // the app still keeps local state under DATA_DIR (the export cache): a directory of its own, removed at close,
+    // not /tmp itself, where every run left an empty export-cache behind
+    if (dataDir === undefined) {
+      dataDir = mkdtempSync(join(tmpdir(), 'lw-app-'));
+      ownDir = true;
+    }
+    cfg.dataDir = dataDir;
   } else {
     if (dataDir === undefined) {
       dataDir = await freshDataDir();
