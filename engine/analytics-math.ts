@@ -32,8 +32,8 @@ export function hasEdge(p: number, d: number): boolean {
 /**
  * Implied sum S = sum 1/d_i over the best (effective) price per outcome of one market and line. When S is an
  * arbitrage sum (isArbitrageSum: below 1 beyond the float noise) the set is an arbitrage and out[0..n) receives
- * each outcome's share of the total stake, (1/d_i)/S; otherwise out is left untouched. Returns NaN (out untouched) when a price is not takeable (<= 1, infinite or NaN), since
- * 1/Infinity = 0 would fake an arbitrage.
+ * each outcome's share of the total stake, (1/d_i)/S; otherwise out is left untouched. Returns NaN (out
+ * untouched) when a price is not takeable (<= 1, infinite or NaN), since 1/Infinity = 0 would fake an arbitrage.
  */
 export function arbitrage(prices: ArrayLike<number>, out: Float64Array): number {
   const n = prices.length;
