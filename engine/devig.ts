@@ -10,11 +10,13 @@
 // - returns false and writes NaN into out[0..n) when n < 2, out is shorter than n, any pi_i is not in (0, 1),
 //   S < 1 (underround: an arbitrage or stale data, not de-vigged), or the method has no valid answer;
 // - S exactly 1 copies the implied probabilities unchanged, for every method;
-// - additive: the WHOLE set is rejected (false, all NaN) when any p_i = pi_i - (S-1)/n is <= 0. Excluding only
-//   the negative side would leave the others summing to more than 1. additiveValid() tells the caller in advance.
-//   A two-way set can never fail: p_2 = (1 + pi_2 - pi_1)/2 > 0 because pi_1 < 1; only n >= 3 can.
-// - worst_case: per outcome the lowest p among multiplicative, additive (only when additive is valid for the
-//   set), power and shin. Its p_i sum to at most 1 (not a distribution: a conservative fair price per side).
+// - additive: a side whose p_i = pi_i - (S-1)/n is <= 0 is flagged and excluded (issue 3): it gets NaN, no fair
+//   probability, and the others keep theirs (they then sum to more than 1: the method's known failure on longshots,
+//   which is why the side is flagged rather than renormalised). additiveFlags() names the flagged sides. The set is
+//   still accepted (true): p_i sum to 1, so some side is always positive. A two-way set never flags a side:
+//   p_2 = (1 + pi_2 - pi_1)/2 > 0 because pi_1 < 1; only n >= 3 can.
+// - worst_case: per outcome the lowest p among multiplicative, additive (for a side it does not flag), power and
+//   shin. Its p_i sum to at most 1 (not a distribution: a conservative fair price per side).
 
 export type DevigMethod = 'multiplicative' | 'additive' | 'power' | 'shin' | 'odds_ratio' | 'worst_case';
 
@@ -227,12 +229,19 @@ export function shinZTwoWay(pi1: number, pi2: number): number {
 
 /** True when every additive p_i = pi_i - (S - 1)/n is > 0 (and the set itself is valid with S >= 1). */
 export function additiveValid(implied: ArrayLike<number>): boolean {
+  return bookSum(implied) >= 1 && additiveFlags(implied) === 0;
+}
+
+/** The sides the additive method flags and excludes: bit i set when p_i = pi_i - (S - 1)/n is <= 0 (0 for a set
+ *  that is not de-vigged at all: n < 2, a pi_i outside (0, 1), or S < 1). */
+export function additiveFlags(implied: ArrayLike<number>): number {
   const S = bookSum(implied);
-  if (!(S >= 1)) return false;
+  if (!(S >= 1)) return 0;
   const n = implied.length;
   const m = (S - 1) / n;
-  for (let i = 0; i < n; i++) if (!(implied[i]! - m > 0)) return false;
-  return true;
+  let flags = 0;
+  for (let i = 0; i < n; i++) if (!(implied[i]! - m > 0)) flags |= 1 << i;
+  return flags;
 }
 
 function fail(out: Float64Array, n: number): false {
@@ -269,9 +278,8 @@ export function devig(implied: ArrayLike<number>, method: DevigMethod, out: Floa
       for (let i = 0; i < n; i++) out[i] = implied[i]! / S;
       return true;
     case 'additive': {
-      if (!additiveValid(implied)) return fail(out, n);
       const m = (S - 1) / n;
-      for (let i = 0; i < n; i++) out[i] = implied[i]! - m;
+      for (let i = 0; i < n; i++) out[i] = implied[i]! - m > 0 ? implied[i]! - m : Number.NaN;
       return true;
     }
     case 'power':
@@ -289,12 +297,11 @@ export function devig(implied: ArrayLike<number>, method: DevigMethod, out: Floa
       let shinSum = 0;
       for (let i = 0; i < n; i++) shinSum += fairOf(SHIN, implied[i]!, S, z);
       if (!(Math.abs(shinSum - 1) <= SUM_TOLERANCE)) return fail(out, n);
-      const useAdditive = additiveValid(implied);
       const m = (S - 1) / n;
       for (let i = 0; i < n; i++) {
         const pi = implied[i]!;
         let p = Math.min(out[i]!, fairOf(SHIN, pi, S, z), pi / S);
-        if (useAdditive) p = Math.min(p, pi - m);
+        if (pi - m > 0) p = Math.min(p, pi - m);
         out[i] = p;
       }
       return true;
@@ -304,12 +311,16 @@ export function devig(implied: ArrayLike<number>, method: DevigMethod, out: Floa
   }
 }
 
+/** devigAll()'s bit ADDITIVE_FLAGGED + i: the additive method flagged side i (its p_i <= 0; its entry is NaN). */
+export const ADDITIVE_FLAGGED = 6;
+
 /**
  * Every method of DEVIG_METHODS at once into out[m * 3 + i] (method m in DEVIG_METHODS order), solving each root
  * once: worst_case reuses the power and Shin solutions instead of solving them again. The numbers are exactly
  * those of devig() method by method (the same expressions in the same order).
  * `base`: where in out the first method's entries start.
- * @returns bit m set when method m gave a valid set; the other methods' entries are left as they were.
+ * @returns bit m set when method m gave a valid set (the other methods' entries are left as they were), and bit
+ * ADDITIVE_FLAGGED + i when the additive method flagged side i.
  */
 export function devigAll(implied: ArrayLike<number>, out: Float64Array, base = 0): number {
   const n = implied.length;
@@ -319,13 +330,16 @@ export function devigAll(implied: ArrayLike<number>, out: Float64Array, base = 0
     for (let m = 0; m < DEVIG_METHODS.length; m++) for (let i = 0; i < n; i++) out[base + m * 3 + i] = implied[i]!;
     return (1 << DEVIG_METHODS.length) - 1;
   }
-  let valid = 1;
+  let valid = 1 | (1 << 1);
   for (let i = 0; i < n; i++) out[base + i] = implied[i]! / S;
-  const additive = additiveValid(implied);
-  if (additive) {
-    const m = (S - 1) / n;
-    for (let i = 0; i < n; i++) out[base + 3 + i] = implied[i]! - m;
-    valid |= 1 << 1;
+  const shift = (S - 1) / n;
+  for (let i = 0; i < n; i++) {
+    const p = implied[i]! - shift;
+    if (p > 0) out[base + 3 + i] = p;
+    else {
+      out[base + 3 + i] = Number.NaN;
+      valid |= 1 << (ADDITIVE_FLAGGED + i);
+    }
   }
   // the logarithms once, for the power root and its probabilities (solvePowerK's own steps, sharing them)
   let max = 0;
@@ -340,10 +354,9 @@ export function devigAll(implied: ArrayLike<number>, out: Float64Array, base = 0
   if (solvedAt(ODDS_RATIO, implied, n, S, solveOddsRatioC(implied), out, base + 12)) valid |= 1 << 4;
   // worst_case: devig() accepts it exactly when power and Shin are both accepted
   if (power && shin) {
-    const m = (S - 1) / n;
     for (let i = 0; i < n; i++) {
       let p = Math.min(out[base + 6 + i]!, out[base + 9 + i]!, out[base + i]!);
-      if (additive) p = Math.min(p, implied[i]! - m);
+      if (implied[i]! - shift > 0) p = Math.min(p, implied[i]! - shift);
       out[base + 15 + i] = p;
     }
     valid |= 1 << 5;

@@ -134,8 +134,9 @@ export const ARB = {
 } as const;
 
 /** A sharp book's no-vig line on one line: bit m of VALID is set when de-vig method m (engine/devig.ts
- *  DEVIG_METHODS) gave a valid set, and P + m * 3 + o is then its fair probability of outcome o. Sent whenever
- *  the sharp's fresh quotes on the line change; REMOVE when it no longer has a complete fresh set. */
+ *  DEVIG_METHODS) gave a valid set, and P + m * 3 + o is then its fair probability of outcome o; bit
+ *  ADDITIVE_FLAGGED + o (engine/devig.ts) when the additive method flagged outcome o, whose entry is then NaN. Sent
+ *  whenever the sharp's fresh quotes on the line change; REMOVE when it no longer has a complete fresh set. */
 export const FAIR = {
   KIND: 0, EVENT: 1, MARKET: 2, POINT: 3, PLAYER: 4, SHARP: 5, VALID: 6, P: 7,
   STRIDE: 25,

@@ -1,6 +1,6 @@
 import t from 'tap';
 import {
-  additiveValid, DEVIG_METHODS, devig, devigAll, isDevigMethod, shinProbability, shinZTwoWay, solveOddsRatioC, solvePowerK,
+  ADDITIVE_FLAGGED, additiveFlags, additiveValid, DEVIG_METHODS, devig, devigAll, isDevigMethod, shinProbability, shinZTwoWay, solveOddsRatioC, solvePowerK,
   solveShinZ, SUM_TOLERANCE, type DevigMethod,
 } from '../engine/devig.js';
 import { decimalToAmerican, impliedProbability } from '../engine/odds.js';
@@ -162,16 +162,29 @@ t.test('devig - longshots: additive validity', async (t) => {
   const pi = implied([1.1, 7, 51]);
   near(t, pi[2]! - (sum(pi) - 1) / 3, -0.004244121891180715, 1e-15, 'additive longshot would be -0.0042441');
   t.notOk(additiveValid(pi), 'additiveValid reports the set');
+  t.equal(additiveFlags(pi), 0b100, 'additiveFlags names the longshot (side 2)');
+  t.equal(additiveFlags(implied([1.01, 34])), 0, 'a two-way set flags no side');
+  // the longshot is flagged and excluded; the favourite and the draw keep pi_i - (S - 1)/3:
+  // 0.909090909 - 0.023851965 = 0.885238944, 0.142857143 - 0.023851965 = 0.119005178
   const a3 = run([1.1, 7, 51], 'additive');
-  t.notOk(a3.ok, 'additive rejects the whole set');
-  t.ok(a3.p.every(Number.isNaN), 'every side is NaN (excluded)');
+  t.ok(a3.ok, 'additive accepts the set, per side');
+  near(t, a3.p[0]!, 0.8852389440624735, 1e-15, 'favourite keeps its additive 0.8852389');
+  near(t, a3.p[1]!, 0.11900517782870725, 1e-15, 'draw keeps its additive 0.1190052');
+  t.ok(Number.isNaN(a3.p[2]!), 'the longshot is NaN (flagged, excluded)');
+  const all = new Float64Array(18);
+  const bits = devigAll(pi, all);
+  t.equal(bits & 0b111111, 0b111111, 'devigAll: every method valid, additive included');
+  t.equal(bits >> ADDITIVE_FLAGGED, 0b100, 'devigAll flags the longshot');
+  t.same([all[3], all[4]], [a3.p[0], a3.p[1]], 'devigAll writes the same additive sides');
+  t.ok(Number.isNaN(all[5]!), 'and NaN for the flagged one');
   // the other methods still de-vig it
   for (const m of ['multiplicative', 'power', 'shin', 'odds_ratio'] as const) t.ok(run([1.1, 7, 51], m).ok, `${m} accepts`);
-  // worst case leaves additive out: home min(0.84838 mult, 0.89257 power, 0.87519 shin) = mult 0.848384030418251,
-  // draw min(0.13332, 0.09823, 0.11826) = power 0.0982326296606816,
-  // away min(0.01830, 0.00920, 0.00655) = Shin 0.00655175378464651 (Decimal bisection, z = 0.0485291998873541)
+  // worst case leaves additive out for the flagged longshot only: home min(0.84838 mult, 0.88524 additive, 0.89257
+  // power, 0.87519 shin) = mult 0.848384030418251, draw min(0.13332, 0.11901, 0.09823, 0.11826) = power
+  // 0.0982326296606816, away min(0.01830, 0.00920, 0.00655) = Shin 0.00655175378464651 (Decimal bisection,
+  // z = 0.0485291998873541); the additive -0.00424 would have been the lowest
   const w = run([1.1, 7, 51], 'worst_case');
-  t.ok(w.ok, 'worst_case accepts without additive');
+  t.ok(w.ok, 'worst_case accepts with the longshot flagged by additive');
   near(t, w.p[0]!, 0.9090909090909091 / 1.0715558950853068, 1e-15, 'worst home = multiplicative');
   near(t, w.p[1]!, 0.09823262966068157, 1e-13, 'worst draw = power');
   near(t, w.p[2]!, 0.006551753784646512, 1e-13, 'worst away = Shin');
@@ -258,9 +271,9 @@ t.test('devig - solved methods sum to 1 and keep the favourite/longshot order (r
     const S = sum(pi);
     const min = pi.map((x) => x / S);
     for (const m of ['additive', 'power', 'shin'] as const) {
-      if (m === 'additive' && !additiveValid(pi)) continue;
       devig(pi, m, tmp);
-      for (let k = 0; k < n; k++) min[k] = Math.min(min[k]!, tmp[k]!);
+      // a side the additive method flags (NaN) takes no part
+      for (let k = 0; k < n; k++) if (!Number.isNaN(tmp[k]!)) min[k] = Math.min(min[k]!, tmp[k]!);
     }
     if (!min.every((x, k) => x === out[k])) t.fail(`worst_case != per-side minimum on ${pi.join(', ')}`);
   }
@@ -271,6 +284,7 @@ t.test('devigAll - every method at once gives exactly what devig gives method by
   const r = uniform(11);
   let checked = 0;
   let invalid = 0;
+  let flagged = 0;
   for (let k = 0; k < 2000; k++) {
     const n = r() < 0.3 ? 3 : 2;
     // overrounds from fair books to 15 % margins, lopsided lines and longshots (where additive fails)
@@ -280,6 +294,11 @@ t.test('devigAll - every method at once gives exactly what devig gives method by
     const implied = Float64Array.from(raw, (x) => (x / total) * margin);
     const all = new Float64Array(DEVIG_METHODS.length * 3).fill(-1);
     const valid = devigAll(implied, all);
+    if (valid >> ADDITIVE_FLAGGED !== additiveFlags(implied)) {
+      t.fail(`additive flags differ for ${[...implied]}`);
+      return;
+    }
+    flagged += valid >> ADDITIVE_FLAGGED !== 0 ? 1 : 0;
     for (let m = 0; m < DEVIG_METHODS.length; m++) {
       const one = new Float64Array(n);
       const ok = devig(implied, DEVIG_METHODS[m], one);
@@ -289,7 +308,7 @@ t.test('devigAll - every method at once gives exactly what devig gives method by
       }
       if (!ok) { invalid++; continue; }
       for (let i = 0; i < n; i++) {
-        if (one[i] !== all[m * 3 + i]) {
+        if (!Object.is(one[i], all[m * 3 + i])) {
           t.fail(`${DEVIG_METHODS[m]} outcome ${i}: ${one[i]} vs ${all[m * 3 + i]}`);
           return;
         }
@@ -298,6 +317,7 @@ t.test('devigAll - every method at once gives exactly what devig gives method by
     }
   }
   t.ok(checked > 10_000 && invalid > 0, `${checked} method results equal bit for bit, ${invalid} invalid sets agreed`);
+  t.ok(flagged > 0, `${flagged} sets with an additive side flagged agreed`);
 });
 
 t.test('devig - the power exponent agrees with a plain bisection on random two- and three-way sets', async (t) => {
