@@ -31,6 +31,17 @@ t.test('odds - a negative American value at exactly x.5 rounds away from zero', 
   t.equal(decimalToAmerican(3.125), 213, '+212.5 rounds away from zero to +213');
 });
 
+t.test('odds - a price whose decimal lands on a half rounds as the decimal, not as its double', async (t) => {
+  // 2.005 and 1.32 have no exact double: the quotients come out a hair below the half the decimals give
+  t.equal((2.005 - 1) * 100, 100.49999999999999, 'precondition: (2.005 - 1) * 100 is 100.49999999999999');
+  t.equal(decimalToAmerican(2.005), 101, '2.005: (1.005) * 100 = 100.5 -> +101, not +100');
+  t.equal(100 / (1.32 - 1), 312.49999999999994, 'precondition: 100 / (1.32 - 1) is 312.49999999999994');
+  t.equal(decimalToAmerican(1.32), -313, '1.32: 100 / 0.32 = 312.5 -> -313, not -312');
+  // a price just below the half stays below it
+  t.equal(decimalToAmerican(2.00499), 100, '2.00499: 100.499 -> +100');
+  t.equal(decimalToAmerican(1.3200001), -312, '1.3200001: 312.4999... -> -312');
+});
+
 t.test('odds - roundHalfAway is symmetric', async (t) => {
   t.equal(roundHalfAway(2.5), 3, '2.5 -> 3');
   t.equal(roundHalfAway(-2.5), -3, '-2.5 -> -3 (Math.round would give -2)');
