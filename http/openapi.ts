@@ -131,7 +131,11 @@ export function openapiDocument(routes: readonly Route[]): object {
       security: r.auth === 'none' ? [] : r.auth === 'admin' ? [{ AdminBearer: [] }] : [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }, { Bearer: [] }],
       parameters: [
         ...pathParams,
-        ...(r.params ?? []).map((p) => ({ name: p.name, in: 'query', required: p.required === true, description: p.description, schema: paramSchema(p) })),
+        ...(r.params ?? []).flatMap((p) => [
+          { name: p.name, in: 'query', required: p.required === true, description: p.description, schema: paramSchema(p) },
+          // an alias is a parameter of its own to a client (SPEC lists min_edge_pct beside minEdge)
+          ...(p.alias === undefined ? [] : [{ name: p.alias, in: 'query', required: false, description: `Alias for ${p.name}; given with it, the two must agree`, schema: paramSchema(p) }]),
+        ]),
       ],
       ...(r.requestBody === undefined ? {} : { requestBody: { required: true, content: { 'application/json': { schema: r.requestBody } } } }),
       responses,

@@ -27,9 +27,15 @@ export type Params = Record<string, ParamValue>;
 
 const MAX_STRING = 2000;
 
-function parseOne(spec: ParamSpec, raw: string, errors: ValidationItem[]): ParamValue {
+/** Decimal notation only: `Number()` would also take `0x10`, `0b11`, `Infinity`, and `1e2` for an integer. Blanks
+ *  around the digits are trimmed: an unencoded `+` arrives as a blank (`line=+3.5` is ` 3.5`). */
+const INTEGER = /^[+-]?\d+$/;
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** `name`: the name the request used (the spec's own or its alias), which an error points at. */
+function parseOne(spec: ParamSpec, name: string, raw: string, errors: ValidationItem[]): ParamValue {
   const fail = (msg: string, type: string): undefined => {
-    errors.push({ loc: ['query', spec.name], msg, type, input: raw });
+    errors.push({ loc: ['query', name], msg, type, input: raw });
     return undefined;
   };
   if (raw.length > MAX_STRING) return fail(`at most ${MAX_STRING} characters`, 'string_too_long');
@@ -42,11 +48,13 @@ function parseOne(spec: ParamSpec, raw: string, errors: ValidationItem[]): Param
       return fail('must be true or false', 'bool_parsing');
     case 'integer':
     case 'number': {
-      const n = raw.trim() === '' ? Number.NaN : Number(raw);
-      if (!Number.isFinite(n)) return fail(`must be a ${spec.type}`, `${spec.type === 'integer' ? 'int' : 'float'}_parsing`);
-      if (spec.type === 'integer' && !Number.isInteger(n)) return fail('must be an integer', 'int_parsing');
+      const integer = spec.type === 'integer';
+      const text = raw.trim();
+      const n = (integer ? INTEGER : DECIMAL).test(text) ? Number(text) : Number.NaN;
+      if (!Number.isFinite(n)) return fail(integer ? 'must be an integer' : 'must be a number', integer ? 'int_parsing' : 'float_parsing');
       if (spec.min !== undefined && n < spec.min) return fail(`must be at least ${spec.min}`, 'greater_than_equal');
       if (spec.max !== undefined && n > spec.max) return fail(`must be at most ${spec.max}`, 'less_than_equal');
+      if (integer && !Number.isSafeInteger(n)) return fail(`must be an integer of at most ${Number.MAX_SAFE_INTEGER}`, 'int_parsing');
       return n;
     }
     case 'enum':
@@ -82,14 +90,30 @@ export function parseParams(specs: readonly ParamSpec[], query: URLSearchParams)
   const out: Params = {};
   const errors: ValidationItem[] = [];
   for (const spec of specs) {
-    let raw = query.get(spec.name);
-    if (raw === null && spec.alias !== undefined) raw = query.get(spec.alias);
+    let name = spec.name;
+    let raw = query.get(name);
+    if (spec.alias !== undefined) {
+      const other = query.get(spec.alias);
+      if (raw === null) {
+        name = spec.alias;
+        raw = other;
+      } else if (other !== null && other !== raw) {
+        // two values for one parameter (5 and 5.0 are one): neither silently wins
+        const a = parseOne(spec, name, raw, errors);
+        const b = parseOne(spec, spec.alias, other, errors);
+        if (a !== undefined && b !== undefined && JSON.stringify(a) !== JSON.stringify(b)) {
+          errors.push({ loc: ['query', spec.alias], msg: `is an alias of ${spec.name}: give one of them, or both with the same value`, type: 'value_error', input: other });
+        }
+        out[spec.name] = a;
+        continue;
+      }
+    }
     if (raw === null) {
       if (spec.required) errors.push({ loc: ['query', spec.name], msg: 'field required', type: 'missing', input: null });
       out[spec.name] = spec.default;
       continue;
     }
-    out[spec.name] = parseOne(spec, raw, errors);
+    out[spec.name] = parseOne(spec, name, raw, errors);
   }
   if (errors.length > 0) throw new ApiError('VALIDATION_ERROR', `invalid parameter: ${errors.map((e) => `${e.loc[1]} ${e.msg}`).join('; ')}`, errors);
   return out;

@@ -480,8 +480,10 @@ t.test('arbitrage - an arb opens, keeps detected_at while it moves, closes when 
 t.test('arbitrage - every bad parameter is a 422 and charges nothing; unknown sport is 404', async (t) => {
   await rejects(t, '/v1/sports/basketball_nba/arbitrage', [
     ['limit=0', 'limit'], ['limit=10001', 'limit'], ['limit=1.5', 'limit'], ['limit=x', 'limit'],
+    // decimal notation only: Number() would read these as 16, 1, 10 and 1
+    ['limit=0x10', 'limit'], ['limit=0b1', 'limit'], ['limit=1e1', 'limit'], ['offset=0x1', 'offset'], ['limit=', 'limit'],
     ['offset=-1', 'offset'], ['offset=10001', 'offset'],
-    ['minProfit=-1', 'minProfit'], ['minProfit=abc', 'minProfit'],
+    ['minProfit=-1', 'minProfit'], ['minProfit=abc', 'minProfit'], ['minProfit=0x2', 'minProfit'], ['minProfit=Infinity', 'minProfit'],
     ['exclude_books=nosuchbook', 'exclude_books'], ['exclude_books=draftkings,nosuchbook', 'exclude_books'], ['exclude_books=', 'exclude_books'],
     ['markets=foo', 'markets'], ['markets=h2h,foo', 'markets'],
     ['include_live=maybe', 'include_live'], ['exclude_exchanges=yes', 'exclude_exchanges'],
@@ -549,7 +551,12 @@ t.test('ev - minEdge and its alias min_edge_pct, include_live, markets, a three-
   t.same(await edges('min_edge_pct=5'), [10.092, 5.1, 5, 5], 'min_edge_pct is the alias');
   t.same(await edges('minEdge=5.05'), [10.092, 5.1], 'minEdge=5.05');
   t.same(await edges('minEdge=20'), [], 'minEdge=20: none');
-  t.same(await edges('minEdge=5&min_edge_pct=20'), [10.092, 5.1, 5, 5], 'minEdge wins over its alias');
+  t.same(await edges('minEdge=5&min_edge_pct=5'), [10.092, 5.1, 5, 5], 'both names with the same value');
+  const both = await call<ErrBody>('/v1/sports/basketball_nba/ev?minEdge=5&min_edge_pct=20');
+  t.equal(both.res.status, 422, 'minEdge=5&min_edge_pct=20: two values for one parameter are 422, neither silently wins');
+  t.same(both.body.detail?.map((d) => d.loc), [['query', 'min_edge_pct']], 'the detail names the alias');
+  // no upper bound (SPEC gives none): a longshot's edge can pass 100 %
+  t.same(await edges('minEdge=150'), [], 'minEdge=150: 200, none');
   // in play, pinnacle 1.95 / 1.95 gives p = 0.5: draftkings home and fanduel away at 2.20: edge (0.5 * 2.2 - 1) * 100 = 10 %
   const { body } = await evs('basketball_nba', 'include_live=true&minEdge=9');
   t.same(body.map((r) => [r.event_id, r.book, round3(r.edge_pct), r.is_live]).sort(),
@@ -604,6 +611,44 @@ t.test('ev - devig: every method against engine/devig.ts on the lopsided line', 
   t.ok((await evs('basketball_nba', 'minEdge=0')).body.every((r) => r.devig === 'multiplicative'), 'multiplicative is the default');
 });
 
+t.test('ev - additive flags and excludes a negative side; the other sides of the line keep their rows', async (t) => {
+  // Serie A, pinnacle 1.05 / 8.0 / 51 (home / draw / away): pi = 0.952381 + 0.125 + 0.0196078, S = 1.0969888,
+  // (S - 1)/3 = 0.0323296. Additive: home 0.9523810 - 0.0323296 = 0.9200514, draw 0.125 - 0.0323296 = 0.0926704,
+  // away 0.0196078 - 0.0323296 = -0.0127218: flagged, no fair probability, no row under additive.
+  //   paddypower home 1.20: (0.9200514 * 1.2 - 1) * 100 = 10.406 %; williamhill draw 20: (0.0926704 * 20 - 1) * 100 = 85.341 %
+  //   williamhill away 400 under multiplicative: 0.0196078 / 1.0969888 = 0.0178742, (0.0178742 * 400 - 1) * 100 = 614.97 %
+  const it = event('an_ita_long', 'soccer_italy_serie_a', NOW + 2 * H, 'Inter', 'Lecce');
+  await app.ingest({
+    events: [it],
+    prices: [
+      ...threeWay('pinnacle', it, 1.05, 51, 8),
+      price('williamhill', it, 'h2h_3_way', 'Draw', 20), price('williamhill', it, 'h2h_3_way', 'Lecce', 400),
+      price('paddypower', it, 'h2h_3_way', 'Inter', 1.2),
+    ],
+  });
+  const pi = [1 / 1.05, 1 / 8, 1 / 51];
+  const S = pi[0] + pi[1] + pi[2];
+  const shift = (S - 1) / 3;
+  const rows = async (method: string) => (await evs('soccer_italy_serie_a', `devig=${method}&minEdge=0`)).body
+    .map((r) => [r.side, r.book, r.fair_prob_pct, r.edge_pct]);
+  const additive = [
+    ['Draw', 'williamhill', (pi[1] - shift) * 100, ((pi[1] - shift) * 20 - 1) * 100],
+    ['Inter', 'paddypower', (pi[0] - shift) * 100, ((pi[0] - shift) * 1.2 - 1) * 100],
+  ];
+  t.same(snap(await rows('additive'), additive), additive, 'additive: the draw 85.34 % and the home 10.41 %, no row for the flagged longshot');
+  const mult = await rows('multiplicative');
+  t.same(mult.map((r) => r[0]), ['Lecce', 'Draw', 'Inter'], 'multiplicative: the longshot too, at 614.97 %');
+  t.ok(near(mult[0][3] as number, ((pi[2] / S) * 400 - 1) * 100), 'multiplicative longshot edge (0.0178742 * 400 - 1) * 100');
+  // worst_case takes no additive part for the flagged side only: the longshot's lowest is Shin's, a row still
+  const fair = new Float64Array(3);
+  devig(Float64Array.from(pi), 'worst_case', fair);
+  const worst = (await rows('worst_case')).find((r) => r[0] === 'Lecce');
+  t.ok(worst !== undefined && near(worst[2] as number, fair[2] * 100), 'worst_case: the longshot priced without the additive -0.0127');
+  // the event goes (final), leaving the soccer umbrella to the other tests' fixture
+  await app.ingest({ events: [{ ...it, status: 'final' }] });
+  t.same(await rows('multiplicative'), [], 'final: the event left');
+});
+
 t.test('ev - sharpBook: another sharp; an unknown key, a soft book and a DFS book are 422', async (t) => {
   // against betfair_ex_uk 1.27 / 4.30 (raw prices de-vigged): p_away = (1/4.3)/(1/1.27 + 1/4.3) = 0.2325581/1.0199597 = 0.2280074
   //   draftkings 4.80: edge (0.2280074 * 4.8 - 1) * 100 = 9.4436 %. On the NBA moneyline betfair_ex_uk's own implied sum
@@ -646,8 +691,10 @@ t.test('ev - min_books, limit and offset', async (t) => {
 t.test('ev - every bad parameter is a 422 and charges nothing', async (t) => {
   await rejects(t, '/v1/sports/basketball_nba/ev', [
     ['limit=0', 'limit'], ['limit=501', 'limit'], ['offset=-1', 'offset'], ['offset=2001', 'offset'],
-    ['minEdge=-1', 'minEdge'], ['min_edge_pct=-1', 'minEdge'], ['minEdge=x', 'minEdge'],
-    ['min_books=0', 'min_books'], ['min_books=51', 'min_books'], ['min_books=1.5', 'min_books'],
+    ['minEdge=-1', 'minEdge'], ['min_edge_pct=-1', 'min_edge_pct'], ['minEdge=x', 'minEdge'], ['min_edge_pct=abc', 'min_edge_pct'],
+    ['minEdge=0x64', 'minEdge'], ['minEdge=Infinity', 'minEdge'], ['minEdge=1e999', 'minEdge'],
+    ['min_books=0', 'min_books'], ['min_books=51', 'min_books'], ['min_books=1.5', 'min_books'], ['min_books=0b11', 'min_books'],
+    ['limit=0x2', 'limit'], ['limit=2e0', 'limit'], ['offset=1e2', 'offset'],
     ['markets=foo', 'markets'], ['devig=bogus', 'devig'], ['include_live=maybe', 'include_live'],
   ]);
   const k = await app.key('starter', 100);

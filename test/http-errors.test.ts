@@ -209,6 +209,8 @@ t.test('openapi - 3.1.0, version 3.2.0, every served path with its parameters', 
     if (want.security === 'admin') t.same(op.security, [{ AdminBearer: [] }], `${path}: admin bearer`);
     if (want.security === 'key') t.same(op.security.map((s) => Object.keys(s)[0]).sort(), ['ApiKeyHeader', 'ApiKeyQuery', 'Bearer'], `${path}: the three key forms`);
   }
+  const evParams = doc.paths['/v1/sports/{sport_key}/ev'].get.parameters.filter((p) => p.in === 'query').map((p) => p.name);
+  t.ok(evParams.includes('minEdge') && evParams.includes('min_edge_pct'), 'ev: the alias min_edge_pct is listed beside minEdge (SPEC lists both)');
   const oddsOp = doc.paths['/v1/sports/{sport_key}/odds'].get;
   t.ok(oddsOp.responses['200'] && oddsOp.responses['401'] && oddsOp.responses['422'] && oddsOp.responses['429'], 'odds documents 200, 401, 422 and 429');
   t.ok(doc.paths['/v1/ingest'].post.responses['202'], 'ingest documents 202');

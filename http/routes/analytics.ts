@@ -216,7 +216,7 @@ export function analyticsRoutes(s: Services): Route[] {
     summary: 'Open arbitrages (best fresh price per outcome across books), best profit first',
     params: [
       { name: 'include_live', type: 'boolean', default: false, description: 'Include games already started' },
-      { name: 'minProfit', type: 'number', default: 0, min: 0, max: 100, description: 'Minimum profit percent' },
+      { name: 'minProfit', type: 'number', default: 0, min: 0, description: 'Minimum profit percent (no upper bound: a crossed line on bad data can pay over 100 %)' },
       { name: 'exclude_exchanges', type: 'boolean', default: false, description: 'Take no leg from an exchange' },
       { name: 'exclude_books', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Book keys excluded from either side' },
       { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
@@ -301,7 +301,7 @@ export function analyticsRoutes(s: Services): Route[] {
     params: [
       { name: 'include_live', type: 'boolean', default: false, description: 'Include games already started' },
       { name: 'sharpBook', type: 'string', default: 'pinnacle', description: `Sharp reference book: one of ${SHARP_KEYS.join(', ')}` },
-      { name: 'minEdge', alias: 'min_edge_pct', type: 'number', default: 2, min: 0, max: 100, description: 'Minimum edge percent (alias min_edge_pct)' },
+      { name: 'minEdge', alias: 'min_edge_pct', type: 'number', default: 2, min: 0, description: 'Minimum edge percent (alias min_edge_pct; both given must agree). No upper bound: a longshot can hold an edge over 100 %' },
       { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
       { name: 'min_books', type: 'integer', min: 1, max: 50, description: 'Minimum books quoting the line' },
       { name: 'devig', type: 'enum', values: DEVIG_METHODS, default: 'multiplicative', description: 'De-vig method of the fair line' },

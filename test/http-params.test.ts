@@ -1,0 +1,74 @@
+import t from 'tap';
+import { ApiError } from '../engine/errors.js';
+import { parseParams, type ParamSpec } from '../http/params.js';
+
+const SPECS: ParamSpec[] = [
+  { name: 'limit', type: 'integer', default: 10, min: 1, max: 100, description: 'rows' },
+  { name: 'count', type: 'integer', description: 'no bounds' },
+  { name: 'line', type: 'number', min: -2000, max: 2000, description: 'a line' },
+  { name: 'minEdge', alias: 'min_edge_pct', type: 'number', default: 2, min: 0, description: 'edge' },
+];
+
+/** the 422's detail items of a query, or the parsed params */
+function parse(query: string): { ok: true; params: Record<string, unknown> } | { ok: false; detail: { loc: string[]; type: string }[] } {
+  try {
+    return { ok: true, params: parseParams(SPECS, new URLSearchParams(query)) };
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    return { ok: false, detail: (e.detail ?? []) as { loc: string[]; type: string }[] };
+  }
+}
+
+t.test('params - numbers are decimal notation; Number() would take hex, binary, Infinity and exponents', async (t) => {
+  const accepted: [string, string, number][] = [
+    ['limit=5', 'limit', 5], ['limit=+5', 'limit', 5], ['limit=%2B5', 'limit', 5], ['limit=%205%20', 'limit', 5],
+    ['line=-3.5', 'line', -3.5], ['line=.5', 'line', 0.5], ['line=3.', 'line', 3], ['line=1e2', 'line', 100],
+    ['line=2.5E-1', 'line', 0.25], ['minEdge=0', 'minEdge', 0],
+  ];
+  for (const [query, name, value] of accepted) {
+    const r = parse(query);
+    t.same(r.ok ? r.params[name] : r.detail, value, `${query}: ${value}`);
+  }
+  const refused: [string, string][] = [
+    ['limit=0x10', 'int_parsing'], ['limit=0b11', 'int_parsing'], ['limit=0o7', 'int_parsing'], ['limit=1e1', 'int_parsing'],
+    ['limit=2.0', 'int_parsing'], ['limit=', 'int_parsing'], ['limit=%20', 'int_parsing'], ['limit=1_0', 'int_parsing'],
+    ['limit=5abc', 'int_parsing'], ['line=0x10', 'float_parsing'], ['line=Infinity', 'float_parsing'],
+    ['line=-Infinity', 'float_parsing'], ['line=NaN', 'float_parsing'], ['line=1e999', 'float_parsing'], ['line=.', 'float_parsing'],
+    ['line=1..2', 'float_parsing'], ['line=e5', 'float_parsing'],
+  ];
+  for (const [query, type] of refused) {
+    const r = parse(query);
+    t.same(r.ok ? r.params : r.detail.map((d) => d.type), [type], `${query}: 422 ${type}`);
+  }
+});
+
+t.test('params - bounds, and integers beyond 2^53 without a bound', async (t) => {
+  const types = (q: string) => { const r = parse(q); return r.ok ? r.params : r.detail.map((d) => d.type); };
+  t.same(types('limit=0'), ['greater_than_equal'], 'limit=0: below min');
+  t.same(types('limit=101'), ['less_than_equal'], 'limit=101: above max');
+  t.same(types('count=9007199254740993'), ['int_parsing'], 'an integer beyond 2^53 cannot be held exactly: 422');
+  const r = parse('count=9007199254740991');
+  t.equal(r.ok && r.params.count, 9007199254740991, '2^53 - 1 is held');
+  const big = parse('minEdge=150');
+  t.equal(big.ok && big.params.minEdge, 150, 'no max: 150 accepted');
+});
+
+t.test('params - an alias: its errors name it; two different values are 422', async (t) => {
+  const alias = parse('min_edge_pct=abc');
+  t.same(alias.ok ? alias.params : alias.detail.map((d) => d.loc), [['query', 'min_edge_pct']], 'an error on the alias names the alias');
+  const own = parse('minEdge=abc');
+  t.same(own.ok ? own.params : own.detail.map((d) => d.loc), [['query', 'minEdge']], 'an error on the name names the name');
+  const viaAlias = parse('min_edge_pct=5');
+  t.equal(viaAlias.ok && viaAlias.params.minEdge, 5, 'the alias sets the parameter');
+  const same = parse('minEdge=5&min_edge_pct=5');
+  t.equal(same.ok && same.params.minEdge, 5, 'both with the same value: accepted');
+  const spelled = parse('minEdge=5&min_edge_pct=5.0');
+  t.equal(spelled.ok && spelled.params.minEdge, 5, 'the same value spelled two ways: accepted');
+  const bad = parse('minEdge=5&min_edge_pct=x');
+  t.same(bad.ok ? bad.params : bad.detail.map((d) => [d.loc, d.type]), [[['query', 'min_edge_pct'], 'float_parsing']], 'a bad alias value beside a good one: its own error');
+  const conflict = parse('minEdge=5&min_edge_pct=20');
+  t.same(conflict.ok ? conflict.params : conflict.detail.map((d) => [d.loc, d.type]), [[['query', 'min_edge_pct'], 'value_error']],
+    'two values for one parameter: 422 naming the alias');
+  const dflt = parse('');
+  t.equal(dflt.ok && dflt.params.minEdge, 2, 'neither: the default');
+});
