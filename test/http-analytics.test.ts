@@ -775,10 +775,17 @@ t.test('consensus - NBA moneyline: prediction markets, a bookmakers subset, DFS'
   t.same(sub.find((r) => r.event_id === lop.id)?.outcomes.map((x) => [x.best_book, x.books]), [['draftkings', 1], ['draftkings', 1]],
     'draftkings alone completes the lopsided line');
 
-  t.same((await cons('basketball_nba', 'bookmakers=kalshi')).body, [], 'bookmakers=kalshi without include_prediction_markets: nothing');
+  t.same((await cons('basketball_nba', 'bookmakers=kalshi&include_prediction_markets=false')).body, [],
+    'bookmakers=kalshi with include_prediction_markets=false: nothing');
   const kPm = await cons('basketball_nba', 'bookmakers=kalshi&include_prediction_markets=true');
   t.same(kPm.body.map((r) => [r.event_id, r.market, r.outcomes.map((x) => [x.best_book, x.books])]),
     [[nba.id, 'h2h', [['kalshi', 1], ['kalshi', 1]]]], 'with include_prediction_markets: kalshi alone');
+  t.same((await cons('basketball_nba', 'bookmakers=kalshi')).body, kPm.body,
+    'include_prediction_markets omitted: naming kalshi mixes it in (as /props does for include_event_markets)');
+  // kalshi 2.00 / 1.90 beside draftkings 2.10 / 1.80: home (0.5 + 0.4761905)/2, away (0.5263158 + 0.5555556)/2
+  const named = moneyline((await cons('basketball_nba', 'bookmakers=draftkings,kalshi')).body);
+  t.same(named?.outcomes.map((x) => [x.books, round3(x.consensus_prob)]), [[2, round3((1 / 2 + 1 / 2.1) / 2)], [2, round3((1 / 1.9 + 1 / 1.8) / 2)]],
+    'bookmakers=draftkings,kalshi: both counted');
   t.same((await cons('basketball_nba', 'bookmakers=prizepicks')).body, [], 'a DFS book never forms a consensus');
 
   // the subset path and the maintained rollup agree when the subset is every book on the board

@@ -380,7 +380,7 @@ export function analyticsRoutes(s: Services): Route[] {
     tag: 'analytics',
     summary: 'Per line and outcome: mean implied probability across books, consensus odds, best and worst price, hold',
     params: [
-      { name: 'include_prediction_markets', type: 'boolean', default: false, description: 'Mix prediction-market prices into the rollup' },
+      { name: 'include_prediction_markets', type: 'boolean', description: 'Mix prediction-market prices into the rollup. Default false; when omitted, true if bookmakers names a prediction-market book (as /props does for include_event_markets)' },
       { name: 'bookmakers', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Only these books (computed per request)' },
       { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
     ],
@@ -389,9 +389,12 @@ export function analyticsRoutes(s: Services): Route[] {
     handle: (ctx) => {
       const p = ctx.params;
       const markets = marketFilter(p);
-      const withPrediction = p.include_prediction_markets === true;
       if (p.bookmakers !== undefined) activeBooks(p.bookmakers as string[]);
       const subset = p.bookmakers === undefined ? null : new Set((p.bookmakers as string[]).map((k) => BOOK_INDEX.get(k)!));
+      // naming a prediction market asks for it, unless the request says otherwise
+      const withPrediction = p.include_prediction_markets === undefined
+        ? subset !== null && [...subset].some((b) => IS_PREDICTION[b])
+        : p.include_prediction_markets === true;
       const rows = [];
       for (const e of events(ctx, true)) {
         const lines = subset === null ? maintainedLines(e, withPrediction) : subsetLines(e, subset, withPrediction, ctx.now);
