@@ -235,6 +235,12 @@ export class Accounts {
     return true;
   }
 
+  /** Whether the balance covers `cost`, taking nothing (a HEAD answers with the status its GET would have). */
+  affords(k: KeyState, cost: number, now: number): boolean {
+    this.renew(k.account, now);
+    return cost <= k.account.remaining;
+  }
+
   refund(k: KeyState, cost: number): void {
     const a = k.account;
     a.remaining += cost;

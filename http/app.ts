@@ -376,7 +376,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(async () => streams.close());
     router.mount(app);
     const listen = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-      app.listen(cfg.host, cfg.port, (ls) => (ls ? resolve(ls) : reject(new Error(`cannot listen on ${cfg.host}:${cfg.port}`))));
+      listenExclusive(app, cfg.host, cfg.port, (ls) => (ls ? resolve(ls) : reject(new Error(`cannot listen on ${cfg.host}:${cfg.port} (is another process on it?)`))));
     });
     const port = uWS.us_socket_local_port(listen);
     listenPort = port;
@@ -436,6 +436,17 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
 }
 
 /** Drives the simulator from a timer: a full snapshot first, then SIM_RATE observations per second in 10 steps. */
+/** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT. Without it the listen socket takes SO_REUSEPORT, so a second instance
+ *  started on a port in use listens beside the first and the kernel splits connections between them: half of a
+ *  client's requests reach a process that does not know its key (INVALID_KEY). With it the second start fails. */
+const LISTEN_EXCLUSIVE_PORT = 1;
+
+/** app.listen(host, port, options, cb): the native binding takes the options after the port; its type declarations
+ *  list the options only without a host. */
+function listenExclusive(app: uWS.TemplatedApp, host: string, port: number, cb: (ls: uWS.us_listen_socket | false) => void): void {
+  (app.listen as unknown as (h: string, p: number, o: number, f: typeof cb) => void).call(app, host, port, LISTEN_EXCLUSIVE_PORT, cb);
+}
+
 async function startSimulator(s: Services, cfg: Config, now: () => number, status: StatusService): Promise<() => Promise<void>> {
   const sim = new Simulator({ seed: cfg.simSeed, now: now() });
   // the feed reports through the poller interface; stalled books are left out of what it sends and of its pulses

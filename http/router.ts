@@ -164,8 +164,10 @@ export class Router {
       const url = req.getUrl();
       const path = url.startsWith('/v4/') ? '/v1' + url.slice(3) : url;
       const method = req.getMethod().toUpperCase();
-      const allow = [...new Set(known.filter((k) => k.re.test(path)).map((k) => k.method))];
-      const code = allow.length > 0 && !allow.includes(method as Route['method']) ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
+      const allow: string[] = [...new Set(known.filter((k) => k.re.test(path)).map((k) => k.method))];
+      // every GET route answers HEAD as well (mount above)
+      if (allow.includes('GET')) allow.push('HEAD');
+      const code = allow.length > 0 && !allow.includes(method) ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
       const ctx = this.capture(res, req, []);
       // RFC 9110 section 15.5.6: a 405 names the methods the path does serve
       const extra: [string, string][] = code === 'METHOD_NOT_ALLOWED' ? [['Allow', allow.join(', ')]] : [];
@@ -253,13 +255,14 @@ export class Router {
     try {
       if (!authenticated) this.authenticate(route, ctx);
       ctx.params = route.params === undefined ? {} : parseParams(route.params, ctx.query);
-      // HEAD delivers no body, so it costs nothing
-      if (route.cost !== undefined && ctx.key !== null && ctx.method !== 'HEAD') {
+      // HEAD delivers no body, so it costs nothing; it answers with the status its GET would have, a refusal too
+      if (route.cost !== undefined && ctx.key !== null) {
         const cost = route.cost(ctx.params, ctx);
-        if (!this.opts.accounts.reserve(ctx.key, cost, ctx.now)) {
+        const head = ctx.method === 'HEAD';
+        if (!(head ? this.opts.accounts.affords(ctx.key, cost, ctx.now) : this.opts.accounts.reserve(ctx.key, cost, ctx.now))) {
           throw new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${cost} credits and ${ctx.key.remaining} remain in the period`);
         }
-        charged = cost;
+        if (!head) charged = cost;
       }
       reply = route.handle(ctx);
     } catch (err) {
@@ -319,16 +322,17 @@ export class Router {
   private async stream(res: HttpResponse, ctx: RequestCtx, reply: StreamReply, charged: number, started: number,
     route: Route, state: ReqState): Promise<void> {
     let reserved = 0;
-    // HEAD delivers no body, so it costs nothing
-    if (reply.cost > 0 && ctx.key !== null && ctx.method !== 'HEAD') {
-      if (!this.opts.accounts.reserve(ctx.key, reply.cost, ctx.now)) {
+    // HEAD delivers no body, so it costs nothing, but is refused where its GET would be
+    if (reply.cost > 0 && ctx.key !== null) {
+      const head = ctx.method === 'HEAD';
+      if (!(head ? this.opts.accounts.affords(ctx.key, reply.cost, ctx.now) : this.opts.accounts.reserve(ctx.key, reply.cost, ctx.now))) {
         this.refund(ctx, charged);
         reply.settle(false);
         const err = new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${reply.cost} credits and ${ctx.key.remaining} remain in the period`);
         if (!state.aborted) res.cork(() => this.fail(res, ctx, err, started, route.path));
         return;
       }
-      reserved = reply.cost;
+      if (!head) reserved = reply.cost;
     }
     if (state.aborted) {
       this.refund(ctx, charged + reserved);

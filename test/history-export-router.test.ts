@@ -40,7 +40,7 @@ t.test('streamed exports through the Router: HEAD, 405, auth, pool formatting', 
     for (const method of ['POST', 'PUT', 'DELETE']) {
       const res = await fetch(`${app.base}${p}&apiKey=${key}`, { method });
       t.equal(res.status, 405, `${method} ${p}: 405`);
-      t.equal(res.headers.get('allow'), 'GET', `${method} ${p}: Allow: GET`);
+      t.equal(res.headers.get('allow'), 'GET, HEAD', `${method} ${p}: Allow: GET, HEAD`);
       t.equal(((await res.json()) as { error_code: string }).error_code, 'METHOD_NOT_ALLOWED', `${method} ${p}: error body`);
     }
     const anon = await app.get(p);

@@ -133,13 +133,14 @@ t.test('errors - unknown paths are 404 NOT_FOUND, a wrong method on a known path
     t.match(body.message, path, `${method} ${path}: the message names the path`);
   }
   const wrong: [string, string, string][] = [
-    ['POST', '/v1/sports', 'GET'],
-    ['DELETE', '/v1/sports/basketball_nba/odds', 'GET'],
-    ['PUT', '/v1/sports/basketball_nba/events', 'GET'],
+    // every GET route answers HEAD too, so Allow names both
+    ['POST', '/v1/sports', 'GET, HEAD'],
+    ['DELETE', '/v1/sports/basketball_nba/odds', 'GET, HEAD'],
+    ['PUT', '/v1/sports/basketball_nba/events', 'GET, HEAD'],
     ['GET', '/v1/admin/keys', 'POST'],
     ['GET', '/v1/ingest', 'POST'],
-    ['PATCH', '/health', 'GET'],
-    ['POST', '/v4/sports', 'GET'],
+    ['PATCH', '/health', 'GET, HEAD'],
+    ['POST', '/v4/sports', 'GET, HEAD'],
   ];
   for (const [method, path, allow] of wrong) {
     const res = await send(method, path, { 'X-API-Key': key });
@@ -293,5 +294,16 @@ t.test('health - data freshness follows the newest write, on every alias', async
     t.equal(h.data.newest_write, new Date(ts).toISOString(), `${path}: newest_write is the freshest observation`);
     t.ok(h.data.newest_write_age_seconds >= 0, `${path}: its age in seconds`);
     t.equal(h.shards.quotes.reduce((a: number, b: number) => a + b, 0), 4, `${path}: quotes per shard add up`);
+  }
+});
+
+t.test('listen - a second instance on a port in use fails to start instead of sharing it', async (t) => {
+  // uSockets' default listen takes SO_REUSEPORT: the second instance listened beside the first and the kernel split
+  // the connections, so half of a client's requests met a process that did not know its key (INVALID_KEY)
+  await t.rejects(startTestApp(t, { port: app.app.port, shards: 1 }), /cannot listen on 127\.0\.0\.1:\d+/, 'EADDRINUSE: the start fails');
+  for (let i = 0; i < 10; i++) {
+    const res = await app.get('/v1/sports');
+    t.equal(res.status, 200, `request ${i} reaches the first instance`);
+    await res.arrayBuffer();
   }
 });

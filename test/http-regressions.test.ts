@@ -18,6 +18,22 @@ t.test('http regressions', async (t) => {
     t.equal(priced.headers.get('x-requests-last'), '0', 'x-requests-last 0');
   });
 
+  t.test('HEAD on a priced route is refused where its GET would be: out of credits is 401 for both', async (t) => {
+    const poor = await app.key('starter', 1);
+    const url = `${app.base}/v1/sports/basketball_nba/odds?apiKey=${poor}`;
+    const first = await app.get(url.slice(app.base.length));
+    t.equal(first.status, 200, 'GET with 1 credit: 200');
+    await first.arrayBuffer();
+    const head = await fetch(url, { method: 'HEAD' });
+    t.equal(head.status, 401, 'HEAD with 0 credits left: 401, as the GET (it was 200 with a body length)');
+    const get = await app.get(url.slice(app.base.length));
+    t.equal(get.status, 401, 'GET with 0 credits left: 401');
+    t.equal(((await get.json()) as { error_code: string }).error_code, 'OUT_OF_USAGE_CREDITS', 'OUT_OF_USAGE_CREDITS');
+    const rich = await app.key('starter', 5);
+    const ok = await fetch(`${app.base}/v1/sports/basketball_nba/odds?apiKey=${rich}`, { method: 'HEAD' });
+    t.same([ok.status, ok.headers.get('x-requests-remaining')], [200, '5'], 'a balance that covers the GET: HEAD 200, nothing taken');
+  });
+
   t.test('ingest refuses a request without the admin key before reading its body', async (t) => {
     const res = await fetch(app.base + '/v1/ingest', {
       method: 'POST',

@@ -69,7 +69,14 @@ export async function startTestApp(t: Teardown, opts: TestAppOptions = {}): Prom
     }
     cfg.dataDir = dataDir;
   }
-  const app = await startApp(cfg);
+  let app: RunningApp;
+  try {
+    app = await startApp(cfg);
+  } catch (e) {
+    // a start that fails (a port in use) leaves no data directory behind
+    if (ownDir) rmSync(dataDir!, { recursive: true, force: true });
+    throw e;
+  }
   const base = `http://127.0.0.1:${app.port}`;
   let closed: Promise<void> | null = null;
   const close = () => (closed ??= app.close().finally(() => {
