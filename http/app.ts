@@ -370,7 +370,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...historicalRoutes(services, services.exports),
     );
     const app = uWS.App();
-    const streams = new Streams(services, { ...DEFAULT_LIMITS, ...cfg.streams });
+    const streams = new Streams(services, { ...DEFAULT_LIMITS, ...cfg.streams }, cfg.log);
     metrics.watchStreams(() => streams.closes);
     streams.mount(app);
     cleanups.push(async () => streams.close());

@@ -153,7 +153,16 @@ t.test('ws streams', async (t) => {
     t.equal((await c.until((f) => f.type === 'error')).code, 'BAD_MESSAGE', 'malformed message: error frame');
     c.ws.send(JSON.stringify({ op: 'subscribe', markets: 'nope' }));
     t.match((await c.until((f) => f.type === 'error' && /nope/.test(f.message ?? ''))).message, /unknown markets/, 'bad filter: error frame');
+    // regression: an object where a string belongs reached String() and threw, which ended the whole process
+    for (const bad of [{ markets: { toString: 1 } }, { eventIds: [{ toString: null }] }, { bookmakers: 42 }, { markets: ['h2h', 7] }]) {
+      c.ws.send(JSON.stringify({ op: 'subscribe', ...bad }));
+      const err = await c.until((f) => f.type === 'error' && /array of strings/.test(f.message ?? ''));
+      t.equal(err.code, 'BAD_MESSAGE', `${JSON.stringify(bad)}: an error frame, not a crash`);
+    }
+    c.ws.send(JSON.stringify({ op: 'subscribe', eventIds: 'x'.repeat(70 * 1024) }));
+    t.match((await c.until((f) => f.type === 'error' && /at most/.test(f.message ?? ''))).message, /at most 65536 bytes/, 'a 70 KB message: an error frame, the connection kept');
     t.equal(c.closed, null, 'still connected');
+    t.equal((await app.get('/v1/sports')).status, 200, 'and the server still serves');
     c.ws.close();
   });
 

@@ -18,6 +18,8 @@ import { Channel, DEFAULT_LIMITS, passes, type Filters, type SocketState, type S
 import { encode, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
 
 export const HEARTBEAT_MS = 5000;
+/** the largest client message handled (a subscribe with a few thousand event ids) */
+const MAX_MESSAGE_BYTES = 64 * 1024;
 /** coalescing window per tier with WebSocket access (engine/tiers.ts, the table GET /v1/pricing shows) */
 const WINDOW_MS: Record<string, number> = Object.fromEntries(TIERS.filter((t) => t.wsWindowMs !== null).map((t) => [t.tier, t.wsWindowMs!]));
 const BOOK_KEYS = new Set(BOOKMAKERS.map((b) => b.key));
@@ -65,7 +67,8 @@ export class Streams {
   private lastHeartbeat = 0;
   private lastFlush = new Map<Channel, number>();
 
-  constructor(private readonly s: Services, private readonly limits: StreamLimits = DEFAULT_LIMITS) {
+  constructor(private readonly s: Services, private readonly limits: StreamLimits = DEFAULT_LIMITS,
+    private readonly log?: (msg: string) => void) {
     s.hub.onBatch((b) => this.onBatch(b));
   }
 
@@ -83,13 +86,23 @@ export class Streams {
         pong: (ws) => {
           ws.getUserData().lastInbound = Date.now();
         },
-        maxPayloadLength: 64 * 1024,
+        // above MAX_MESSAGE_BYTES a message gets an error frame; uWebSockets.js drops the connection without a close
+        // frame only beyond this
+        maxPayloadLength: 16 * MAX_MESSAGE_BYTES,
         // backpressure is ours (channel.ts): uWebSockets.js must never drop a frame on its own
         maxBackpressure: 1024 * 1024 * 1024,
         closeOnBackpressureLimit: 0,
         upgrade: (res, req, context) => this.upgrade(res, req, context, kind),
         open: (ws) => this.open(ws),
-        message: (ws, msg, binary) => this.message(ws, msg, binary),
+        message: (ws, msg, binary) => {
+          // an exception here would end the process, every client with it: a message never may
+          try {
+            this.message(ws, msg, binary);
+          } catch (e) {
+            this.log?.(`ws message handler failed: ${e instanceof Error ? e.stack : String(e)}`);
+            this.badMessage(ws, 'the message could not be handled');
+          }
+        },
         drain: (ws) => {
           const st = ws.getUserData();
           if (st.channel !== null && st.dirty) st.channel.catchUp(ws, this.s.now());
@@ -254,10 +267,8 @@ export class Streams {
   private message(ws: WebSocket<SocketState>, msg: ArrayBuffer, binary: boolean): void {
     const st = ws.getUserData();
     st.lastInbound = Date.now();
-    const fail = (message: string) => {
-      const ch = st.channel;
-      ws.send(encode({ type: 'error', channel: ch?.name ?? null, epoch: this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now(), code: 'BAD_MESSAGE', message }, st.format), st.format === 'msgpack');
-    };
+    const fail = (message: string) => this.badMessage(ws, message);
+    if (msg.byteLength > MAX_MESSAGE_BYTES) return fail(`a message is at most ${MAX_MESSAGE_BYTES} bytes`);
     let body: unknown;
     try {
       body = binary ? unpack(new Uint8Array(msg.slice(0))) : JSON.parse(decoder.decode(msg));
@@ -272,6 +283,11 @@ export class Streams {
       return;
     }
     if (m.op !== 'subscribe') return fail(`unknown op ${JSON.stringify(m.op)}: use subscribe or ping`);
+    for (const n of ['markets', 'bookmakers', 'eventIds']) {
+      const v = m[n];
+      if (v === undefined || v === null || typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'))) continue;
+      return fail(`${n} is a comma-separated string or an array of strings`);
+    }
     const get = (n: string): string | null => {
       const v = m[n];
       if (v === undefined || v === null) return null;
@@ -283,6 +299,12 @@ export class Streams {
     st.filters = filters;
     if (m.oddsFormat !== undefined) st.american = m.oddsFormat === 'american';
     this.snapshot(ws, 'subscribed');
+  }
+
+  private badMessage(ws: WebSocket<SocketState>, message: string): void {
+    const st = ws.getUserData();
+    if (st.closed) return;
+    ws.send(encode({ type: 'error', channel: st.channel?.name ?? null, epoch: this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now(), code: 'BAD_MESSAGE', message }, st.format), st.format === 'msgpack');
   }
 
   /** change records of a batch as delta items, to every channel of their sports */
