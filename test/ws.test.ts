@@ -135,6 +135,42 @@ t.test('ws streams', async (t) => {
     d.ws.close();
   });
 
+  t.test('a resume token of one tier channel is not replayed on another (their seqs count apart)', async (t) => {
+    // business /ws/odds coalesces over 1 s, scale over 0: one name, two sequences. A business client upgraded to
+    // scale resumed with its business seq and was replayed the scale channel's deltas from that number: a gap
+    const a = await connect(app, `/ws/odds/basketball_nba?apiKey=${apiKey}`);
+    const snap = await a.until((f) => f.type === 'snapshot');
+    a.ws.close();
+    await a.closedWith();
+    const scale = await app.key('scale');
+    const warm = await connect(app, `/ws/odds/basketball_nba?apiKey=${scale}`);
+    const scaleSnap = await warm.until((f) => f.type === 'snapshot');
+    t.not(scaleSnap.epoch, snap.epoch, 'the two channels name their sequences apart');
+    const r = rng(21);
+    for (let i = 0; i < 3; i++) await app.ingest({ prices: prices(r, 4) });
+    await warm.until((f) => f.type === 'delta');
+    warm.ws.close();
+    const b = await connect(app, `/ws/odds/basketball_nba?apiKey=${scale}&resume=${snap.epoch}:${snap.seq}`);
+    const first = await b.until(() => true);
+    t.same([first.type, first.reason], ['snapshot', 'server_restarted'], 'the business token on the scale channel: a snapshot, not a replay');
+    b.ws.close();
+  });
+
+  t.test('markets=h2h on a three-way sport streams its three-way moneyline, as /odds serves it', async (t) => {
+    const epl = { id: 'ws_epl_1', sport_key: 'soccer_epl', commence_time: Date.now() + 3_600_000, home_team: 'Arsenal', away_team: 'Chelsea' };
+    await app.ingest({ events: [epl], prices: ['Arsenal', 'Chelsea', 'Draw'].map((outcome, i) => ({ book: 'williamhill', event_id: epl.id, market: 'h2h_3_way', outcome, price: 2.5 + i })) });
+    const c = await connect(app, `/v1/ws/odds-fast/soccer_epl?apiKey=${apiKey}&markets=h2h`);
+    const snap = await c.until((f) => f.type === 'snapshot');
+    const ev = snap.events!.find((e) => e.id === epl.id);
+    t.same(ev?.bookmakers.flatMap((b) => b.markets.map((m) => [b.key, m.key, m.outcomes.length])), [['williamhill', 'h2h_3_way', 3]],
+      'the three-way line, draw included (it was filtered out: an empty book list)');
+    await app.ingest({ prices: [{ book: 'williamhill', event_id: epl.id, market: 'h2h_3_way', outcome: 'Draw', price: 3.75 }] });
+    const d = await c.until((f) => f.type === 'delta');
+    t.same(d.changes!.map((i) => [i.market, i.outcome, i.price]), [['h2h_3_way', 'Draw', 3.75]], 'and its deltas');
+    c.ws.close();
+    await app.ingest({ events: [{ ...epl, status: 'final' }] });
+  });
+
   t.test('filters on connect and by a subscribe message; bad messages get an error frame', async (t) => {
     const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=h2h&bookmakers=fanduel`);
     const snap = await c.until((f) => f.type === 'snapshot');

@@ -42,6 +42,8 @@ function parseFilters(get: (name: string) => string | null): Filters | string {
   const badBooks = books?.filter((b) => !BOOK_KEYS.has(b)) ?? [];
   if (badBooks.length > 0) return `unknown bookmakers: ${badBooks.join(', ')}`;
   const ids = csv(get('eventIds'));
+  // a soccer moneyline is its three-way line, as /odds reads markets=h2h
+  if (markets !== null && markets.includes('h2h') && !markets.includes('h2h_3_way')) markets.push('h2h_3_way');
   return {
     markets: markets === null ? null : new Set(markets),
     bookmakers: books === null ? null : new Set(books),
@@ -162,7 +164,9 @@ export class Streams {
     let ch = this.channels.get(key);
     if (ch !== undefined) return ch;
     const sports = resolveSportKeys(sport)!;
-    ch = new Channel(`${kind}:${sport}`, kind, sports, window, this.epoch,
+    // the epoch names the sequence: the tiers' channels of one kind and sport share a name but count their deltas
+    // apart (each coalesces over its own window), so a resume token taken on one must not replay the other's
+    ch = new Channel(`${kind}:${sport}`, kind, sports, window, `${this.epoch}-${window}`,
       (id) => {
         const ev = this.eventById(id);
         return ev === undefined ? [] : eventItems(this.s.hub.readModel, ev, this.player);
@@ -212,7 +216,7 @@ export class Streams {
     if (st.resume !== null) {
       const [epoch, seqText] = st.resume.split(':');
       const seq = Number(seqText);
-      if (epoch !== this.epoch) return this.snapshot(ws, 'server_restarted');
+      if (epoch !== ch.epoch) return this.snapshot(ws, 'server_restarted');
       const entries = Number.isInteger(seq) && seq >= 0 ? ch.replay(seq) : null;
       if (entries === null) return this.snapshot(ws, 'resume_window_exceeded');
       let prev = seq;
@@ -243,7 +247,7 @@ export class Streams {
       const items = eventItems(rm, ev, this.player).filter((i) => passes(st.filters, i));
       docs.push(v4Event(ev, items, st.american));
     }
-    const head = { type: 'snapshot', channel: ch.name, epoch: this.epoch, seq: ch.seq, prev_seq: null, pt: this.s.now(), ...(reason === null ? {} : { reason }) };
+    const head = { type: 'snapshot', channel: ch.name, epoch: ch.epoch, seq: ch.seq, prev_seq: null, pt: this.s.now(), ...(reason === null ? {} : { reason }) };
     const whole = encode({ ...head, events: docs }, st.format);
     if (whole.length <= this.limits.segmentBytes || docs.length <= 1) return [whole];
     const per = Math.max(1, Math.floor(docs.length / Math.ceil(whole.length / this.limits.segmentBytes)));
@@ -279,7 +283,7 @@ export class Streams {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail('a message is a JSON object with an "op"');
     const m = body as Record<string, unknown>;
     if (m.op === 'ping') {
-      ws.send(encode({ type: 'pong', channel: st.channel?.name ?? null, epoch: this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now() }, st.format), st.format === 'msgpack');
+      ws.send(encode({ type: 'pong', channel: st.channel?.name ?? null, epoch: st.channel?.epoch ?? this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now() }, st.format), st.format === 'msgpack');
       return;
     }
     if (m.op !== 'subscribe') return fail(`unknown op ${JSON.stringify(m.op)}: use subscribe or ping`);
@@ -304,7 +308,7 @@ export class Streams {
   private badMessage(ws: WebSocket<SocketState>, message: string): void {
     const st = ws.getUserData();
     if (st.closed) return;
-    ws.send(encode({ type: 'error', channel: st.channel?.name ?? null, epoch: this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now(), code: 'BAD_MESSAGE', message }, st.format), st.format === 'msgpack');
+    ws.send(encode({ type: 'error', channel: st.channel?.name ?? null, epoch: st.channel?.epoch ?? this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now(), code: 'BAD_MESSAGE', message }, st.format), st.format === 'msgpack');
   }
 
   /** change records of a batch as delta items, to every channel of their sports */
@@ -430,7 +434,7 @@ export class Streams {
     const upstream = this.upstream(now);
     for (const ch of this.channels.values()) {
       if (ch.sockets.size === 0) continue;
-      const frame = { type: 'heartbeat', channel: ch.name, epoch: this.epoch, seq: ch.seq, prev_seq: ch.seq, pt: now,
+      const frame = { type: 'heartbeat', channel: ch.name, epoch: ch.epoch, seq: ch.seq, prev_seq: ch.seq, pt: now,
         quiet_seconds: ch.lastDeltaAt === 0 ? null : (now - ch.lastDeltaAt) / 1000, upstream };
       const json = encode(frame, 'json');
       const pack = encode(frame, 'msgpack');
