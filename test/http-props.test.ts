@@ -43,6 +43,28 @@ t.test('props', async (t) => {
     t.ok((body[3].age_seconds as number) >= 1799, 'age of the 30-minute-old row');
   });
 
+  t.test('a side older than the window or maxAgeSec is null, and the row is as old as the older side it serves', async (t) => {
+    // regression: the row's age was its newer side's, so a 65-minute-old Under was served beside a fresh Over as
+    // 1 s old, through the 60-minute window and any maxAgeSec. One book's sides written 65 and 20 minutes ago, the
+    // Overs now; an event of its own, so the other tests' rows stay as they are
+    const ev3 = { id: 'pr_nba_3', sport_key: 'basketball_nba', commence_time: now + 9_000_000, home_team: 'Utah Jazz', away_team: 'Denver Nuggets' };
+    const split = await app.ingest({ events: [ev3], prices: [
+      prop('betrivers', ev3, 'player_points', 'Split Age', 15.5, 'Under', 1.8, now - 65 * 60_000),
+      prop('williamhill_us', ev3, 'player_points', 'Split Age', 15.5, 'Under', 1.85, now - 20 * 60_000),
+      prop('williamhill_us', ev3, 'player_points', 'Split Age', 15.5, 'Over', 2.0, now - 1000),
+      prop('betrivers', ev3, 'player_points', 'Split Age', 15.5, 'Over', 2.0, now - 1000),
+    ] });
+    t.equal(split.json.accepted, 4, 'accepted');
+    t.teardown(() => app.ingest({ events: [{ ...ev3, status: 'final' }] }));
+    const rows = async (q: string) => (await get(`&player=Split&oddsFormat=decimal${q}`)).body
+      .map((x) => [x.bookmaker, x.over_price, x.under_price, Math.round(x.age_seconds as number)]);
+    t.same(await rows(''), [['betrivers', 2, null, 1], ['williamhill_us', 2, 1.85, 1200]],
+      'betrivers: the 65-minute-old Under is past the window (null); williamhill_us: both sides, 20 minutes old');
+    t.same(await rows('&maxAgeSec=600'), [['betrivers', 2, null, 1], ['williamhill_us', 2, null, 1]], 'maxAgeSec=600: both Unders null, rows 1 s old');
+    const g = (await get('&player=Split&oddsFormat=decimal&grouped=true')).body[0] as { books: Row[] };
+    t.same(g.books.map((b) => [b.bookmaker, b.under_price, Math.round(b.age_seconds as number)]), [['betrivers', null, 1], ['williamhill_us', 1.85, 1200]], 'grouped: the same');
+  });
+
   t.test('dfsOdds=effective, oddsFormat=decimal', async (t) => {
     const { body } = await get('&dfsOdds=effective&oddsFormat=decimal&bookmakers=prizepicks');
     t.equal(body.length, 1, 'one row');

@@ -117,12 +117,14 @@ export function propsRoutes(s: Services): Route[] {
             if (def.kind !== 'prop' || (markets !== null && !markets.has(def.key))) continue;
             const book = rm.book(r);
             if (books !== null && !books.has(book)) continue;
-            const over = rm.price(r, 0);
-            const under = rm.price(r, 1);
+            // each side is a write of its own: one older than the window (or maxAgeSec) is not served (null), and the
+            // row's age is that of the older side it serves, so a fresh Over never passes off a stale Under as fresh
+            const luOver = Math.max(rm.changedAt(r, 0), rm.verifiedAt(r, 0));
+            const luUnder = Math.max(rm.changedAt(r, 1), rm.verifiedAt(r, 1));
+            const over = luOver >= oldest ? rm.price(r, 0) : 0;
+            const under = luUnder >= oldest ? rm.price(r, 1) : 0;
             if (over === 0 && under === 0) continue;
-            const lu = Math.max(over === 0 ? 0 : Math.max(rm.changedAt(r, 0), rm.verifiedAt(r, 0)),
-              under === 0 ? 0 : Math.max(rm.changedAt(r, 1), rm.verifiedAt(r, 1)));
-            if (lu < oldest) continue;
+            const lu = Math.min(over === 0 ? Infinity : luOver, under === 0 ? Infinity : luUnder);
             const player = s.hub.players.name(canon.get(rm.player(r))!);
             if (who !== null && !fold(player).includes(who)) continue;
             rows.push({ ev, book, player, market, line: rm.point(r), over, under, lu });
