@@ -41,6 +41,8 @@ function parseOne(spec: ParamSpec, name: string, raw: string, errors: Validation
   if (raw.length > MAX_STRING) return fail(`at most ${MAX_STRING} characters`, 'string_too_long');
   switch (spec.type) {
     case 'string':
+      // an empty filter is a mistake more often than a wish for everything (eventId= served [] where eventIds= is 422)
+      if (raw.trim() === '') return fail('must not be empty', 'string_too_short');
       return raw;
     case 'boolean':
       if (raw === 'true' || raw === '1') return true;

@@ -7,6 +7,7 @@ const SPECS: ParamSpec[] = [
   { name: 'count', type: 'integer', description: 'no bounds' },
   { name: 'line', type: 'number', min: -2000, max: 2000, description: 'a line' },
   { name: 'minEdge', alias: 'min_edge_pct', type: 'number', default: 2, min: 0, description: 'edge' },
+  { name: 'eventId', type: 'string', description: 'one id' },
 ];
 
 /** the 422's detail items of a query, or the parsed params */
@@ -71,4 +72,13 @@ t.test('params - an alias: its errors name it; two different values are 422', as
     'two values for one parameter: 422 naming the alias');
   const dflt = parse('');
   t.equal(dflt.ok && dflt.params.minEdge, 2, 'neither: the default');
+});
+
+t.test('params - an empty string parameter is 422, as an empty list is', async (t) => {
+  for (const q of ['eventId=', 'eventId=%20%20']) {
+    const r = parse(q);
+    t.same(r.ok ? r.params : r.detail.map((d) => [d.loc, d.type]), [[['query', 'eventId'], 'string_too_short']], `${q}: 422`);
+  }
+  const r = parse('eventId=abc');
+  t.equal(r.ok && r.params.eventId, 'abc', 'a value passes as given');
 });
