@@ -56,8 +56,10 @@ t.test('channel - a socket past the low watermark is skipped, then caught up by 
   t.ok(fake.state.dirty, 'marked dirty');
   fake.buffered = 0;
   ch.catchUp(ws, 4);
-  const merged = JSON.parse(fake.sent[1]) as { con: boolean; seq: number; prev_seq: number; changes: DeltaItem[] };
+  const merged = JSON.parse(fake.sent[1]) as { con: boolean; seq: number; prev_seq: number; changes: DeltaItem[]; crc?: Record<string, number> };
   t.equal(merged.con, true, 'con: true');
+  // it brings an unfiltered socket to the current state: the CRCs of now (of an empty quote set here: 0)
+  t.same(merged.crc, { e2: 0, e3: 0 }, 'the merged delta carries the CRC of each event it touches');
   t.same([merged.prev_seq, merged.seq], [1, 3], 'from the last seq held to the current one');
   t.same(merged.changes.map((c) => c.outcome).sort(), ['o2', 'o3'], 'each changed quote once');
   t.notOk(fake.state.dirty, 'clean again');

@@ -121,11 +121,20 @@ t.test('ws streams', async (t) => {
     await a.closedWith();
     const r = rng(9);
     for (let i = 0; i < 5; i++) await app.ingest({ prices: prices(r, 4) });
-    const b = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&resume=${snap.epoch}:${snap.seq}`);
+    // the client resumes with the book it had
+    const b = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&resume=${snap.epoch}:${snap.seq}`, false, a.book);
     const first = await b.until(() => true);
     t.equal(first.type, 'delta', 'no snapshot: the missed deltas are replayed');
     t.equal(first.prev_seq, snap.seq, 'starting right after the resumed seq');
     await b.until((f) => f.type === 'delta' && f.seq === snap.seq + 5);
+    await b.settle();
+    const deltas = b.frames.filter((f) => f.type === 'delta');
+    const last = deltas[deltas.length - 1];
+    t.ok(deltas.length >= 2, `${deltas.length} deltas replayed`);
+    t.equal(first.crc, undefined, 'an earlier replayed delta carries no CRC (its state is gone)');
+    const touched = new Set(b.frames.filter((f) => f.type === 'delta').flatMap((f) => f.changes!.map((i) => i.event_id)));
+    t.same(Object.keys(last.crc ?? {}).sort(), [...touched].sort(), 'the last replayed delta carries the CRC of every event the replay touched');
+    for (const [id, crc] of Object.entries(last.crc ?? {})) t.equal(crcOf(b.eventItems(id)), crc, `after the replay, ${id}: the resumed book's CRC matches`);
     b.ws.close();
     const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&resume=otherepoch:3`);
     t.equal((await c.until((f) => f.type === 'snapshot')).reason, 'server_restarted', 'another epoch: snapshot, server_restarted');

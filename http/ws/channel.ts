@@ -158,7 +158,8 @@ export class Channel {
     }
   }
 
-  private crcs(items: DeltaItem[]): Record<string, number> {
+  /** the CRC of each event's current quote set, for the events of `items` */
+  crcs(items: readonly DeltaItem[]): Record<string, number> {
     const out: Record<string, number> = {};
     for (const i of items) if (!(i.event_id in out)) out[i.event_id] = crcOf(this.eventState(i.event_id));
     return out;
@@ -194,7 +195,9 @@ export class Channel {
       return;
     }
     const mine = merged.filter((i) => passes(s.filters, i));
-    const delta = encode(this.delta(mine, this.seq, s.lastSeq, now, s.american, null, true), s.format);
+    // it brings the socket to the current state, so the CRCs of now are the ones after it
+    const crc = unfiltered(s.filters) ? this.crcs(mine) : null;
+    const delta = encode(this.delta(mine, this.seq, s.lastSeq, now, s.american, crc, true), s.format);
     // a merge of many deltas can outgrow the state itself: then the snapshot is the cheaper way to catch up
     if (delta.length > this.limits.segmentBytes) {
       const snap = this.buildSnapshot(ws, 'caught_up');

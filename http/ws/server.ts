@@ -14,7 +14,7 @@ import { slaClassOf } from '../../engine/sla.js';
 import { TIERS } from '../../engine/tiers.js';
 import type { ChangeBatch } from '../../workers/hub.js';
 import type { Services } from '../services.js';
-import { Channel, DEFAULT_LIMITS, passes, type Filters, type SocketState, type StreamLimits } from './channel.js';
+import { Channel, DEFAULT_LIMITS, passes, unfiltered, type Filters, type SocketState, type StreamLimits } from './channel.js';
 import { encode, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
 
 export const HEARTBEAT_MS = 5000;
@@ -220,9 +220,15 @@ export class Streams {
       const entries = Number.isInteger(seq) && seq >= 0 ? ch.replay(seq) : null;
       if (entries === null) return this.snapshot(ws, 'resume_window_exceeded');
       let prev = seq;
-      for (const e of entries) {
+      // the state after the last replayed delta is the current one: that delta carries the CRC of every event the
+      // replay touched (an unfiltered socket's), the earlier ones none, since their states are gone
+      const touched: DeltaItem[] = [];
+      for (let k = 0; k < entries.length; k++) {
+        const e = entries[k];
         const mine = e.items.filter((i) => passes(st.filters, i));
-        ws.send(encode(ch.delta(mine, e.seq, prev, e.pt, st.american, null, false), st.format), st.format === 'msgpack');
+        if (unfiltered(st.filters)) touched.push(...e.items);
+        const crc = unfiltered(st.filters) && k === entries.length - 1 ? ch.crcs(touched) : null;
+        ws.send(encode(ch.delta(mine, e.seq, prev, e.pt, st.american, crc, false), st.format), st.format === 'msgpack');
         prev = e.seq;
       }
       st.lastSeq = ch.seq;

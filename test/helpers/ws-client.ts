@@ -30,7 +30,9 @@ export class Client {
   readonly book = new Map<string, DeltaItem>();
   closed: { code: number; reason: string } | null = null;
   private waiters: (() => void)[] = [];
-  constructor(readonly ws: WebSocket, readonly binary: boolean) {
+  /** `seed`: a book to start from (a client resuming with the book it had) */
+  constructor(readonly ws: WebSocket, readonly binary: boolean, seed?: ReadonlyMap<string, DeltaItem>) {
+    if (seed !== undefined) for (const [k, v] of seed) this.book.set(k, v);
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       const f = (isBinary ? unpack(data) : JSON.parse(data.toString('utf8'))) as Frame;
       this.frames.push(f);
@@ -107,9 +109,9 @@ export function key(i: DeltaItem): string {
   return `${i.event_id}|${i.market}|${i.player ?? ''}|${i.point ?? ''}|${i.outcome}|${i.book}`;
 }
 
-export async function connect(app: TestApp, path: string, binary = false): Promise<Client> {
+export async function connect(app: TestApp, path: string, binary = false, seed?: ReadonlyMap<string, DeltaItem>): Promise<Client> {
   const ws = new WebSocket(app.base.replace('http', 'ws') + path);
-  const c = new Client(ws, binary);
+  const c = new Client(ws, binary, seed);
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);
