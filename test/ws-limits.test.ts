@@ -92,6 +92,14 @@ t.test('ws limits', async (t) => {
     clock.freeze(t0 + 60_000); // lim_1 starts
     const joined = await c.until((f) => f.type === 'delta' && f.changes!.some((i) => i.event_id === 'lim_1'));
     t.equal(joined.changes!.filter((i) => i.event_id === 'lim_1').length, 6, 'lim_1 joins with its six quotes');
+    // regression: an event whose start moves later is no longer in play; its quotes stayed in the clients' books
+    const later = { ...events[1], commence_time: t0 + 3_600_000 };
+    await app.ingest({ events: [later] });
+    const left = await c.until((f) => f.type === 'delta' && f.changes!.some((i) => i.event_id === 'lim_1' && i.removed === true));
+    t.equal(left.changes!.filter((i) => i.event_id === 'lim_1' && i.removed === true).length, 6, 'lim_1 leaves with its six quotes removed');
+    t.equal(left.crc?.lim_1, 0, 'its CRC on the live channel is that of no quotes');
+    t.same(c.eventItems('lim_1'), [], 'the live book no longer holds it');
+    await app.ingest({ events: [events[1]] });
     clock.release();
     c.ws.close();
   });

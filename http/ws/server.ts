@@ -169,7 +169,9 @@ export class Streams {
     ch = new Channel(`${kind}:${sport}`, kind, sports, window, `${this.epoch}-${window}`,
       (id) => {
         const ev = this.eventById(id);
-        return ev === undefined ? [] : eventItems(this.s.hub.readModel, ev, this.player);
+        // a live channel holds in-play events only: one that left it has no quotes there
+        if (ev === undefined || (kind === 'live' && this.liveSeen.get(ch!)?.has(id) !== true)) return [];
+        return eventItems(this.s.hub.readModel, ev, this.player);
       },
       (ws, reason) => this.buildSnapshot(ws, reason), (ws, frames) => this.sendSnapshot(ws, frames), this.limits);
     this.channels.set(key, ch);
@@ -414,7 +416,16 @@ export class Streams {
         items.push(...eventItems(this.s.hub.readModel, ev, this.player));
       }
     }
-    for (const id of seen) if (!current.has(id)) seen.delete(id);
+    for (const id of seen) {
+      if (current.has(id)) continue;
+      seen.delete(id);
+      // a final event's quotes leave by the store's removals; one that is no longer in play but still held (its
+      // start moved later) leaves the live book here, or the clients would keep it for good
+      const ev = this.eventById(id);
+      if (ev !== undefined && ev.status !== 'final' && ev.kind === 'game') {
+        for (const i of eventItems(this.s.hub.readModel, ev, this.player)) items.push({ ...i, price: 0, removed: true });
+      }
+    }
     if (items.length > 0) ch.offer(items, now);
   }
 
