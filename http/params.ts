@@ -44,10 +44,13 @@ function parseOne(spec: ParamSpec, name: string, raw: string, errors: Validation
       // an empty filter is a mistake more often than a wish for everything (eventId= served [] where eventIds= is 422)
       if (raw.trim() === '') return fail('must not be empty', 'string_too_short');
       return raw;
-    case 'boolean':
-      if (raw === 'true' || raw === '1') return true;
-      if (raw === 'false' || raw === '0') return false;
+    case 'boolean': {
+      // any case: verified=TRUE and live=True are what some clients' serialisers write
+      const b = raw.toLowerCase();
+      if (b === 'true' || b === '1') return true;
+      if (b === 'false' || b === '0') return false;
       return fail('must be true or false', 'bool_parsing');
+    }
     case 'integer':
     case 'number': {
       const integer = spec.type === 'integer';

@@ -416,6 +416,8 @@ t.test('odds - every bad parameter is a 422 naming it and charges nothing', asyn
     ['date=2026-02-30', 'date'],
     ['date=20260201', 'date'],
     ['commenceTimeFrom=2031-03-12T00:00:00Z&commenceTimeTo=2031-03-11T00:00:00Z', 'commenceTimeTo'],
+    // the range's end is the date's day: the error names what was sent (it named commenceTimeTo, with the date as input)
+    ['date=2031-03-11&commenceTimeFrom=2031-03-12T00:00:00Z', 'commenceTimeFrom'],
     ['verified=maybe', 'verified'],
     ['live=yes', 'live'],
     ['include_live=2', 'include_live'],

@@ -8,6 +8,7 @@ const SPECS: ParamSpec[] = [
   { name: 'line', type: 'number', min: -2000, max: 2000, description: 'a line' },
   { name: 'minEdge', alias: 'min_edge_pct', type: 'number', default: 2, min: 0, description: 'edge' },
   { name: 'eventId', type: 'string', description: 'one id' },
+  { name: 'live', type: 'boolean', default: false, description: 'a flag' },
 ];
 
 /** the 422's detail items of a query, or the parsed params */
@@ -81,4 +82,15 @@ t.test('params - an empty string parameter is 422, as an empty list is', async (
   }
   const r = parse('eventId=abc');
   t.equal(r.ok && r.params.eventId, 'abc', 'a value passes as given');
+});
+
+t.test('params - booleans: true, false, 1, 0 in any case', async (t) => {
+  for (const [q, v] of [['live=true', true], ['live=TRUE', true], ['live=True', true], ['live=1', true], ['live=false', false], ['live=FALSE', false], ['live=0', false]] as const) {
+    const r = parse(q);
+    t.equal(r.ok && r.params.live, v, `${q}: ${v}`);
+  }
+  for (const q of ['live=yes', 'live=', 'live=2', 'live=truee']) {
+    const r = parse(q);
+    t.same(r.ok ? r.params : r.detail.map((d) => d.type), ['bool_parsing'], `${q}: 422`);
+  }
 });

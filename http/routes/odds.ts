@@ -97,7 +97,11 @@ function toQuery(p: Params): OddsQuery {
   }
   if (p.commenceTimeFrom !== undefined) from = Date.parse(p.commenceTimeFrom as string);
   if (p.commenceTimeTo !== undefined) to = Date.parse(p.commenceTimeTo as string);
-  if (from > to) invalid('commenceTimeTo', 'is before commenceTimeFrom', p.commenceTimeTo ?? p.date);
+  if (from > to) {
+    // name a parameter the request sent: the end of the range came from commenceTimeTo or from the date's day
+    if (p.commenceTimeTo !== undefined) invalid('commenceTimeTo', 'is before commenceTimeFrom', p.commenceTimeTo);
+    invalid('commenceTimeFrom', `is after the end of date ${p.date as string}`, p.commenceTimeFrom);
+  }
   if (p.bookmakers !== undefined) activeBooks(p.bookmakers as string[]);
   const books = p.bookmakers !== undefined
     ? new Set((p.bookmakers as string[]).map((k) => BOOK_INDEX.get(k)!))
