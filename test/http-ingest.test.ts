@@ -179,6 +179,21 @@ t.test('ingest - msgpack bodies work the same', async (t) => {
     [{ name: 'Over', price: 1.9, point: 160.5 }, { name: 'Under', price: 1.9, point: 160.5 }],
   ], 'served from a msgpack batch');
 
+  // regression: Python, Go and Rust encoders write a millisecond ts as uint64 (0xcf) or int64 (0xd3); msgpackr read it as
+  // a BigInt and every such observation was rejected INVALID_TIMESTAMP. A BigInt packs as uint64 here.
+  // A BigInt packs as int64 (0xd3); the same bytes under 0xcf are the uint64 of the same value.
+  for (const [marker, price] of [[0xd3, 2.1], [0xcf, 2.15]] as const) {
+    const ts64 = Buffer.from(pack({ prices: [{ ...p('draftkings', ev, 'h2h', 'Las Vegas Aces', price), ts: BigInt(Date.now()) }] }));
+    const at = ts64.indexOf(0xd3);
+    t.ok(at > 0, 'precondition: the body carries an int64');
+    ts64[at] = marker;
+    const r64 = await app.post('/v1/ingest', ts64, { ...admin, 'content-type': 'application/msgpack' });
+    const a64 = (await r64.json()) as IngestAnswer;
+    t.same([r64.status, a64.accepted, a64.rejected], [202, 1, []], `ts as 0x${marker.toString(16)}: accepted`);
+    const [after64] = await odds('basketball_wnba', 'markets=h2h');
+    t.equal(after64.bookmakers[0].markets[0].outcomes[1].price, price, `ts as 0x${marker.toString(16)}: applied`);
+  }
+
   const alt = await app.post('/v1/ingest', pack({ prices: [p('draftkings', ev, 'h2h', 'Seattle Storm', 1.85)] }), { ...admin, 'content-type': 'application/x-msgpack; charset=binary' });
   t.equal(alt.status, 202, 'application/x-msgpack with a parameter is accepted too');
   t.equal(((await alt.json()) as IngestAnswer).accepted, 1, 'applied');

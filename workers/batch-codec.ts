@@ -1,14 +1,19 @@
 // The msgpack form of an ingest batch (DESIGN.md section 5), shared by POST /v1/ingest, NATS ingest and the
 // cluster stream, so every path decodes and refuses bodies the same way.
 
-import { unpack } from 'msgpackr';
+import { Unpackr } from 'msgpackr';
 import { ApiError } from '../engine/errors.js';
+
+/** msgpackr's defaults, but a 64-bit integer as a number: Python, Go and Rust encoders write a millisecond `ts`
+ *  as uint64 or int64, which msgpackr would hand over as a BigInt, and every such observation was rejected
+ *  (INVALID_TIMESTAMP). Epoch milliseconds are far inside 2^53. */
+const unpackr = new Unpackr({ useRecords: false, int64AsType: 'number' });
 
 /** Decodes a msgpack ingest body; bytes that are not msgpack, or not a map, throw MALFORMED_BODY. */
 export function decodeMsgpackBatch(body: Uint8Array): unknown {
   let value: unknown;
   try {
-    value = unpack(body);
+    value = unpackr.unpack(body);
   } catch (e) {
     throw new ApiError('MALFORMED_BODY', `body is not valid msgpack: ${(e as Error).message}`, undefined, { cause: e });
   }
