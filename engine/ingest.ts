@@ -143,6 +143,13 @@ export function parseEvent(raw: unknown, now: number, known?: EventRecord): Even
     const a = text(e.away_team);
     if (h === null || a === null) return reject('INVALID_EVENT', `home_team and away_team must be 1 to ${MAX_NAME} characters`);
     if (h.toLowerCase() === a.toLowerCase()) return reject('INVALID_EVENT', 'home_team and away_team must differ');
+    // the quotes are held by side (home, away; a spread's sign with them): a team moving to the other side would
+    // carry the other team's prices. A rename of a side stays allowed.
+    if (known !== undefined && (known.kind ?? 'game') === 'game'
+      && (h.toLowerCase() === known.away.toLowerCase() || a.toLowerCase() === known.home.toLowerCase())) {
+      return reject('INVALID_EVENT', `event ${e.id} has ${known.home} at home and ${known.away} away; the teams cannot change sides `
+        + '(its quotes are held by side): send it with status final and create the game under a new id');
+    }
     if (e.title !== undefined && e.title !== null) {
       return reject('INVALID_EVENT', 'title is for futures and event_market events; a game is named by its teams');
     }
@@ -279,7 +286,10 @@ function parseTs(ts: unknown, now: number): number | Rejection {
   if (ts === undefined || ts === null) return now;
   if (typeof ts !== 'number' || !Number.isInteger(ts) || ts <= 0) return reject('INVALID_TIMESTAMP');
   if (ts > now + MAX_FUTURE_SKEW_MS) return reject('INVALID_TIMESTAMP', `ts is more than ${MAX_FUTURE_SKEW_MS / 1000} s in the future`);
-  return ts;
+  // within the skew allowance a ts ahead of this clock is taken as now: kept as sent, a quote stamped 50 s ahead
+  // would be served with a last_update in the future and would make every real-time update of the next 50 s
+  // "older" than it, so ignored
+  return Math.min(ts, now);
 }
 
 /**

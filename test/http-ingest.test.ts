@@ -324,3 +324,16 @@ t.test('ingest - a repeated identical price is a verification', async (t) => {
   const metrics = await (await app.get('/metrics')).text();
   t.match(metrics, /^linewire_ingest_accepted_total \d+/m, 'ingest counters exported');
 });
+
+t.test('ingest - a ts ahead of the server clock is taken as now: the next real-time update still applies', async (t) => {
+  // regression: a quote stamped 50 s ahead (inside the 60 s skew allowance) kept that stamp, so every update of the
+  // next 50 s was "older" and ignored, and last_update was served in the future
+  const ev = { id: 'ing_skew_1', sport_key: 'basketball_wnba', commence_time: Date.now() + 3_600_000, home_team: 'Chicago Sky', away_team: 'Dallas Wings' };
+  const ahead = await app.ingest({ events: [ev], prices: [p('fanduel', ev, 'h2h', 'Chicago Sky', 1.9, { ts: Date.now() + 50_000 }), p('fanduel', ev, 'h2h', 'Dallas Wings', 1.9)] });
+  t.equal(ahead.json.accepted, 2, 'the ahead ts is within the allowance: accepted');
+  await app.ingest({ prices: [p('fanduel', ev, 'h2h', 'Chicago Sky', 2.05, { ts: Date.now() })] });
+  const [served] = await odds('basketball_wnba', `eventIds=${ev.id}`);
+  const book = served.bookmakers.find((b) => b.key === 'fanduel')!;
+  t.equal(book.markets[0].outcomes[0].price, 2.05, 'the update a moment later applied');
+  t.ok(Date.parse(book.last_update) <= Date.now(), 'last_update is not in the future');
+});

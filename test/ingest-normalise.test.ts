@@ -109,6 +109,19 @@ t.test('ingest - an event cannot change sport', async (t) => {
   t.equal(code(same), 'OK', 'an update in the same sport is fine');
 });
 
+t.test('ingest - the teams of a known game cannot change sides', async (t) => {
+  // regression: quotes are held by side, so swapping home and away moved every price to the other team
+  const known = mustEvent(eventItem());
+  const swap = parseEvent(eventItem({ home_team: known.away, away_team: known.home }), NOW, known);
+  t.equal(code(swap), 'INVALID_EVENT', 'home and away swapped: INVALID_EVENT');
+  t.match((swap as Rejection).message, /cannot change sides/, 'and says why');
+  t.equal(code(parseEvent(eventItem({ home_team: known.away.toUpperCase(), away_team: 'Someone Else' }), NOW, known)), 'INVALID_EVENT',
+    'the away team moving home (any case): INVALID_EVENT');
+  t.equal(code(parseEvent(eventItem({ away_team: known.home }), NOW, known)), 'INVALID_EVENT', 'the home team moving away (home and away equal is caught first or here)');
+  t.equal(code(parseEvent(eventItem({ home_team: 'Los Angeles Lakers (renamed)' }), NOW, known)), 'OK', 'renaming a side is fine');
+  t.equal(code(parseEvent(eventItem({ home_team: known.away, away_team: known.home }), NOW)), 'OK', 'a new event may have either orientation');
+});
+
 t.test('ingest - unknown sport is UNKNOWN_SPORT', async (t) => {
   for (const key of ['basketball_xyz', 'soccer', 'NBA', '']) {
     t.equal(code(parseEvent(eventItem({ sport_key: key }), NOW)), 'UNKNOWN_SPORT', `${JSON.stringify(key)} -> UNKNOWN_SPORT`);
@@ -219,7 +232,8 @@ t.test('ingest - timestamps: epoch ms, not beyond 60 s in the future', async (t)
   t.equal(rejectCode(price({ ts: 0 })), 'INVALID_TIMESTAMP', 'zero');
   t.equal(rejectCode(price({ ts: -5 })), 'INVALID_TIMESTAMP', 'negative');
   t.equal(rejectCode(price({ ts: Number.NaN })), 'INVALID_TIMESTAMP', 'NaN');
-  t.equal(must(price({ ts: NOW + 60_000 })).ts, NOW + 60_000, 'exactly 60 s ahead is accepted');
+  t.equal(must(price({ ts: NOW + 60_000 })).ts, NOW, 'exactly 60 s ahead is accepted, taken as now');
+  t.equal(must(price({ ts: NOW + 50_000 })).ts, NOW, 'a ts ahead of the clock is taken as now (no last_update in the future)');
   t.equal(must(price({ ts: NOW - 86_400_000 })).ts, NOW - 86_400_000, 'a day old is accepted (staleness is the store\'s job)');
   t.equal(must(price({ ts: undefined })).ts, NOW, 'missing ts defaults to now');
   t.equal(must(price({ ts: null })).ts, NOW, 'null ts defaults to now');
