@@ -123,9 +123,18 @@ export function resolveBet(rm: ReadModel, names: PlayerNames, ev: EventView, spo
   if (mdef.kind === 'prop' && !mdef.families.includes(sport.family)) c.invalid('market', `${mdef.key} does not apply to ${sport.key}`, q.market);
   const side = fold(q.side.trim());
   let slot: number;
+  // a whole name, else a part of exactly one team's ("Los Angeles" in a Lakers-Clippers game names neither: it was
+  // graded as the home team without a word)
+  const home = fold(ev.home);
+  const away = fold(ev.away);
+  const inHome = side !== '' && home.includes(side);
+  const inAway = side !== '' && away.includes(side);
   if (mdef.shape === 'over_under') slot = side === 'over' ? SLOT.OVER : side === 'under' ? SLOT.UNDER : -1;
-  else if (side === 'home' || (side !== '' && fold(ev.home).includes(side))) slot = SLOT.HOME;
-  else if (side === 'away' || (side !== '' && fold(ev.away).includes(side))) slot = SLOT.AWAY;
+  else if (side === 'home' || side === home) slot = SLOT.HOME;
+  else if (side === 'away' || side === away) slot = SLOT.AWAY;
+  else if (inHome && inAway) return c.invalid('side', `matches both ${ev.home} and ${ev.away}: name one of them, or home or away`, q.side);
+  else if (inHome) slot = SLOT.HOME;
+  else if (inAway) slot = SLOT.AWAY;
   else slot = mdef.shape === 'three_way' && side === 'draw' ? SLOT.DRAW : -1;
   if (slot < 0) {
     c.invalid('side', mdef.shape === 'over_under' ? 'must be over or under' : `must be ${ev.home}, ${ev.away}, home or away${mdef.shape === 'three_way' ? ' or draw' : ''}`, q.side);

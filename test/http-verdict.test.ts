@@ -127,4 +127,18 @@ t.test('verdict', async (t) => {
     }
     t.equal((await v('&team=lakers&side=home')).res.status, 404, 'no such game: 404');
   });
+
+  t.test('a side naming part of both teams is 422; an unencoded + is American', async (t) => {
+    // regression: a part of both names ("i" is in Boston Celtics and in Miami Heat; "Los Angeles" in a Lakers-Clippers
+    // game) was graded as the home team without a word
+    const both = await v('&team=heat&side=i');
+    t.equal(both.res.status, 422, 'side=i matches both teams: 422');
+    t.match(JSON.stringify(both.body), /Boston Celtics.*Miami Heat/, 'naming both');
+    t.equal((await v('&team=heat&side=boston')).body.fair_prob, 0.5, 'a part of one team still picks it');
+    t.equal((await v('&team=heat&side=Boston%20Celtics')).res.status, 200, 'a whole name picks it');
+    // price=+102 typed into a URL: the + arrives as a blank. It was read as a decimal price of 102 (an edge of 5,000 %)
+    const { body } = await v('&event=Miami Heat @ Boston Celtics&side=Boston Celtics&price=+102');
+    t.equal(body.yours?.price, 2.02, 'price=+102 unencoded: +102 American, 2.02');
+    t.equal(body.verdict, 'LEAN', 'graded as 1 %');
+  });
 });

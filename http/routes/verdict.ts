@@ -100,7 +100,9 @@ export function verdictRoutes(s: Services): Route[] {
       const { best, compared } = bestQuote(rm, bet, scope.books, ctx.now);
       let yours: { book: string | null; price: number; eff: number } | null = null;
       if (p.price !== undefined) {
-        const d = parsePrice(p.price as string);
+        // an unencoded '+' arrives as a blank: ' 150' is +150 American, not a decimal price of 150
+        const raw = p.price as string;
+        const d = parsePrice(/^ +\d/.test(raw) ? `+${raw.trimStart()}` : raw);
         if (!(d > 1)) invalid('price', 'must be American with a sign (-110, +150) or decimal above 1 (1.91)', p.price);
         yours = { book: (p.book as string | undefined) ?? null, price: d, eff: d };
       } else if (p.book !== undefined) {
