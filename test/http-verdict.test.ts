@@ -62,6 +62,14 @@ t.test('verdict', async (t) => {
     const { body } = await v('&team=heat&side=away&book=fanduel');
     t.equal(body.yours?.book, 'fanduel', 'book: its price graded');
     t.ok(Math.abs(body.yours!.ev_pct - (0.5 * 1.83 - 1) * 100) < 1e-9, 'fanduel away 1.83: -8.5 %');
+    // regression: a book without a price on the side was replaced by the best book's, graded BET with a Kelly stake
+    const none = await v('&team=heat&side=away&book=betmgm&bankroll=1000');
+    t.same([none.body.verdict, none.body.yours, none.body.kelly?.fraction], ['NO_DATA', null, 0], 'betmgm has no price: NO_DATA, nothing graded');
+    t.ok(none.body.reasons.some((r) => /betmgm has no fresh price/.test(r)), 'saying why');
+    t.equal(none.body.best?.book, 'fanduel', 'the best price is still shown');
+    // regression: a price typed for an exchange was graded without its commission (the exchange's own quote is net)
+    const ex = await v('&team=heat&side=home&book=betfair_ex_uk&price=2.10');
+    t.ok(Math.abs(ex.body.yours!.ev_pct - (0.5 * (1 + 1.1 * 0.95) - 1) * 100) < 1e-9, 'betfair_ex_uk at 2.10: effective 2.045, edge 2.25 %');
   });
 
   t.test('an edge of exactly 2 % is BET, served as 2: the verdict judges the served edge, not its float noise', async (t) => {

@@ -5,6 +5,7 @@
 import { BOOKMAKERS, MARKETS, sportByKey } from '../../engine/catalogue.js';
 import { edgePct } from '../../engine/analytics-math.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
+import { effectiveAt } from '../../engine/price-store.js';
 import {
   bestQuote, findGame, kellyFraction, parsePrice, quoteOf, resolveBet, sharpFair, sideLine, verdictOf,
   type BetQuery, type Quote, type Verdict,
@@ -104,7 +105,9 @@ export function verdictRoutes(s: Services): Route[] {
         const raw = p.price as string;
         const d = parsePrice(/^ +\d/.test(raw) ? `+${raw.trimStart()}` : raw);
         if (!(d > 1)) invalid('price', 'must be American with a sign (-110, +150) or decimal above 1 (1.91)', p.price);
-        yours = { book: (p.book as string | undefined) ?? null, price: d, eff: d };
+        // a price typed for a named exchange is that exchange's price: net of its commission, as its quote would be
+        const book = p.book as string | undefined;
+        yours = { book: book ?? null, price: d, eff: book === undefined ? d : effectiveAt(d, BOOK_INDEX.get(book)!) };
       } else if (p.book !== undefined) {
         const q: Quote | null = quoteOf(rm, bet, BOOK_INDEX.get(p.book as string)!, ctx.now);
         if (q !== null) yours = { book: p.book as string, price: q.price, eff: q.eff };
@@ -112,10 +115,12 @@ export function verdictRoutes(s: Services): Route[] {
       }
       const pr = fair.prob;
       const has = pr === pr;
-      const graded = yours ?? (best === null ? null : { eff: best.eff });
+      // a book asked for and without a price grades nothing (another book's price would answer another question)
+      const asked = p.price !== undefined || p.book !== undefined;
+      const graded = yours ?? (asked || best === null ? null : { eff: best.eff });
       let verdict: Verdict = 'NO_DATA';
       if (has && graded !== null) verdict = verdictOf(edgePct(pr, graded.eff));
-      else if (has) reasons.push('no fresh price at the books considered');
+      else if (has && !asked) reasons.push('no fresh price at the books considered');
       let oldest = has ? fair.lu : ctx.now;
       if (best !== null) oldest = Math.min(oldest, best.lu);
       const fraction = has && graded !== null ? kellyFraction(pr, graded.eff) * (p.kelly as number) : 0;
