@@ -196,6 +196,9 @@ t.test('ingest - msgpack bodies work the same', async (t) => {
 
   const alt = await app.post('/v1/ingest', pack({ prices: [p('draftkings', ev, 'h2h', 'Seattle Storm', 1.85)] }), { ...admin, 'content-type': 'application/x-msgpack; charset=binary' });
   t.equal(alt.status, 202, 'application/x-msgpack with a parameter is accepted too');
+  const vnd = await app.post('/v1/ingest', pack({ prices: [p('draftkings', ev, 'h2h', 'Seattle Storm', 1.85)] }), { ...admin, 'content-type': 'application/vnd.msgpack' });
+  t.equal(vnd.status, 202, 'application/vnd.msgpack too');
+  await vnd.arrayBuffer();
   t.equal(((await alt.json()) as IngestAnswer).accepted, 1, 'applied');
 
   const broken = await app.post('/v1/ingest', Buffer.from([0xc1]), { ...admin, 'content-type': 'application/msgpack' });

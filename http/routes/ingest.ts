@@ -14,7 +14,8 @@ const resultJson = compile(IngestResultSchema);
 function parseBody(contentType: string, body: Buffer): unknown {
   const type = contentType.split(';')[0].trim().toLowerCase();
   if (body.length === 0) throw new ApiError('MALFORMED_BODY', 'empty body');
-  if (type === 'application/msgpack' || type === 'application/x-msgpack') {
+  // application/vnd.msgpack is the vendor-tree name some clients send; the other two are the common ones
+  if (type === 'application/msgpack' || type === 'application/x-msgpack' || type === 'application/vnd.msgpack') {
     return decodeMsgpackBatch(body);
   }
   if (type === 'application/json' || type === '') {
