@@ -15,23 +15,44 @@ for (const [net, bits] of [
 for (const [net, bits] of [
   ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32],
   ['100::', 64], ['2001::', 32],
+  // local-use NAT64 (RFC 8215), SRv6 SIDs (RFC 9602), documentation (RFC 9637), ORCHID and ORCHIDv2 (RFC 7343)
+  ['64:ff9b:1::', 48], ['5f00::', 16], ['3fff::', 20], ['2001:10::', 28], ['2001:20::', 28],
 ] as const) blocked.addSubnet(net, bits, 'ipv6');
 
 /** Host names that reach metadata services or this machine whatever they resolve to. */
 const BLOCKED_NAMES = /^(localhost|.*\.localhost|metadata|metadata\.google\.internal|.*\.internal|.*\.local)$/i;
 
-/** IPv4 embedded in an IPv6 address (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16), else null. */
+/** The eight 16-bit groups of an IPv6 literal (a trailing dotted IPv4 counts as two), or null. */
+function groups(addr: string): number[] | null {
+  let a = addr.toLowerCase();
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(a);
+  if (v4 !== null) {
+    const [b0, b1, b2, b3] = v4.slice(1).map(Number);
+    a = `${a.slice(0, v4.index)}${((b0 << 8) | b1).toString(16)}:${((b2 << 8) | b3).toString(16)}`;
+  }
+  const halves = a.split('::');
+  if (halves.length > 2) return null;
+  const head = halves[0] === '' ? [] : halves[0].split(':');
+  const tail = halves.length === 2 && halves[1] !== '' ? halves[1].split(':') : [];
+  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
+  const all = [...head, ...Array.from({ length: fill }, () => '0'), ...tail];
+  if (all.length !== 8) return null;
+  const out = all.map((h) => parseInt(h, 16));
+  return out.every((n) => n >= 0 && n <= 0xffff) ? out : null;
+}
+
+/** IPv4 embedded in an IPv6 address, in whatever spelling the URL parser left it (it writes [::127.0.0.1] as
+ *  [::7f00:1]): IPv4-compatible ::/96, mapped ::ffff:0:0/96, translated ::ffff:0:0:0/96 (RFC 2765), NAT64
+ *  64:ff9b::/96 and 6to4 2002::/16; else null. */
 function embeddedV4(addr: string): string | null {
-  const a = addr.toLowerCase();
-  const dotted = /^(?:::ffff:|64:ff9b::|::)(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-  if (dotted !== null) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(a);
-  const six = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4}):/.exec(a);
-  const m = hex ?? six;
-  if (m === null) return null;
-  const hi = parseInt(m[1], 16);
-  const lo = parseInt(m[2], 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const g = groups(addr);
+  if (g === null) return null;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zero = (from: number, to: number) => g.slice(from, to).every((n) => n === 0);
+  if (zero(0, 6) || (zero(0, 5) && g[5] === 0xffff) || (zero(0, 4) && g[4] === 0xffff && g[5] === 0)
+    || (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6))) return v4(g[6], g[7]);
+  if (g[0] === 0x2002) return v4(g[1], g[2]);
+  return null;
 }
 
 /** True when an IP literal is one a webhook must never reach. */

@@ -105,6 +105,12 @@ for (const database of appDatabases()) {
       }
       const res = await call(app, 'POST', '/v1/webhooks', pro, { url: 'https://93.184.216.34/h', events: [] });
       t.equal(res.status, 422, 'no events: 422');
+      // regression: an empty sport filter was stored and matched no event at all
+      const none = await call(app, 'POST', '/v1/webhooks', pro, { url: 'https://93.184.216.34/h', events: ['arb_flagged'], sport_filter: [] });
+      t.equal(none.status, 422, 'sport_filter []: 422 (omit it for every sport)');
+      t.same((await j(none)).detail?.[0]?.loc, ['body', 'sport_filter'], 'names the field');
+      const noneB = await call(app, 'POST', '/v1/webhooks', pro, { destination_url: 'https://93.184.216.34/h', events: ['ev.flagged'], filters: { sport_keys: [] } });
+      t.equal(noneB.status, 422, 'Variant B filters.sport_keys []: 422');
       const both = await call(app, 'POST', '/v1/webhooks', pro, { url: 'https://93.184.216.34/h', destination_url: 'https://93.184.216.34/h', events: ['arb_flagged'] });
       t.equal(both.status, 422, 'both url fields: 422');
     });

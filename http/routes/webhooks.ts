@@ -196,6 +196,8 @@ function parseEvents(variant: Variant, raw: unknown): string[] {
 function parseSports(loc: string, raw: unknown): string[] | null {
   if (raw === undefined || raw === null) return null;
   if (!Array.isArray(raw) || raw.length > MAX_SPORTS) invalidField(loc, `must be an array of at most ${MAX_SPORTS} sport keys`, raw);
+  // an empty list would match no event at all, silently: SPEC says to omit the filter for every sport
+  if (raw.length === 0) invalidField(loc, 'must list at least one sport key; omit it (or send null) for every sport', raw);
   const out = new Set<string>();
   for (const k of raw) {
     const keys = typeof k === 'string' ? resolveSportKeys(k) : null;
