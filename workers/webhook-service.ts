@@ -658,7 +658,9 @@ export class WebhookService {
   async replay(sub: Sub, deliveryId: string): Promise<SyncOutcome | 'busy' | 'credits' | null> {
     const d = await getDelivery(this.d.db, sub.row.pk, deliveryId);
     if (d === null) return null;
-    if (d.status === 'pending' || d.status === 'retrying' || this.inflight.has(d.pk)) return 'busy';
+    // a delivery still on its schedule is busy while the subscription is active; once it is disabled no node attempts
+    // it (the poll takes active subscriptions only), so its owner may replay it rather than wait for a re-enable
+    if (((d.status === 'pending' || d.status === 'retrying') && sub.row.isActive) || this.inflight.has(d.pk)) return 'busy';
     const number = Math.max(d.attempts, ...d.tries.map((t) => t.number), 0) + 1;
     const replay = d.tries.filter((t) => t.replay).length + 1;
     const charge = d.status !== 'delivered';
