@@ -331,7 +331,9 @@ export interface DueDelivery {
  * restart) get `claim` in the statement that picks them. SKIP LOCKED: two nodes polling at once take disjoint
  * rows, neither waits for the other.
  */
-export async function claimDue(db: Database, now: number, limit: number, exclude: readonly number[], claim: Claim): Promise<DueDelivery[]> {
+/** `skipWebhooks`: subscriptions whose rows are not claimed now (at their share of the attempts in flight). */
+export async function claimDue(db: Database, now: number, limit: number, exclude: readonly number[], claim: Claim,
+  skipWebhooks: readonly number[] = []): Promise<DueDelivery[]> {
   const at = new Date(now);
   const rows = await db.sql<{ id: string; delivery_id: string; webhook_id: string; event_type: string; body: string; status: string; attempts: number; next_attempt_at: Date }[]>`
     update webhook_deliveries d
@@ -343,6 +345,7 @@ export async function claimDue(db: Database, now: number, limit: number, exclude
         and d.status in ('pending', 'retrying')
         and (d.claimed_by is null or d.lease_until <= ${at} or d.claimed_by = ${claim.node})
         and not (d.id = any(${exclude.map(String)}::bigint[]))
+        and not (d.webhook_id = any(${skipWebhooks.map(String)}::bigint[]))
       order by d.next_attempt_at, d.id
       limit ${limit}
       for update of d skip locked

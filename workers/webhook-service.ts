@@ -48,6 +48,8 @@ import { WebhookMetrics } from './webhook-metrics.js';
 import type { SendResult } from './webhook-protocol.js';
 
 const READY_MAX = 100_000;
+/** due attempts held per subscription while it is at its share of the slots (beyond, their claims run out) */
+const WAITING_MAX = 10_000;
 const ANALYTICS_TYPES = ['arb_flagged', 'live_arb', 'ev_alert', 'arbitrage.opened', 'arbitrage.closed', 'ev.flagged'];
 
 export interface WebhookConfig {
@@ -64,6 +66,9 @@ export interface WebhookConfig {
   pollMs: number;
   /** attempts in flight at once */
   maxInFlight: number;
+  /** attempts in flight at once for one subscription: a receiver that answers slowly (or never, for the 10 s
+   *  timeout) holds at most this many of the maxInFlight slots, and the other subscriptions keep the rest */
+  maxInFlightPerSub: number;
   smtpUrl: string | null;
   mailFrom: string;
   /** this node's name in claims (NODE_ID): unique per node of a cluster, the same across a node's restarts */
@@ -83,6 +88,7 @@ export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
   deferWindows: DEFER_MINUTES,
   pollMs: 250,
   maxInFlight: 512,
+  maxInFlightPerSub: 32,
   smtpUrl: null,
   mailFrom: 'linewire@localhost',
   nodeId: 'linewire',
@@ -108,6 +114,9 @@ export class Sub {
   readonly windows = new Map<number, number>();
   /** total failures queued and not yet written: a success must then reset the count even if the cache says 0 */
   incPending = 0;
+  /** its attempts in flight, and the due ones waiting for one of its maxInFlightPerSub slots (claimed, renewed) */
+  inflight = 0;
+  waiting: DueDelivery[] = [];
   constructor(public row: WebhookRow) {
     this.filter = Sub.compile(row);
   }
@@ -173,6 +182,8 @@ export class WebhookService {
   private insertsWriting = 0;
   private resultScheduled = false;
   private readonly inflight = new Set<number>();
+  /** due attempts waiting for a slot of their subscription (Sub.waiting), by delivery pk */
+  private readonly waitingPks = new Set<number>();
   /** Inserted rows due now that wait for a free slot, oldest first. While any wait here the poll is skipped: a
    *  row is then claimed by exactly one of this queue and the in-flight set, and the poll never sees a row twice.
    *  Bounded; rows past the bound are left to the poll (they are in the outbox either way). */
@@ -256,8 +267,14 @@ export class WebhookService {
   }
 
   remove(pk: number): void {
-    this.subs.delete(pk);
+    this.forget(pk);
     this.reindex();
+  }
+
+  /** A subscription leaves the cache, with the attempts it had waiting (its deliveries go with it). */
+  private forget(pk: number): void {
+    for (const d of this.subs.get(pk)?.waiting ?? []) this.waitingPks.delete(d.pk);
+    this.subs.delete(pk);
   }
 
   /** Follows the subscriptions as stored: created, changed, disabled or deleted through another node. */
@@ -282,7 +299,7 @@ export class WebhookService {
       }
       for (const pk of this.subs.keys()) {
         if (!seen.has(pk)) {
-          this.subs.delete(pk);
+          this.forget(pk);
           changed = true;
         }
       }
@@ -467,7 +484,7 @@ export class WebhookService {
   private renewing = false;
   private renew(): void {
     if (this.closed || this.renewing) return;
-    const held = [...this.inflight];
+    const held = [...this.inflight, ...this.waitingPks];
     for (let i = this.readyHead; i < this.ready.length; i++) held.push(this.ready[i].pk);
     if (held.length === 0) return;
     this.renewing = true;
@@ -476,6 +493,10 @@ export class WebhookService {
       const lost = new Set(held.filter((pk) => !kept.has(pk)));
       this.ready = this.ready.slice(this.readyHead).filter((d) => !lost.has(d.pk));
       this.readyHead = 0;
+      for (const sub of this.subs.values()) {
+        if (sub.waiting.some((d) => lost.has(d.pk))) sub.waiting = sub.waiting.filter((d) => !lost.has(d.pk));
+      }
+      for (const pk of lost) this.waitingPks.delete(pk);
     }).catch((e: unknown) => this.d.log?.(`webhook lease renewal failed: ${String(e)}`)).finally(() => { this.renewing = false; });
   }
 
@@ -492,19 +513,32 @@ export class WebhookService {
   private polling = false;
   private poll(): void {
     this.drainReady();
+    if (this.waitingPks.size > 0) for (const sub of this.subs.values()) if (sub.waiting.length > 0) this.nextOf(sub);
     // without an active subscription nothing can be due (the query joins active ones): no query at all
     if (this.activeSubs === 0 || this.closed || this.polling || this.inflight.size >= this.cfg.maxInFlight || this.readyHead < this.ready.length) return;
     this.polling = true;
     void this.op(async () => {
       if (this.readyHead < this.ready.length) return;
-      const due = await claimDue(this.d.db, this.d.now(), this.cfg.maxInFlight - this.inflight.size, [...this.inflight], this.claim());
-      for (const d of due) if (!this.inflight.has(d.pk)) this.dispatch(d);
+      // a subscription at its share of the slots gets no more rows claimed until one of its attempts ends
+      const full: number[] = [];
+      for (const [pk, sub] of this.subs) if (sub.inflight >= this.cfg.maxInFlightPerSub) full.push(pk);
+      const due = await claimDue(this.d.db, this.d.now(), this.cfg.maxInFlight - this.inflight.size, [...this.inflight, ...this.waitingPks], this.claim(), full);
+      for (const d of due) if (!this.inflight.has(d.pk) && !this.waitingPks.has(d.pk)) this.dispatch(d);
     }).catch((e: unknown) => this.d.log?.(`webhook poll failed: ${String(e)}`)).finally(() => { this.polling = false; });
   }
 
   private dispatch(d: DueDelivery): void {
     const sub = this.subs.get(d.webhookPk);
     if (sub === undefined || !sub.row.isActive || this.closed) return;
+    if (sub.inflight >= this.cfg.maxInFlightPerSub) {
+      // past its share: it waits for one of its own attempts to end; beyond WAITING_MAX its claim simply runs out
+      // and a later poll takes the row again
+      if (sub.waiting.length < WAITING_MAX) {
+        sub.waiting.push(d);
+        this.waitingPks.add(d.pk);
+      }
+      return;
+    }
     this.inflight.add(d.pk);
     const number = d.attempts + 1;
     const key = this.d.accounts.keyById(sub.row.billingKeyId);
@@ -518,7 +552,11 @@ export class WebhookService {
       });
       return;
     }
-    const p = this.send(sub, d.deliveryId, d.eventType, d.body, number).then((res) => {
+    sub.inflight++;
+    const p = this.send(sub, d.deliveryId, d.eventType, d.body, number).finally(() => {
+      sub.inflight--;
+      this.nextOf(sub);
+    }).then((res) => {
       const ok = isOk(res);
       if (!ok) this.d.accounts.refund(key, CREDITS_PER_DELIVERY);
       else this.d.accounts.recordUsage(key, WEBHOOK_DELIVERY_LABEL, CREDITS_PER_DELIVERY);
@@ -550,6 +588,20 @@ export class WebhookService {
     });
     this.sending.add(p);
     void p.finally(() => this.sending.delete(p));
+  }
+
+  /** A subscription's attempt ended: its next waiting one, if it is still active, takes the slot. */
+  private nextOf(sub: Sub): void {
+    while (sub.waiting.length > 0 && sub.inflight < this.cfg.maxInFlightPerSub && this.inflight.size < this.cfg.maxInFlight && !this.closed) {
+      const d = sub.waiting.shift()!;
+      this.waitingPks.delete(d.pk);
+      if (!sub.row.isActive || this.subs.get(d.webhookPk) !== sub) continue;
+      this.dispatch(d);
+    }
+    if (!sub.row.isActive) {
+      for (const d of sub.waiting) this.waitingPks.delete(d.pk);
+      sub.waiting = [];
+    }
   }
 
   /** One HTTP attempt: `attempt` is its place in its schedule (1 to 3 by default), `replay` the ordinal of a

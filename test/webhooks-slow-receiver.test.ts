@@ -1,0 +1,51 @@
+// One subscription whose receiver never answers holds at most its share of the attempts in flight
+// (maxInFlightPerSub): the other subscriptions' first attempts go out at once instead of waiting for its timeouts.
+
+import t from 'tap';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { startReceiver } from './helpers/webhook-receiver.js';
+
+const j = (r: Response): Promise<any> => r.json() as Promise<any>;
+
+function call(app: TestApp, method: string, path: string, key: string, body?: unknown) {
+  return fetch(app.base + path, {
+    method,
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+function newEvents(sport: string, tag: string, n: number) {
+  const now = Date.now();
+  const events = Array.from({ length: n }, (_, i) => ({ id: `wsr_${tag}_${i}`, sport_key: sport, commence_time: now + 3_600_000, home_team: `Home ${tag}${i}`, away_team: `Away ${tag}${i}` }));
+  const prices = events.map((e) => ({ book: 'draftkings', event_id: e.id, market: 'h2h', outcome: e.home_team, price: 1.9 }));
+  return { events, prices };
+}
+
+t.test('webhooks - a receiver that never answers holds only its share of the slots', async (t) => {
+  // 4 slots in all, 2 per subscription; an attempt times out after 3 s
+  const app = await startTestApp(t, { shards: 1, webhooks: { allowPrivate: true, maxInFlight: 4, maxInFlightPerSub: 2, timeoutMs: 3000, retryDelaysMs: [60_000, 60_000], pollMs: 25 } });
+  const rx = await startReceiver(t);
+  rx.respond = (r) => (r.path.endsWith('?slow') ? 'hang' : 200);
+  const key = await app.key('business');
+  for (const [path, sport] of [['slow', 'icehockey_nhl'], ['fast', 'baseball_mlb']]) {
+    const res = await call(app, 'POST', '/v1/webhooks', key, { url: `${rx.url}?${path}`, events: ['new_event'], sport_filter: [sport] });
+    t.equal(res.status, 201, `${path} subscription created`);
+    await res.arrayBuffer();
+  }
+  await app.ingest(newEvents('icehockey_nhl', 's', 10));
+  await rx.waitFor((r) => r.path.endsWith('?slow'), 5000, 2);
+  await app.ingest(newEvents('baseball_mlb', 'f', 1));
+  const [fast] = await rx.waitFor((r) => r.path.endsWith('?fast'), 5000);
+  const slowSoFar = rx.requests.filter((r) => r.path.endsWith('?slow') && r.at <= fast.at).length;
+  // regression: the silent receiver's ten events took every slot, and the other subscription waited for its timeouts
+  t.equal(slowSoFar, 2, 'when the other subscription is served, the silent one holds its 2 slots, no more');
+  const hooks = await j(await call(app, 'GET', '/v1/webhooks', key));
+  const slow = hooks.find((h: { url: string }) => h.url.endsWith('?slow'));
+  const list = await j(await call(app, 'GET', `/v1/webhooks/${slow.id}/deliveries?limit=50`, key));
+  t.equal(list.length, 10, 'its ten deliveries are recorded');
+  t.ok(list.every((d: { status: string }) => d.status === 'pending'), 'all still pending: none had to time out first');
+  // once its attempts time out, the waiting ones take its slots in turn
+  await rx.waitFor((r) => r.path.endsWith('?slow'), 8000, 4);
+  t.pass('the next two went out after the first two timed out');
+});
