@@ -73,6 +73,7 @@ t.test('props', async (t) => {
 
   t.test('filters: player (partial, case- and accent-insensitive), markets, bookmakers, eventId, maxAgeSec', async (t) => {
     t.same((await get('&player=JOSE alv')).body.map((x) => x.player), ['José Álvarez'], 'accent- and case-insensitive');
+    t.same((await get('&player=J.%20%C3%81lvarez')).body.map((x) => x.player), ['José Álvarez'], 'the initial spelling finds the full name');
     t.same((await get('&markets=player_rebounds')).body.length, 1, 'markets');
     t.same((await get('&bookmakers=fanduel')).body.map((x) => x.bookmaker), ['fanduel'], 'bookmakers');
     t.same((await get('&eventId=pr_nba_2')).body, [], 'eventId (its only row is too old)');

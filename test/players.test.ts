@@ -1,6 +1,6 @@
 import t from 'tap';
 import { MARKET_INDEX } from '../engine/ingest.js';
-import { canonicalInEvent, EventPlayers, initialOf, isInitialKey, PlayerNames, playerKey } from '../engine/players.js';
+import { canonicalInEvent, EventPlayers, initialOf, isInitialKey, nameMatches, PlayerNames, playerKey } from '../engine/players.js';
 import { ARB, MID } from '../engine/records.js';
 import { Hub } from '../workers/hub.js';
 import { startTestApp } from './helpers/app.js';
@@ -159,4 +159,14 @@ t.test('players - an arbitrage and a middle between "J. Tatum" and "Jayson Tatum
   const idx = hub.eventIds.peek('hi_3');
   const players = new Set(hub.readModel.event(idx)!.records.map((rec) => hub.readModel.player(rec)));
   t.same([...players].sort(), [jayson, hub.players.id('J. Tatum')].sort(), 'hi_3 holds both spellings, to be merged at serve time');
+});
+
+t.test('players - a search finds a name by a part of it or by its initial spelling', async (t) => {
+  t.ok(nameMatches('Tyrese Haliburton', 'hali'), 'a part');
+  t.ok(nameMatches('Luka Dončić', 'doncic'), 'accents aside');
+  // regression: the initial spelling a book sends is served as the full name, and searching by it found nothing
+  t.ok(nameMatches('Tyrese Haliburton', 'T. Haliburton'), '"T. Haliburton" finds Tyrese Haliburton');
+  t.ok(nameMatches('Jaren Jackson Jr.', 'J. Jackson'), 'suffixes aside');
+  t.notOk(nameMatches('Tyrese Haliburton', 'J. Haliburton'), 'another initial does not');
+  t.notOk(nameMatches('Tyrese Maxey', 'T. Haliburton'), 'another surname does not');
 });
