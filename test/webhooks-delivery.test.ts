@@ -4,19 +4,11 @@
 // to a sport of its own, so their new_event streams do not mix.
 
 import t from 'tap';
-import { appDatabases, startTestApp, type TestApp } from './helpers/app.js';
+import { appDatabases, startTestApp } from './helpers/app.js';
+import { call, j } from './helpers/api.js';
 import { startReceiver, startSmtp, verifyA, verifyB, type Received } from './helpers/webhook-receiver.js';
 
-const j = (r: Response): Promise<any> => r.json() as Promise<any>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function call(app: TestApp, method: string, path: string, key: string, body?: unknown) {
-  return fetch(app.base + path, {
-    method,
-    headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
 
 let seq = 0;
 /** n new events of a sport, each with one price: n new_event events */

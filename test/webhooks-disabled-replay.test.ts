@@ -2,26 +2,9 @@
 // 409 DELIVERY_IN_PROGRESS for as long as the subscription stayed disabled, though nothing would attempt it).
 
 import t from 'tap';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { startTestApp } from './helpers/app.js';
+import { call, j, until } from './helpers/api.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
-
-const j = (r: Response): Promise<any> => r.json() as Promise<any>;
-
-function call(app: TestApp, method: string, path: string, key: string, body?: unknown) {
-  return fetch(app.base + path, {
-    method,
-    headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
-
-async function until(pred: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await pred())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 t.test('webhooks - a retrying delivery of a disabled subscription is replayable', async (t) => {
   // the second attempt is a minute away: the delivery stays retrying for the whole test

@@ -2,18 +2,9 @@
 // receiver on loopback; the chat formats' shapes. Source-quality events follow the app's clock (TestClock).
 
 import t from 'tap';
-import { TestClock, appDatabases, startTestApp, type TestApp } from './helpers/app.js';
+import { TestClock, appDatabases, startTestApp } from './helpers/app.js';
+import { call, j } from './helpers/api.js';
 import { startReceiver, verifyB, type Received } from './helpers/webhook-receiver.js';
-
-const j = (r: Response): Promise<any> => r.json() as Promise<any>;
-
-function call(app: TestApp, method: string, path: string, key: string, body?: unknown) {
-  return fetch(app.base + path, {
-    method,
-    headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
 
 const close = (a: number, b: number) => Math.abs(a - b) < 1e-9;
 

@@ -2,18 +2,9 @@
 // (maxInFlightPerSub): the other subscriptions' first attempts go out at once instead of waiting for its timeouts.
 
 import t from 'tap';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { startTestApp } from './helpers/app.js';
+import { call, j } from './helpers/api.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
-
-const j = (r: Response): Promise<any> => r.json() as Promise<any>;
-
-function call(app: TestApp, method: string, path: string, key: string, body?: unknown) {
-  return fetch(app.base + path, {
-    method,
-    headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
 
 function newEvents(sport: string, tag: string, n: number) {
   const now = Date.now();
