@@ -378,14 +378,14 @@ export async function releaseClaims(db: Database, pks: readonly number[], node: 
     where claimed_by = ${node} and id = any(${pks.map(String)}::bigint[])`;
 }
 
-/** First attempts already scheduled per subscription and rate window start (ms), to seed the rate limiter. */
-export async function scheduledCounts(db: Database, from: number, windowMs: number): Promise<{ webhookPk: number; window: number; n: number }[]> {
-  const rows = await db.sql<{ webhook_id: string; w: string; n: string }[]>`
-    select webhook_id, floor(extract(epoch from next_attempt_at) * 1000 / ${windowMs})::bigint as w, count(*) as n
+/** First attempts scheduled after `from` (ms), in order, per subscription: the rate limiter's starts after a restart. */
+export async function scheduledStarts(db: Database, from: number): Promise<{ webhookPk: number; at: number }[]> {
+  const rows = await db.sql<{ webhook_id: string; at: Date }[]>`
+    select webhook_id, next_attempt_at as at
     from webhook_deliveries
-    where next_attempt_at >= ${new Date(from)} and attempts = 0
-    group by 1, 2`;
-  return rows.map((r) => ({ webhookPk: Number(r.webhook_id), window: Number(r.w) * windowMs, n: Number(r.n) }));
+    where next_attempt_at > ${new Date(from)} and attempts = 0
+    order by next_attempt_at, id`;
+  return rows.map((r) => ({ webhookPk: Number(r.webhook_id), at: r.at.getTime() }));
 }
 
 export interface AttemptResult {

@@ -266,5 +266,24 @@ for (const database of appDatabases()) {
       t.equal(rx.requests.filter((x) => x.path.endsWith('?l')).length, 120, 'no more than 120 sent');
       await call(app, 'DELETE', `/v1/webhooks/${w.id}`, key);
     });
+
+    t.test('rate limit: a window across the clock minute holds no more than the rate either', async (t) => {
+      // regression: windows were counted per clock window, so 60 just before a window's end and 60 just after its
+      // start went out within a few hundred ms. The rate now holds over any 1.5 s.
+      const key = await app.key('pro');
+      const w = await create(key, { url: rx.url + '?m', events: ['new_event'], sport_filter: ['basketball_ncaab'] });
+      rx.respond = () => 200;
+      while (Date.now() % 1500 < 1300) await sleep(10);
+      await app.ingest(newEvents('basketball_ncaab', 60));
+      while (Date.now() % 1500 > 200) await sleep(10);
+      await app.ingest(newEvents('basketball_ncaab', 60));
+      const got = await rx.waitFor((x) => x.path.endsWith('?m'), 6000, 120);
+      const times = got.map((r) => r.at).sort((a, b) => a - b);
+      // the 61st goes out a window after the 1st at the earliest (less the first's own delivery time, a few ms here)
+      let tightest = Infinity;
+      for (let i = 0; i + 60 < times.length; i++) tightest = Math.min(tightest, times[i + 60] - times[i]);
+      t.ok(tightest >= 1500 - 250, `any 61 sends span at least about one window (${tightest} ms)`);
+      await call(app, 'DELETE', `/v1/webhooks/${w.id}`, key);
+    });
   });
 }

@@ -38,7 +38,7 @@ import type { Accounts } from '../http/accounts.js';
 import type { Database } from '../sql/connection.js';
 import {
   claimDue, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, markNotification, outboxBacklog, recordResults,
-  releaseClaims, renewClaims, scheduledCounts, unsentNotifications, writeOutbox, type AttemptResult, type Claim, type DueDelivery,
+  releaseClaims, renewClaims, scheduledStarts, unsentNotifications, writeOutbox, type AttemptResult, type Claim, type DueDelivery,
   type NewDelivery, type WebhookRow,
 } from '../sql/webhooks.js';
 import type { Hub } from './hub.js';
@@ -110,8 +110,8 @@ export interface WebhookDeps {
 /** A subscription as the dispatcher holds it. */
 export class Sub {
   filter: SubscriptionFilter;
-  /** first attempts scheduled per rate window start */
-  readonly windows = new Map<number, number>();
+  /** first attempts scheduled, in order (ms; a sliding window's worth and the deferred ones after it) */
+  starts: number[] = [];
   /** total failures queued and not yet written: a success must then reset the count even if the cache says 0 */
   incPending = 0;
   /** its attempts in flight, and the due ones waiting for one of its maxInFlightPerSub slots (claimed, renewed) */
@@ -225,9 +225,7 @@ export class WebhookService {
     // what the checks saw before a restart: a transition detected and not committed is detected again
     this.evaluator.restore(await loadCheckStates(this.d.db));
     const W = this.cfg.rateWindowMs;
-    for (const c of await scheduledCounts(this.d.db, Math.floor(now / W) * W, W)) {
-      this.subs.get(c.webhookPk)?.windows.set(c.window, c.n);
-    }
+    for (const c of await scheduledStarts(this.d.db, now - W)) this.subs.get(c.webhookPk)?.starts.push(c.at);
     this.reindex();
     await this.sender.start();
     this.d.hub.onBatch((b) => {
@@ -410,22 +408,26 @@ export class WebhookService {
     });
   }
 
-  /** When the event's first attempt may be made under the subscription's rate, or null (rate_limited). */
+  /** When the event's first attempt may be made under the subscription's rate, or null (rate_limited).
+   *  The rate holds over any window of rateWindowMs, not per clock minute: with first attempts in order and each
+   *  at least a window after the one `limit` places before it, no window holds more than `limit` (60 at :59 and
+   *  60 more at :00 went out within a second when the minutes were counted apart). */
   private rate(sub: Sub, now: number): number | null {
     const key = this.d.accounts.keyById(sub.row.billingKeyId);
     const limit = key === undefined ? 0 : WEBHOOK_TIERS[key.tier]?.perMinute ?? 0;
+    if (limit === 0) return null;
     const W = this.cfg.rateWindowMs;
-    const w0 = Math.floor(now / W) * W;
-    if (sub.windows.size > this.cfg.deferWindows + 2) for (const w of sub.windows.keys()) if (w < w0) sub.windows.delete(w);
-    for (let k = 0; k <= this.cfg.deferWindows; k++) {
-      const w = w0 + k * W;
-      const n = sub.windows.get(w) ?? 0;
-      if (n < limit) {
-        sub.windows.set(w, n + 1);
-        return k === 0 ? now : w;
-      }
-    }
-    return null;
+    const s = sub.starts;
+    // starts a window or more in the past bound nothing any more
+    let drop = 0;
+    while (drop < s.length && s[drop] <= now - W) drop++;
+    if (drop > 0) s.splice(0, drop);
+    let at = now;
+    if (s.length > 0) at = Math.max(at, s[s.length - 1]);
+    if (s.length >= limit) at = Math.max(at, s[s.length - limit] + W);
+    if (at - now > this.cfg.deferWindows * W) return null;
+    s.push(at);
+    return at;
   }
 
   private async flushInserts(): Promise<void> {
