@@ -81,7 +81,8 @@ function parseOne(spec: ParamSpec, name: string, raw: string, errors: Validation
       return new Date(t).toISOString();
     }
     case 'date': {
-      if (!/^\d{4}-\d{2}-\d{2}$/.test(raw) || Number.isNaN(Date.parse(`${raw}T00:00:00Z`))
+      // year 0000 parses in JavaScript (1 BC) but not in PostgreSQL, whose queries then failed with a 500
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(raw) || raw.startsWith('0000') || Number.isNaN(Date.parse(`${raw}T00:00:00Z`))
         || new Date(`${raw}T00:00:00Z`).toISOString().slice(0, 10) !== raw) {
         return fail('must be a date YYYY-MM-DD (UTC)', 'date_parsing');
       }

@@ -9,6 +9,7 @@ const SPECS: ParamSpec[] = [
   { name: 'minEdge', alias: 'min_edge_pct', type: 'number', default: 2, min: 0, description: 'edge' },
   { name: 'eventId', type: 'string', description: 'one id' },
   { name: 'live', type: 'boolean', default: false, description: 'a flag' },
+  { name: 'date', type: 'date', description: 'a day' },
 ];
 
 /** the 422's detail items of a query, or the parsed params */
@@ -93,4 +94,11 @@ t.test('params - booleans: true, false, 1, 0 in any case', async (t) => {
     const r = parse(q);
     t.same(r.ok ? r.params : r.detail.map((d) => d.type), ['bool_parsing'], `${q}: 422`);
   }
+});
+
+t.test('params - a date of year 0000 is 422 (PostgreSQL has no year 0; the exports answered 500)', async (t) => {
+  const r = parse('date=0000-01-01');
+  t.same(r.ok ? r.params : r.detail.map((d) => d.type), ['date_parsing'], 'year 0000: 422');
+  const ok = parse('date=0001-01-01');
+  t.equal(ok.ok && ok.params.date, '0001-01-01', 'year 0001 passes');
 });
