@@ -62,13 +62,27 @@ export class PregameEvent {
   constructor(public meta: EventMeta) {}
 
   /** Records a quote if written before commence and newer than the one held; true when kept. `nameOf` names a
-   *  player id (-1: none) the first time its line is seen. */
+   *  player id (-1: none) the first time its line is seen. A quote at another point than the book-line's other
+   *  sides is a line move, which withdraws those sides (the store removes a book's quotes at its old point): they
+   *  are kept withdrawn (price 0, the move's time), so that a side quoted before the move never pairs with one
+   *  quoted after it, not even after a restart (the withdrawal is persisted like a quote). A price of 0 is such a
+   *  withdrawal read back. */
   observe(key: number, market: number, player: number, nameOf: (player: number) => string, book: number, outcome: number,
     point: number, price: number, ts: number): boolean {
     if (!(ts < this.meta.commence) || outcome < 0 || outcome > 2) return false;
     let line = this.lines.get(key);
     if (line === undefined) this.lines.set(key, (line = new PregameLine(market, player < 0 ? '' : nameOf(player), book)));
     if (line.ts[outcome] > ts) return false;
+    if (price > 0) {
+      for (let k = 0; k < 3; k++) {
+        if (k === outcome || line.ts[k] < 0 || line.price[k] === 0 || Object.is(line.point[k], point)) continue;
+        // a side written later at another point: this quote's line was left since
+        if (line.ts[k] > ts) return false;
+        line.price[k] = 0;
+        line.point[k] = Number.NaN;
+        line.ts[k] = ts;
+      }
+    }
     line.point[outcome] = point;
     line.price[outcome] = price;
     line.ts[outcome] = ts;
@@ -100,10 +114,12 @@ export class PregameEvent {
     const commence = this.meta.commence;
     for (const line of this.lines.values()) {
       let newest = -1;
-      for (let o = 0; o < 3; o++) if (line.ts[o] >= 0 && line.ts[o] < commence && (newest < 0 || line.ts[o] > line.ts[newest])) newest = o;
+      // withdrawn sides (price 0) are no quotes
+      const quoted = (o: number) => line.ts[o] >= 0 && line.ts[o] < commence && line.price[o] > 0;
+      for (let o = 0; o < 3; o++) if (quoted(o) && (newest < 0 || line.ts[o] > line.ts[newest])) newest = o;
       if (newest < 0) continue;
       const point = line.point[newest];
-      const side = (o: number): number => (line.ts[o] >= 0 && line.ts[o] < commence && Object.is(line.point[o], point) ? o : -1);
+      const side = (o: number): number => (quoted(o) && Object.is(line.point[o], point) ? o : -1);
       const m = MARKETS[line.market];
       const base = { source: BOOKMAKERS[line.book].key, market_key: m.key, market_label: m.label };
       const over = side(0);
