@@ -117,6 +117,12 @@ t.test('status over a simulated clock', async (t) => {
     res = await app.get('/v1/status');
     const fresh = (await res.json()) as Status;
     t.same([res.headers.get('x-status-cache'), fresh.sources.find((x) => x.source === 'pinnacle')!.sla_state], ['fresh', 'stale'], 'then the revalidated body');
+    // regression: after a quiet spell the first reader got the last body whatever its age (Age 322 with max-age 90
+    // and stale-while-revalidate 90); past both it is recomputed first
+    clock.freeze(T + 191_000 + 181_000);
+    res = await app.get('/v1/status');
+    t.same([res.headers.get('x-status-cache'), res.headers.get('age')], ['cold', '0'], 'past max-age + stale-while-revalidate: recomputed, Age 0');
+    await res.arrayBuffer();
   });
 
   await t.test('movers and api-info', async (t) => {

@@ -166,22 +166,33 @@ export class StatusService {
     }).finally(() => { this.refreshing = null; }));
   }
 
-  /** The cached status: `fresh` within cacheMs, `stale` (a refresh started) after, `cold` computed inline; null
-   *  when the cold computation ran over its bound (it goes on and fills the cache). */
+  /** The cached status: `fresh` within cacheMs, `stale` (a refresh started) up to twice that (max-age plus
+   *  stale-while-revalidate, as the Cache-Control header promises), `cold` computed inline when there is none or it
+   *  is older still; null when a cold computation without any body to fall back on ran over its bound (it goes on
+   *  and fills the cache). An older body is served, as `stale`, only when its recomputation runs over the bound. */
   async status(): Promise<{ cached: CachedStatus; state: 'fresh' | 'stale' | 'cold' } | null> {
     const now = this.deps.now();
-    if (this.cache !== null) {
-      if (now - this.cache.at < this.cfg.cacheMs) return { cached: this.cache, state: 'fresh' };
-      const stale = this.cache;
-      void this.refresh().catch((e: unknown) => this.deps.log?.(`status refresh failed: ${String(e)}`));
-      return { cached: stale, state: 'stale' };
+    const old = this.cache;
+    if (old !== null) {
+      if (now - old.at < this.cfg.cacheMs) return { cached: old, state: 'fresh' };
+      if (now - old.at < 2 * this.cfg.cacheMs) {
+        void this.refresh().catch((e: unknown) => this.deps.log?.(`status refresh failed: ${String(e)}`));
+        return { cached: old, state: 'stale' };
+      }
     }
+    // none, or past the stale-while-revalidate window: the first reader after a quiet spell got a body of any age
+    const c = await this.inline();
+    if (c !== null) return { cached: c, state: 'cold' };
+    return old === null ? null : { cached: old, state: 'stale' };
+  }
+
+  /** A refresh awaited up to computeTimeoutMs; null past it (it goes on and fills the cache). */
+  private async inline(): Promise<CachedStatus | null> {
     const run = this.refresh();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), this.cfg.computeTimeoutMs); });
     try {
-      const c = await Promise.race([run, late]);
-      return c === null ? null : { cached: c, state: 'cold' };
+      return await Promise.race([run, late]);
     } finally {
       clearTimeout(timer);
       run.catch(() => undefined);
