@@ -185,12 +185,13 @@ export interface SourceCoverage {
   last_date: string;
 }
 
-/** Per source: closing rows of the sports between two game days (inclusive), rows with both sides priced, and
- *  the first and last game day held. */
+/** Per source: closing rows of the sports between two game days (inclusive), rows with every side priced (a
+ *  three-way line's draw row has one side: priced when it is), and the first and last game day held. */
 export async function coverageBySource(db: Database, sports: readonly string[], from: string | undefined, to: string | undefined): Promise<SourceCoverage[]> {
   const sql = db.sql;
   const rows = await sql<{ source: string; rows: string; priced_rows: string; first_date: string; last_date: string }[]>`
-    select source, count(*) as rows, count(*) filter (where over_price is not null and under_price is not null) as priced_rows,
+    select source, count(*) as rows, count(*) filter (where over_price is not null
+      and (under_price is not null or (market_key = 'h2h_3_way' and player_name = 'Draw'))) as priced_rows,
       to_char(min(game_date), 'YYYY-MM-DD') as first_date, to_char(max(game_date), 'YYYY-MM-DD') as last_date
     from closing_lines where sport_key in ${sql(sports as string[])}
       ${from !== undefined ? sql`and game_date >= ${from}` : sql``} ${to !== undefined ? sql`and game_date <= ${to}` : sql``}

@@ -158,11 +158,20 @@ for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, 
     { source: 'fanduel', rows: 834, priced_rows: 834, first_date: '2026-11-19', last_date: '2026-11-19' },
     { source: 'pinnacle', rows: 416, priced_rows: 416, first_date: '2026-11-19', last_date: '2026-11-19' },
   ], 'per-source row counts, priced rows, first and last day');
+  // regression: a three-way line's draw row has no under side, and a complete line counted as half priced
+  await app.app.services.db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,
+      source, player_name, market_key, market_label, line, over_price, under_price, snapshot_time) values
+    ('2026-11-19', 'soccer_epl', 'epl_cov', '2026-11-19T15:00:00Z', 'H', 'A', 'pinnacle', '', 'h2h_3_way', '3-Way Result', null, 2.1, 3.4, '2026-11-19T14:59:00Z'),
+    ('2026-11-19', 'soccer_epl', 'epl_cov', '2026-11-19T15:00:00Z', 'H', 'A', 'pinnacle', 'Draw', 'h2h_3_way', '3-Way Result', null, 3.3, null, '2026-11-19T14:59:00Z'),
+    ('2026-11-19', 'soccer_epl', 'epl_cov', '2026-11-19T15:00:00Z', 'H', 'A', 'fanduel', '', 'h2h_3_way', '3-Way Result', null, 2.0, null, '2026-11-19T14:59:00Z')`;
+  const epl = (await (await app.get(`/v1/historical/sports/soccer_epl/coverage?apiKey=${key}`)).json()) as { sources: { source: string; rows: number; priced_rows: number }[] };
+  t.same(epl.sources.map((x) => [x.source, x.rows, x.priced_rows]), [['fanduel', 1, 0], ['pinnacle', 2, 2]],
+    'a priced draw row counts as priced; a line missing its away side does not');
   const none = (await (await app.get(`/v1/historical/sports/basketball_nba/coverage?apiKey=${key}&dateFrom=2026-11-20`)).json()) as { total_rows: number };
   t.equal(none.total_rows, 0, 'a range after the rows: none');
   t.equal((await app.get(`/v1/historical/sports/basketball_nba/coverage?apiKey=${key}&dateFrom=2026-11-20&dateTo=2026-11-19`)).status, 422, 'dateFrom after dateTo: 422');
   const pub = (await (await app.get('/v1/historical/coverage')).json()) as { sports: { sport_key: string; rows: number }[] };
-  t.same(pub.sports.map((x) => [x.sport_key, x.rows]), [['basketball_nba', 1250], ['icehockey_nhl', 1250]], 'public coverage per sport, no key');
+  t.same(pub.sports.map((x) => [x.sport_key, x.rows]), [['basketball_nba', 1250], ['icehockey_nhl', 1250], ['soccer_epl', 3]], 'public coverage per sport, no key');
   let m = await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&dateFrom=2026-11-01&dateTo=2026-11-30`);
   t.match(m.headers.get('x-coverage-hint'), /held from 2026-11-19 to 2026-11-19/, 'X-Coverage-Hint when the range asked exceeds what is held');
   t.equal(((await m.json()) as { matches: unknown[] }).matches.length, 51, 'the events of the range');
