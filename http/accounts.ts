@@ -29,9 +29,9 @@ export class UsageCell {
 export class AccountState {
   dirty = false;
   lastRequestAt = 0;
-  /** per-second cap window: the second counted and requests in it */
-  windowSecond = 0;
-  windowCount = 0;
+  /** the per-second cap's last `cap` request times, a ring from recentHead (free tier only; empty otherwise) */
+  recent: number[] = [];
+  recentHead = 0;
   readonly usage = new Map<string, UsageCell>();
   readonly keys: KeyState[] = [];
   /** credits charged (net of refunds) and granted since the last write: what the next write adds */
@@ -274,13 +274,21 @@ export class Accounts {
     this.renew(a, now);
     const cap = tierDef(a.tier).requestsPerSecond;
     if (cap === 0) return 0;
-    const second = Math.floor(now / 1000);
-    if (second !== a.windowSecond) {
-      a.windowSecond = second;
-      a.windowCount = 0;
+    // any second, not per clock second: 60 at x.95 and 60 more at (x+1).02 passed when seconds were counted apart
+    const r = a.recent;
+    if (r.length > cap) {
+      a.recent = [];
+      a.recentHead = 0;
+      return this.rateLimit(k, now);
     }
-    if (a.windowCount >= cap) return 1;
-    a.windowCount++;
+    if (r.length < cap) {
+      r.push(now);
+      return 0;
+    }
+    const oldest = r[a.recentHead];
+    if (now - oldest < 1000) return Math.max(1, Math.ceil((oldest + 1000 - now) / 1000));
+    r[a.recentHead] = now;
+    a.recentHead = (a.recentHead + 1) % cap;
     return 0;
   }
 

@@ -216,6 +216,19 @@ t.test('rate cap - a free key gets 429 EXCEEDED_FREQ_LIMIT above 60 requests in 
   const next = await odds(app, '', { 'X-API-Key': free });
   t.equal(next.status, 200, 'the next second serves the free key again');
   await next.arrayBuffer();
+
+  // regression: the cap counted clock seconds, so 60 at x.90 and 60 at (x+1).02 all passed: now any second holds 60
+  const edge = await app.key('free', 1000);
+  clock.freeze(second + 5_900);
+  const late = await Promise.all(Array.from({ length: 60 }, () => odds(app, '', { 'X-API-Key': edge })));
+  t.ok(late.every((r) => r.status === 200), '60 at x.90: served');
+  clock.freeze(second + 6_020);
+  const early = await Promise.all(Array.from({ length: 10 }, () => odds(app, '', { 'X-API-Key': edge })));
+  t.ok(early.every((r) => r.status === 429), '10 more at (x+1).02, 120 ms later: 429');
+  clock.freeze(second + 6_900);
+  const again = await odds(app, '', { 'X-API-Key': edge });
+  t.equal(again.status, 200, 'a full second after the first of the 60: served');
+  await Promise.all([...late, ...early, again].map((r) => r.arrayBuffer()));
 });
 
 for (const database of appDatabases()) {
