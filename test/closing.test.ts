@@ -15,21 +15,25 @@ function spreads(pe: PregameEvent, outcome: number, point: number, price: number
   return pe.observe(key, SPREADS, -1, noName, PIN, outcome, point, price, ts);
 }
 
-t.test('closing - a side quoted before a line move never pairs with one quoted after it', async (t) => {
-  // regression: home -4.5 / away +4.5, then home -5 (the book moves: its -4.5 quotes go), then home -4.5 again:
-  // the row paired the new home 1.95 with the away 1.91 withdrawn at the move
+/** home -4.5 / away +4.5 at 1.90 / 1.91, then home -5 at 1.85 (the book moves: its -4.5 quotes go); with `back`,
+ *  home -4.5 again at 1.95 */
+function moved(back: boolean): PregameEvent {
   const pe = new PregameEvent(meta);
   spreads(pe, 0, -4.5, 1.9, C - 3000);
   spreads(pe, 1, -4.5, 1.91, C - 3000);
   spreads(pe, 0, -5, 1.85, C - 2000);
-  spreads(pe, 0, -4.5, 1.95, C - 1000);
+  if (back) spreads(pe, 0, -4.5, 1.95, C - 1000);
+  return pe;
+}
+
+t.test('closing - a side quoted before a line move never pairs with one quoted after it', async (t) => {
+  // regression: to -5 and back to -4.5 with the home side only: the row paired the new home 1.95 with the away
+  // 1.91 withdrawn at the move
+  const pe = moved(true);
   t.same(pe.closingRows().map((r) => [r.line, r.over_price, r.under_price, r.snapshot_time]), [[-4.5, 1.95, null, C - 1000]],
     'home -4.5 at 1.95, away null');
   // the plain move, and both sides quoted again after it
-  const pe2 = new PregameEvent(meta);
-  spreads(pe2, 0, -4.5, 1.9, C - 3000);
-  spreads(pe2, 1, -4.5, 1.91, C - 3000);
-  spreads(pe2, 0, -5, 1.85, C - 2000);
+  const pe2 = moved(false);
   t.same(pe2.closingRows().map((r) => [r.line, r.over_price, r.under_price]), [[-5, 1.85, null]], 'a move: the new line, its other side null');
   spreads(pe2, 1, -5, 1.95, C - 1500);
   t.same(pe2.closingRows().map((r) => [r.line, r.over_price, r.under_price]), [[-5, 1.85, 1.95]], 'both sides at the new line');
@@ -37,11 +41,7 @@ t.test('closing - a side quoted before a line move never pairs with one quoted a
 });
 
 t.test('closing - the withdrawal is persisted and read back in any order', async (t) => {
-  const pe = new PregameEvent(meta);
-  spreads(pe, 0, -4.5, 1.9, C - 3000);
-  spreads(pe, 1, -4.5, 1.91, C - 3000);
-  spreads(pe, 0, -5, 1.85, C - 2000);
-  spreads(pe, 0, -4.5, 1.95, C - 1000);
+  const pe = moved(true);
   const saved: PregameQuote[] = pe.takeDirty();
   t.same(saved.map((q) => [q.outcome, q.price]).sort(), [[0, 1.95], [1, 0]], 'the away side is saved withdrawn (price 0)');
   for (const order of [saved, [...saved].reverse()]) {
