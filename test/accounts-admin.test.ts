@@ -24,6 +24,12 @@ t.test('admin - accounts listed, tier changed, payment ids and credits set', asy
   t.equal(second.account_id, a.account_id, 'a key added to the account');
   t.equal((await app.post('/v1/admin/keys', { tier: 'pro', email: 'BILLING@example.com' }, admin)).status, 409, 'an e-mail is one account');
   t.equal((await app.post('/v1/admin/keys', { account_id: 999_999 }, admin)).status, 404, 'an unknown account: 404');
+  // regression: {account_id, tier: "free"} answered 201 and the key kept the account's tier without a word
+  for (const extra of [{ tier: 'free' }, { credits: 5 }, { email: 'x@example.com' }]) {
+    const res = await app.post('/v1/admin/keys', { account_id: a.account_id, ...extra }, admin);
+    t.equal(res.status, 422, `account_id with ${Object.keys(extra)[0]}: 422 (it belongs to the account)`);
+    await res.arrayBuffer();
+  }
 
   const list = await app.get('/v1/admin/accounts?email=billing', admin);
   t.equal(list.status, 200, 'listed');

@@ -46,6 +46,12 @@ export function adminRoutes(s: Services): Route[] {
         if (b.account_id !== undefined) {
           const a = s.accounts.account(intField(b, 'account_id', 1, Number.MAX_SAFE_INTEGER));
           if (a === undefined) throw new ApiError('ACCOUNT_NOT_FOUND');
+          // a key takes its account's tier and balance: fields that would say otherwise were silently ignored
+          for (const f of ['tier', 'credits', 'email']) {
+            if (b[f] !== undefined) {
+              invalidField(f, `belongs to the account, whose tier and balance a key added to it takes: change them with PATCH /v1/admin/accounts/${a.id} or POST /v1/admin/accounts/${a.id}/credits`, b[f]);
+            }
+          }
           const { key, state } = await s.accounts.create({ tier: a.tier, accountId: a.id });
           return { status: 201, body: keyJson({ key, tier: a.tier, credits: a.remaining, email: a.email, account_id: a.id, key_id: state.id, prefix: state.prefix }) };
         }
