@@ -37,12 +37,14 @@ export function initialOf(key: string): string {
   return sp <= 0 ? '' : key[0] + key.slice(sp);
 }
 
-/** Whether a served player name answers a search: a part of it (case and accents aside), or its initial spelling
- *  ("T. Haliburton" finds Tyrese Haliburton, the name the initial is served as). */
-export function nameMatches(name: string, query: string): boolean {
-  if (fold(name).includes(fold(query))) return true;
-  const q = playerKey(query);
-  return isInitialKey(q) && initialOf(playerKey(name)) === q;
+/** A player search: whether a served name answers `query`, a part of it (case and accents aside) or its initial
+ *  spelling ("T. Haliburton" finds Tyrese Haliburton, the name the initial is served as). The query is read once,
+ *  the names of a whole listing tried against it. */
+export function nameMatcher(query: string): (name: string) => boolean {
+  const part = fold(query);
+  const key = playerKey(query);
+  const initial = isInitialKey(key);
+  return (name) => fold(name).includes(part) || (initial && initialOf(playerKey(name)) === key);
 }
 
 /** Interns players by key: ids are dense, name(id) is the first spelling seen. */

@@ -11,7 +11,7 @@ import { ApiError } from './errors.js';
 import { MARKET_INDEX, SLOT } from './ingest.js';
 import { kelly } from './analytics-math.js';
 import { americanToDecimal } from './odds.js';
-import { canonicalInEvent, fold, nameMatches, type PlayerNames } from './players.js';
+import { canonicalInEvent, fold, nameMatcher, type PlayerNames } from './players.js';
 import { effectiveAt } from './price-store.js';
 import type { EventView, ReadModel } from './read-model.js';
 import { STALE_MS } from './sla.js';
@@ -144,10 +144,11 @@ export function resolveBet(rm: ReadModel, names: PlayerNames, ev: EventView, spo
   if (mdef.kind === 'prop') {
     if (q.player === undefined) c.invalid('player', `is required for ${mdef.key}`, null);
     const canon = canonicalInEvent(ev.records.map((r) => rm.player(r)), names);
+    const matches = nameMatcher(q.player);
     const people = new Set<number>();
     for (const r of ev.records) {
       const pid = rm.player(r);
-      if (rm.market(r) === market && pid >= 0 && nameMatches(names.name(pid), q.player)) people.add(canon.get(pid)!);
+      if (rm.market(r) === market && pid >= 0 && matches(names.name(pid))) people.add(canon.get(pid)!);
     }
     if (people.size === 0) c.notFound(`no ${mdef.key} line for ${q.player} in ${ev.away} @ ${ev.home}`);
     if (people.size > 1) c.invalid('player', `matches several players: ${[...people].map((i) => names.name(i)).join(', ')}`, q.player);

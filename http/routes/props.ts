@@ -7,7 +7,7 @@
 
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { decimalToAmerican } from '../../engine/odds.js';
-import { canonicalInEvent, nameMatches } from '../../engine/players.js';
+import { canonicalInEvent, nameMatcher } from '../../engine/players.js';
 import type { EventView } from '../../engine/read-model.js';
 import type { ParamSpec } from '../params.js';
 import type { Route } from '../router.js';
@@ -100,7 +100,7 @@ export function propsRoutes(s: Services): Route[] {
         : p.include_event_markets === true;
       const futures = eventMarkets || p.include_futures === true;
       const markets = p.markets === undefined ? null : new Set(p.markets as string[]);
-      const who = p.player === undefined ? null : p.player as string;
+      const who = p.player === undefined ? null : nameMatcher(p.player as string);
       const american = p.oddsFormat === 'american';
       const effective = p.dfsOdds === 'effective';
       const oldest = ctx.now - (p.maxAgeSec === undefined ? PROPS_WINDOW_MS : Math.min(PROPS_WINDOW_MS, (p.maxAgeSec as number) * 1000));
@@ -126,7 +126,7 @@ export function propsRoutes(s: Services): Route[] {
             if (over === 0 && under === 0) continue;
             const lu = Math.min(over === 0 ? Infinity : luOver, under === 0 ? Infinity : luUnder);
             const player = s.hub.players.name(canon.get(rm.player(r))!);
-            if (who !== null && !nameMatches(player, who)) continue;
+            if (who !== null && !who(player)) continue;
             rows.push({ ev, book, player, market, line: rm.point(r), over, under, lu });
           }
         }
