@@ -25,6 +25,7 @@ import { pitcherRoutes } from './routes/pitchers.js';
 import { predictionRoutes } from './routes/prediction.js';
 import { propsRoutes } from './routes/props.js';
 import { verdictRoutes } from './routes/verdict.js';
+import { calcRoutes } from './routes/calc.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { EXPORT_CACHE_TTL_MS, historicalRoutes } from './routes/historical.js';
 import { ExportCache } from './export-cache.js';
@@ -343,6 +344,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...pitcherRoutes(services),
       ...predictionRoutes(services),
       ...verdictRoutes(services),
+      ...calcRoutes(),
       // an ingest is acknowledged once the webhook events its batch produced are in the outbox
       ...ingestRoutes(services).map((r) => (r.path !== '/v1/ingest' ? r : {
         ...r,

@@ -32,6 +32,7 @@ export const CREDIT_COSTS: readonly CostEntry[] = Object.freeze([
   fixed('GET', '/v1/sports/{sport_key}/middles', 3),
   fixed('GET', '/v1/prediction-markets/{sport_key}', 3),
   fixed('GET', '/v1/sports/{sport_key}/arbitrage', 10),
+  fixed('GET', '/v1/inplay/arbs', 10),
   fixed('GET', '/v1/sports/{sport_key}/ev', 10),
   fixed('GET', '/v1/sports/{sport_key}/best-bets', 10),
   fixed('GET', '/v1/verdict', 5),

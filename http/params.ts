@@ -3,6 +3,7 @@
 
 import { ApiError, type ValidationItem } from '../engine/errors.js';
 import { parseTime } from '../engine/ingest.js';
+import { parsePrice } from '../engine/verdict.js';
 
 export type ParamType = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'csv' | 'datetime' | 'date';
 
@@ -128,4 +129,10 @@ export function parseParams(specs: readonly ParamSpec[], query: URLSearchParams)
 /** Throws a 422 for one parameter, for checks that need more than one parameter or the catalogue. */
 export function invalid(name: string, msg: string, input: unknown): never {
   throw new ApiError('VALIDATION_ERROR', `invalid parameter: ${name} ${msg}`, [{ loc: ['query', name], msg, type: 'value_error', input }]);
+}
+
+/** A price typed into a query string: American with a sign (-110, +150) or decimal above 1 (1.91); NaN otherwise.
+ *  An unencoded '+' arrives as a blank, so ' 150' is +150 American, not a decimal price of 150. */
+export function queryPrice(raw: string): number {
+  return parsePrice(/^ +\d/.test(raw) ? `+${raw.trimStart()}` : raw);
 }

@@ -1084,3 +1084,57 @@ t.test('analytics - served numbers carry no float noise, thresholds meet round n
   t.same(z?.outcomes.map((o) => [o.consensus_prob, o.consensus_odds]), [[0.8, 1.25], [0.2, 5]], 'consensus 0.8 / 0.2');
   t.equal(z?.hold_pct, 0, 'hold 0 %');
 });
+
+t.test('inplay - /v1/inplay/arbs: in-play arbitrages across sports, as /arbitrage serves them with include_live', async (t) => {
+  // events of their own sports (NHL, MLB, NFL), so the shared fixture stays exact
+  const nhl = event('ip_nhl', 'icehockey_nhl', NOW - H, 'Boston Bruins', 'Toronto Maple Leafs');
+  const mlb = event('ip_mlb', 'baseball_mlb', NOW - 5 * H, 'New York Yankees', 'Boston Red Sox');
+  const nflOld = event('ip_nfl_old', 'americanfootball_nfl', NOW - 7 * H, 'Kansas City Chiefs', 'Buffalo Bills');
+  const nhlPre = event('ip_nhl_pre', 'icehockey_nhl', NOW + H, 'Detroit Red Wings', 'Chicago Blackhawks');
+  const r = await app.ingest({
+    events: [nhl, mlb, nflOld, nhlPre],
+    prices: [
+      // NHL in play: 2.30 / 2.05 across two books: 1/S = 2.3 * 2.05 / (2.3 + 2.05) = 4.715 / 4.35, profit 8.3908045977 %
+      ...h2h('draftkings', nhl, 2.30, 1.70), ...h2h('fanduel', nhl, 1.70, 2.05),
+      // MLB started 5 h ago: 2.1 / 2.1, profit 5 %
+      ...h2h('draftkings', mlb, 2.10, 1.70), ...h2h('fanduel', mlb, 1.70, 2.10),
+      // NFL started 7 h ago: past the default max_age_hours of 6
+      ...h2h('draftkings', nflOld, 2.50, 1.50), ...h2h('fanduel', nflOld, 1.50, 2.50),
+      // NHL pregame: an arb, but not in play
+      ...h2h('draftkings', nhlPre, 2.40, 1.60), ...h2h('fanduel', nhlPre, 1.60, 2.40),
+    ],
+  });
+  t.same([r.status, r.json.rejected], [202, []], 'ingested');
+  const inplay = (query = '', k = key) => call<ArbRow[]>(`/v1/inplay/arbs${q(query)}`, k);
+
+  const all = await inplay();
+  t.equal(all.res.status, 200, '200');
+  t.equal(all.res.headers.get('x-requests-last'), '10', 'costs 10 credits, as /arbitrage');
+  t.same(all.body.map((x) => [x.event_id, x.profit_pct]), [['an_nba_live', 10], ['ip_nhl', 8.3908045977], ['ip_mlb', 5]],
+    'the in-play arbs of every sport, best profit first: 10 %, 4.715 / 4.35 - 1 = 8.3908045977 %, 5 %; not the pregame one, not one started 7 h ago');
+  t.ok(all.body.every((x) => x.is_live), 'every row in play');
+  const nba = (await arbs('basketball_nba', 'include_live=true')).body.find((x) => x.event_id === 'an_nba_live');
+  t.same(all.body[0], nba, 'the row is the one /arbitrage serves with include_live');
+
+  t.same((await inplay('max_age_hours=8')).body.map((x) => [x.event_id, x.profit_pct]),
+    [['ip_nfl_old', 25], ['an_nba_live', 10], ['ip_nhl', 8.3908045977], ['ip_mlb', 5]],
+    'max_age_hours=8 takes in the NFL game started 7 h ago (2.5 / 2.5: 25 %)');
+  t.same((await inplay('max_age_hours=4')).body.map((x) => x.event_id), ['an_nba_live', 'ip_nhl'], 'max_age_hours=4 leaves the MLB game out');
+  t.same((await inplay('sports=icehockey_nhl,baseball_mlb')).body.map((x) => x.event_id), ['ip_nhl', 'ip_mlb'], 'sports filters');
+  t.same((await inplay('minProfit=6')).body.map((x) => x.event_id), ['an_nba_live', 'ip_nhl'], 'minProfit');
+  t.same((await inplay('exclude_books=fanduel')).body.map((x) => [x.event_id, x.profit_pct, x.legs.map((l) => l.book)]),
+    [['an_nba_live', 3.3734939759, ['draftkings', 'pinnacle']]],
+    'exclude_books=fanduel: only the NBA game keeps an arb, against pinnacle 1.95 (2.2 * 1.95 / 4.15 - 1 = 3.3734939759 %)');
+  const paged = await inplay('limit=1&offset=1');
+  t.same(paged.body.map((x) => x.event_id), ['ip_nhl'], 'limit and offset page the rows');
+  t.same(['x-result-page-size', 'x-result-limit', 'x-result-offset', 'x-result-has-more', 'x-result-total-available', 'x-next-offset']
+    .map((h) => paged.res.headers.get(h)), ['1', '1', '1', 'true', '3', '2'], 'x-result-* and x-next-offset headers');
+
+  await rejects(t, '/v1/inplay/arbs', [
+    ['sports=curling_world', 'sports'], ['sports=', 'sports'], ['max_age_hours=0.4', 'max_age_hours'], ['max_age_hours=25', 'max_age_hours'],
+    ['minProfit=-1', 'minProfit'], ['exclude_books=nosuchbook', 'exclude_books'], ['markets=foo', 'markets'],
+    ['limit=0', 'limit'], ['limit=10001', 'limit'], ['offset=10001', 'offset'],
+  ]);
+  const none = await app.get('/v1/inplay/arbs');
+  t.equal(none.status, 401, 'a key is required');
+});

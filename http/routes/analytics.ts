@@ -8,7 +8,7 @@
 
 import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
 import { edgePct, hasEdge, holdPct, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
-import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
+import { BOOKMAKERS, MARKETS, SPORTS, UMBRELLAS, resolveSportKeys } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
 import { MARKET_INDEX, SLOT, outcomeLabel } from '../../engine/ingest.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
@@ -143,6 +143,16 @@ function outcomePoint(market: number, point: number, o: number): number | null {
   return market === SPREADS && o === SLOT.AWAY ? -point || 0 : point;
 }
 
+/** The filters arbRows() applies, shared by /arbitrage and /v1/inplay/arbs. */
+const arbFilterParams: ParamSpec[] = [
+  { name: 'minProfit', type: 'number', default: 0, min: 0, description: 'Minimum profit percent (no upper bound: a crossed line on bad data can pay over 100 %)' },
+  { name: 'exclude_exchanges', type: 'boolean', default: false, description: 'Take no leg from an exchange' },
+  { name: 'exclude_books', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Book keys excluded from either side' },
+  { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
+];
+const SPORT_KEYS = SPORTS.map((x) => x.key);
+const SPORT_FILTER_KEYS = [...SPORT_KEYS, ...UMBRELLAS.map((u) => u.key)];
+
 const H2H = MARKET_INDEX.get('h2h')!;
 const H2H_3_WAY = MARKET_INDEX.get('h2h_3_way')!;
 
@@ -208,6 +218,74 @@ export function analyticsRoutes(s: Services): Route[] {
     ? { event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: ev.home, away_team: ev.away }
     : { event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), event_title: ev.title ?? '' });
 
+  /** The open arbitrages of `list` (events) that the request's filters keep, best profit first. */
+  const arbRows = (ctx: RequestCtx, list: readonly EventView[]) => {
+    const p = ctx.params;
+    const excluded = new Set(((p.exclude_books as string[] | undefined) ?? []).map((k) => BOOK_INDEX.get(k)!));
+    const noExchanges = p.exclude_exchanges === true;
+    const markets = marketFilter(p);
+    const skip = (book: number) => excluded.has(book) || (noExchanges && IS_EXCHANGE[book]);
+    const rows = [];
+    const pickBook = new Int32Array(3);
+    const pickPrice = new Float64Array(3);
+    const pickEff = new Float64Array(3);
+    for (const ev of list) {
+      const a = view.event(ev.idx);
+      if (a === undefined) continue;
+      for (const rec of a.arbs.values()) {
+        const market = rec[ARB.MARKET];
+        if (markets !== null && !markets.has(market)) continue;
+        const n = rec[ARB.N];
+        let S = 0;
+        for (let o = 0; o < n && S === S; o++) {
+          pickBook[o] = -1;
+          let k = 0;
+          for (; k < ARB.ALTS; k++) {
+            const leg = ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
+            const book = rec[leg + ARB.BOOK];
+            if (book < 0) break;
+            if (skip(book)) continue;
+            pickBook[o] = book;
+            pickPrice[o] = rec[leg + ARB.PRICE];
+            pickEff[o] = rec[leg + ARB.EFF];
+            break;
+          }
+          // all ARB.ALTS maintained alternatives excluded: the next fresh quote is only in the read model
+          if (k === ARB.ALTS) bestQuote(ev, market, rec[ARB.PLAYER], rec[ARB.POINT], o, skip, ctx.now, pickBook, pickPrice, pickEff);
+          if (pickBook[o] < 0) S = Number.NaN;
+          else S += 1 / pickEff[o];
+        }
+        if (!isArbitrageSum(S)) continue;
+        const profit = profitPct(S);
+        if (profit < (p.minProfit as number)) continue;
+        const point = rec[ARB.POINT];
+        const player = rec[ARB.PLAYER];
+        let oldest = Infinity;
+        let anchored = false;
+        const legs = [];
+        for (let o = 0; o < n; o++) {
+          const book = pickBook[o];
+          const eff = pickEff[o];
+          const share = tidy((1 / eff / S) * 100);
+          anchored ||= IS_EXCHANGE[book];
+          oldest = Math.min(oldest, lastUpdate(ev, market, player, point, book, o) || ctx.now);
+          legs.push({
+            book: BOOKMAKERS[book].key, outcome: outcomeName(ev, market, o), point: outcomePoint(market, point, o),
+            price: pickPrice[o], price_american: decimalToAmerican(pickPrice[o]), effective_price: tidy(eff),
+            stake_pct: share, stake: share,
+          });
+        }
+        rows.push({
+          ...head(ev), market: MARKETS[market].key, point: point !== point ? null : point, player: playerName(player),
+          profit_pct: profit, implied_sum: tidy(S), is_live: ev.commence <= ctx.now, is_exchange_anchored: anchored,
+          detected_at: isoMillis(rec[ARB.DETECTED_AT]), age_seconds: Math.max(0, (ctx.now - oldest) / 1000), legs,
+        });
+      }
+    }
+    rows.sort((x, y) => y.profit_pct - x.profit_pct || (x.event_id < y.event_id ? -1 : x.event_id > y.event_id ? 1 : 0));
+    return rows;
+  };
+
   const arbitrage: Route = {
     method: 'GET',
     path: '/v1/sports/{sport_key}/arbitrage',
@@ -216,79 +294,39 @@ export function analyticsRoutes(s: Services): Route[] {
     summary: 'Open arbitrages (best fresh price per outcome across books), best profit first',
     params: [
       { name: 'include_live', type: 'boolean', default: false, description: 'Include games already started' },
-      { name: 'minProfit', type: 'number', default: 0, min: 0, description: 'Minimum profit percent (no upper bound: a crossed line on bad data can pay over 100 %)' },
-      { name: 'exclude_exchanges', type: 'boolean', default: false, description: 'Take no leg from an exchange' },
-      { name: 'exclude_books', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Book keys excluded from either side' },
-      { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
+      ...arbFilterParams,
+      ...pageParams(10_000, 10_000, 10_000),
+    ],
+    cost: () => 10,
+    response: { type: 'array', items: ArbRowSchema },
+    handle: (ctx) => page(arbRows(ctx, events(ctx, ctx.params.include_live === true)), ctx.params, arbJson),
+  };
+
+  /** GET /v1/inplay/arbs: the arbitrages of events in play across sports, the set /arbitrage serves with
+   *  include_live for each sport, kept to started events as /live keeps them (within max_age_hours). */
+  const inplay: Route = {
+    method: 'GET',
+    path: '/v1/inplay/arbs',
+    auth: 'key',
+    tag: 'analytics',
+    summary: 'Open arbitrages on events in play (started within max_age_hours) across sports, best profit first',
+    params: [
+      { name: 'sports', type: 'csv', values: SPORT_FILTER_KEYS, maxItems: 100, description: 'Sport keys (umbrella keys such as soccer expand to their leagues); default every sport' },
+      { name: 'max_age_hours', type: 'number', default: 6, min: 0.5, max: 24, description: 'Events started within this many hours (as /live)' },
+      ...arbFilterParams,
       ...pageParams(10_000, 10_000, 10_000),
     ],
     cost: () => 10,
     response: { type: 'array', items: ArbRowSchema },
     handle: (ctx) => {
       const p = ctx.params;
-      const excluded = new Set(((p.exclude_books as string[] | undefined) ?? []).map((k) => BOOK_INDEX.get(k)!));
-      const noExchanges = p.exclude_exchanges === true;
-      const markets = marketFilter(p);
-      const skip = (book: number) => excluded.has(book) || (noExchanges && IS_EXCHANGE[book]);
-      const rows = [];
-      const pickBook = new Int32Array(3);
-      const pickPrice = new Float64Array(3);
-      const pickEff = new Float64Array(3);
-      for (const ev of events(ctx, p.include_live === true)) {
-        const a = view.event(ev.idx);
-        if (a === undefined) continue;
-        for (const rec of a.arbs.values()) {
-          const market = rec[ARB.MARKET];
-          if (markets !== null && !markets.has(market)) continue;
-          const n = rec[ARB.N];
-          let S = 0;
-          for (let o = 0; o < n && S === S; o++) {
-            pickBook[o] = -1;
-            let k = 0;
-            for (; k < ARB.ALTS; k++) {
-              const leg = ARB.LEGS + (o * ARB.ALTS + k) * ARB.LSIZE;
-              const book = rec[leg + ARB.BOOK];
-              if (book < 0) break;
-              if (skip(book)) continue;
-              pickBook[o] = book;
-              pickPrice[o] = rec[leg + ARB.PRICE];
-              pickEff[o] = rec[leg + ARB.EFF];
-              break;
-            }
-            // all ARB.ALTS maintained alternatives excluded: the next fresh quote is only in the read model
-            if (k === ARB.ALTS) bestQuote(ev, market, rec[ARB.PLAYER], rec[ARB.POINT], o, skip, ctx.now, pickBook, pickPrice, pickEff);
-            if (pickBook[o] < 0) S = Number.NaN;
-            else S += 1 / pickEff[o];
-          }
-          if (!isArbitrageSum(S)) continue;
-          const profit = profitPct(S);
-          if (profit < (p.minProfit as number)) continue;
-          const point = rec[ARB.POINT];
-          const player = rec[ARB.PLAYER];
-          let oldest = Infinity;
-          let anchored = false;
-          const legs = [];
-          for (let o = 0; o < n; o++) {
-            const book = pickBook[o];
-            const eff = pickEff[o];
-            const share = tidy((1 / eff / S) * 100);
-            anchored ||= IS_EXCHANGE[book];
-            oldest = Math.min(oldest, lastUpdate(ev, market, player, point, book, o) || ctx.now);
-            legs.push({
-              book: BOOKMAKERS[book].key, outcome: outcomeName(ev, market, o), point: outcomePoint(market, point, o),
-              price: pickPrice[o], price_american: decimalToAmerican(pickPrice[o]), effective_price: tidy(eff),
-              stake_pct: share, stake: share,
-            });
-          }
-          rows.push({
-            ...head(ev), market: MARKETS[market].key, point: point !== point ? null : point, player: playerName(player),
-            profit_pct: profit, implied_sum: tidy(S), is_live: ev.commence <= ctx.now, is_exchange_anchored: anchored,
-            detected_at: isoMillis(rec[ARB.DETECTED_AT]), age_seconds: Math.max(0, (ctx.now - oldest) / 1000), legs,
-          });
-        }
+      const keys = p.sports === undefined ? SPORT_KEYS : [...new Set((p.sports as string[]).flatMap((k) => resolveSportKeys(k)!))];
+      const since = ctx.now - (p.max_age_hours as number) * 3_600_000;
+      const list: EventView[] = [];
+      for (const key of keys) {
+        for (const e of rm.sportEvents(key)) if (e.status !== 'final' && e.commence <= ctx.now && e.commence >= since) list.push(e);
       }
-      rows.sort((x, y) => y.profit_pct - x.profit_pct || (x.event_id < y.event_id ? -1 : x.event_id > y.event_id ? 1 : 0));
-      return page(rows, p, arbJson);
+      return page(arbRows(ctx, list), p, arbJson);
     },
   };
 
@@ -547,5 +585,5 @@ export function analyticsRoutes(s: Services): Route[] {
     },
   };
 
-  return [arbitrage, ev, consensus, middles];
+  return [arbitrage, inplay, ev, consensus, middles];
 }

@@ -7,12 +7,12 @@ import { edgePct } from '../../engine/analytics-math.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import { effectiveAt } from '../../engine/price-store.js';
 import {
-  bestQuote, findGame, kellyFraction, parsePrice, quoteOf, resolveBet, sharpFair, sideLine, verdictOf,
+  bestQuote, findGame, kellyFraction, quoteOf, resolveBet, sharpFair, sideLine, verdictOf,
   type BetQuery, type Quote, type Verdict,
 } from '../../engine/verdict.js';
 import type { Prefs } from '../../sql/prefs.js';
 import { invalidField, jsonObject } from '../body.js';
-import { invalid } from '../params.js';
+import { invalid, queryPrice } from '../params.js';
 import type { Route } from '../router.js';
 import type { Services } from '../services.js';
 import { bestBetsRoutes } from './best-bets.js';
@@ -101,9 +101,7 @@ export function verdictRoutes(s: Services): Route[] {
       const { best, compared } = bestQuote(rm, bet, scope.books, ctx.now);
       let yours: { book: string | null; price: number; eff: number } | null = null;
       if (p.price !== undefined) {
-        // an unencoded '+' arrives as a blank: ' 150' is +150 American, not a decimal price of 150
-        const raw = p.price as string;
-        const d = parsePrice(/^ +\d/.test(raw) ? `+${raw.trimStart()}` : raw);
+        const d = queryPrice(p.price as string);
         if (!(d > 1)) invalid('price', 'must be American with a sign (-110, +150) or decimal above 1 (1.91)', p.price);
         // a price typed for a named exchange is that exchange's price: net of its commission, as its quote would be
         const book = p.book as string | undefined;
