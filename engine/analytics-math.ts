@@ -47,6 +47,19 @@ export function arbitrage(prices: ArrayLike<number>, out: Float64Array): number 
   return S;
 }
 
+/** The sums of implied probabilities within which a book's own two-way moneyline is taken as consistent (SPEC:
+ *  "two-way moneylines are checked for internal consistency"): below 0.98 the book offers itself as an arbitrage,
+ *  above 1.5 no book prices a moneyline; either is a feed error far more often than a price. */
+export const MONEYLINE_SUM = [0.98, 1.5] as const;
+
+/** Whether a book's two moneyline prices (decimal; 0 for a side it does not quote) are consistent: a side alone is
+ *  not judged. The same rule holds a book back in /odds and keeps its quotes out of every analytics view. */
+export function consistentMoneyline(p0: number, p1: number): boolean {
+  if (p0 === 0 || p1 === 0) return true;
+  const s = 1 / p0 + 1 / p1;
+  return s >= MONEYLINE_SUM[0] && s <= MONEYLINE_SUM[1];
+}
+
 /** Return on total stake of an arbitrage with implied sum S: (1/S - 1) * 100 (not 1 - S), as served: tidied to 12
  *  significant digits (odds.ts tidy), which is also what minProfit and webhook thresholds compare. */
 export function profitPct(S: number): number {

@@ -5,7 +5,8 @@
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
 import { ARB, CONS, EVR, MID, ROW } from './records.js';
-import { LD, type PriceStore } from './price-store.js';
+import { consistentMoneyline } from './analytics-math.js';
+import { LD, MAX_OUTCOMES, type PriceStore } from './price-store.js';
 import { SHARP_BOOKS, STALE_MS } from './sla.js';
 
 export const N_METHODS = DEVIG_METHODS.length;
@@ -38,11 +39,22 @@ export function staleMs(book: number): number {
   return book < STALE_MS.length ? STALE_MS[book] : DEFAULT_STALE_MS;
 }
 
-/** Whether a quote counts, shared by the incremental engine and scratch(): not a DFS book, and no older than
- *  its book's stale threshold (age strictly above it is stale). */
+/** Whether a quote counts, shared by the incremental engine and scratch(): not a DFS book, no older than its
+ *  book's stale threshold (age strictly above it is stale), and, on a two-way moneyline, in a consistent pair with
+ *  its book's other side (consistentSlot). */
 export function isFresh(store: PriceStore, slot: number, now: number): boolean {
   const book = store.bookOf(slot);
-  return counts(book) && now - store.lastUpdateOf(slot) <= staleMs(book);
+  return counts(book) && now - store.lastUpdateOf(slot) <= staleMs(book) && consistentSlot(store, slot);
+}
+
+/** the two-way moneyline, the one market whose book-lines are checked for consistency */
+export const H2H = MARKETS.findIndex((m) => m.key === 'h2h');
+
+/** A quote's book-line is consistent (consistentMoneyline) or of another market than the two-way moneyline. */
+export function consistentSlot(store: PriceStore, slot: number): boolean {
+  if (store.lineMarket(store.lineOfSlot(slot)) !== H2H) return true;
+  const base = slot - (slot % MAX_OUTCOMES);
+  return consistentMoneyline(store.priceOf(base), store.priceOf(base + 1));
 }
 
 export function counts(book: number): boolean {

@@ -36,7 +36,7 @@ import { RecordPool, copyRecord } from './record-pool.js';
 import { ARB, CHANGE, CONS, CONSO, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, LINE_HEAD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
-  FIXED, MIDDLE_MARKET, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
+  FIXED, H2H, MIDDLE_MARKET, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, consistentSlot, counts,
   middlesOfGroup, staleMs, topTwo, writeArb, writeConsensusHead, writeExtremes,
 } from './analytics-rows.js';
 
@@ -345,6 +345,28 @@ export class Analytics implements StoreListener {
 
   quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
     tuple: number, lu: number, removedFlag: number): void {
+    this.update(line, outcome, slot, kind, oldPrice, oldRank, book, tuple, lu, removedFlag);
+    // a moneyline price that makes or breaks its book's pair (consistentMoneyline) turns the other side in or out too;
+    // a verification moves no price, and a removal takes the whole book-line
+    if (kind !== CHANGE.VERIFIED && kind !== CHANGE.REMOVED && this.store.lineMarket(line) === H2H) this.pairChanged(line, slot, book);
+  }
+
+  /** Re-judges the other side of a two-way moneyline book-line after `slot`'s price changed: it counts only in a
+   *  consistent pair. Its state changes as a verification would change it (no price moved). */
+  private pairChanged(line: number, slot: number, book: number): void {
+    const store = this.store;
+    const o = 1 - (slot % MAX_OUTCOMES);
+    const other = slot - (slot % MAX_OUTCOMES) + o;
+    const price = store.priceOf(other);
+    if (price === 0) return;
+    const lu = store.lastUpdateOf(other);
+    const fresh = counts(book) && this.now - lu <= staleMs(book) && consistentSlot(store, other);
+    if (fresh === this.fresh(other)) return;
+    this.update(line, o, other, CHANGE.VERIFIED, price, -1, book, -1, lu, 0);
+  }
+
+  private update(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
+    tuple: number, lu: number, removedFlag: number): void {
     const store = this.store;
     const qs = store.records;
     const q = store.stateOf(slot);
@@ -362,7 +384,7 @@ export class Analytics implements StoreListener {
       return;
     }
     const now = this.now;
-    const fresh = counts(book) && now - lu <= staleMs(book);
+    const fresh = counts(book) && now - lu <= staleMs(book) && (store.lineMarket(line) !== H2H || consistentSlot(store, slot));
     const expiry = lu + staleMs(book);
     qs[q + QS.EXPIRY] = expiry;
     // a verification of a quote that stays fresh changes nothing derived (ages are read when served)

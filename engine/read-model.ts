@@ -5,6 +5,8 @@
 // Map of Maps of objects cost about 3 us, bench/ingest.ts): one record per book-line with its point and up to
 // three outcome quotes. Each event keeps the list of its records for serving.
 
+import { consistentMoneyline } from './analytics-math.js';
+import { MARKETS } from './catalogue.js';
 import { FlatIndex } from './flat-index.js';
 import { CHANGE, CHG, RESTORE, RecordBuffer } from './records.js';
 import type { EventKind } from './ingest.js';
@@ -22,6 +24,9 @@ const R = {
   Q: 7,
   STRIDE: 16,
 } as const;
+
+/** the two-way moneyline, whose book-lines are checked for consistency */
+const H2H = MARKETS.findIndex((m) => m.key === 'h2h');
 
 /** change records warmed at a time (ReadModel.warm): their buckets and records stay in the cache until applied */
 const WARM = 64;
@@ -140,6 +145,11 @@ export class ReadModel {
   player(r: number): number { return this.rec[r * R.STRIDE + R.PLAYER]; }
   point(r: number): number { return this.rec[r * R.STRIDE + R.POINT]; }
   price(r: number, o: number): number { return this.rec[r * R.STRIDE + R.Q + o * 3]; }
+  /** Whether record r's quotes may count: its book's pair on the two-way moneyline is consistent
+   *  (consistentMoneyline: the rule /odds and the shards' analytics apply); any other market's always. */
+  consistent(r: number): boolean {
+    return this.market(r) !== H2H || consistentMoneyline(this.price(r, 0), this.price(r, 1));
+  }
   changedAt(r: number, o: number): number { return this.rec[r * R.STRIDE + R.Q + o * 3 + 1]; }
   verifiedAt(r: number, o: number): number { return this.rec[r * R.STRIDE + R.Q + o * 3 + 2]; }
 

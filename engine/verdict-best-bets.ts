@@ -100,7 +100,7 @@ export function sweep(rm: ReadModel, names: PlayerNames, events: Iterable<EventV
       const players = line.player < 0 ? [-1] : [...new Set(line.records.map((r) => rm.player(r)))];
       for (let slot = 0; slot < n; slot++) {
         const bet: Bet = { ev, market: line.market, players, player: line.player, slot, point: line.point };
-        const fresh = (r: number, q: number) => rm.price(r, q) > 0 && o.now - lastWrite(rm, r, q) <= STALE_MS[rm.book(r)];
+        const fresh = (r: number, q: number) => rm.price(r, q) > 0 && o.now - lastWrite(rm, r, q) <= STALE_MS[rm.book(r)] && rm.consistent(r);
         const quoting = line.records.filter((r) => fresh(r, slot));
         alertsOf(rm, bet, quoting, line.records.filter((r) => CONSENSUS[rm.book(r)] && [0, 1, 2].slice(0, n).every((q) => fresh(r, q))), n, o, alerts);
         if (quoting.length < o.minBooks) continue;

@@ -200,7 +200,8 @@ export function quoteOf(rm: ReadModel, bet: Bet, book: number, now: number): Quo
   if (r < 0 || !samePoint(rm.point(r), bet.point)) return null;
   const price = rm.price(r, bet.slot);
   const lu = lastWrite(rm, r, bet.slot);
-  if (!(price > 0) || now - lu > STALE_MS[book]) return null;
+  // an inconsistent own moneyline pair is held back from /odds and every view (ReadModel.consistent)
+  if (!(price > 0) || now - lu > STALE_MS[book] || !rm.consistent(r)) return null;
   return { book, price, eff: effectiveAt(price, book), lu };
 }
 
@@ -234,6 +235,7 @@ export function sharpFair(rm: ReadModel, bet: Bet, sharp: number, now: number): 
   const key = BOOKMAKERS[sharp].key;
   const r = findRecord(rm, bet.ev.idx, bet.market, bet.players, sharp);
   if (r < 0 || !samePoint(rm.point(r), bet.point)) return { prob: Number.NaN, lu: Number.NaN, reason: `${key} has no quote on this line` };
+  if (!rm.consistent(r)) return { prob: Number.NaN, lu: Number.NaN, reason: `${key}'s moneyline is inconsistent (implied probabilities summing outside 0.98 to 1.5): held back` };
   const n = MARKETS[bet.market].shape === 'three_way' ? 3 : 2;
   let oldest = now;
   for (let o = 0; o < n; o++) {

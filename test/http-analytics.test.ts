@@ -80,11 +80,12 @@ const loaded = await app.ingest({
   events: [nba, live, lop, stale, stale2, epl],
   prices: [
     // nba h2h. betfair_ex_uk (commission 5 %) ranks by effective price 1 + (d - 1) * 0.95:
-    //   home 2.16 -> 2.102 (above draftkings 2.10: top of the ladder), away 2.15 -> 2.0925 (below fanduel 2.10)
+    //   home 2.16 -> 2.102 (above draftkings 2.10: top of the ladder), away 1.90 -> 1.855 (its own pair sums to
+    //   1/2.16 + 1/1.90 = 0.989: consistent, so it counts; 2.16 / 2.15, at 0.928, would be held back everywhere)
     ...h2h('pinnacle', nba, 1.952, 1.952),
     ...h2h('draftkings', nba, 2.10, 1.80),
     ...h2h('fanduel', nba, 1.80, 2.10),
-    ...h2h('betfair_ex_uk', nba, 2.16, 2.15),
+    ...h2h('betfair_ex_uk', nba, 2.16, 1.90),
     ...h2h('kalshi', nba, 2.00, 1.90),
     ...h2h('prizepicks', nba, 5.0, 5.0), // DFS: a 150 % "edge" and a huge "arb" if it counted
     // nba spreads: -3.5 on two books (home at -3.5, away at +3.5) and an alternate line -4.5 on a third
@@ -202,7 +203,6 @@ t.test('analytics - fixture ingested', async (t) => {
 //   S = 1/2.102 + 1/2.10 = 0.4757374 + 0.4761905 = 0.9519279; profit (1/S - 1) * 100 = (2.102 * 2.1 / 4.202 - 1) * 100 = 5.05 %
 //   stakes (1/d)/S: home 2.1/4.202 = 49.976 %, away 2.102/4.202 = 50.024 %
 const BF_HOME = eff(2.16, 0.05);
-const BF_AWAY = eff(2.15, 0.05);
 const S_NBA_H2H = 1 / BF_HOME + 1 / 2.10;
 const ARB_NBA_H2H: ArbRow = {
   ...head(nba), market: 'h2h', point: null, player: null,
@@ -373,10 +373,11 @@ t.test('arbitrage - exclude_books on either side', async (t) => {
     ],
   };
   t.same(snap(await row('exclude_books=betfair_ex_uk,draftkings'), viaKalshi), viaKalshi, 'exchange and draftkings excluded: kalshi 2.00 against fanduel 2.10, 2.44 %');
-  // away side: without fanduel the best away is betfair_ex_uk at 2.0925: S = 1/2.102 + 1/2.0925, profit 4.862 %
+  // away side: without fanduel the best away is pinnacle 1.952 (betfair_ex_uk 1.90 is worth 1.855, kalshi 1.90,
+  //   draftkings 1.80): S = 1/2.102 + 1/1.952 = 0.4757374 + 0.5122951 = 0.9880325, profit 1.2112 %
   const away = await row('exclude_books=fanduel');
-  t.same(away?.legs.map((l) => l.book), ['betfair_ex_uk', 'betfair_ex_uk'], 'fanduel excluded: the exchange backs both sides');
-  t.ok(near(away?.profit_pct, (1 / (1 / BF_HOME + 1 / BF_AWAY) - 1) * 100), 'profit from both effective prices');
+  t.same(away?.legs.map((l) => l.book), ['betfair_ex_uk', 'pinnacle'], 'fanduel excluded: the exchange against pinnacle');
+  t.ok(near(away?.profit_pct, (1 / (1 / BF_HOME + 1 / 1.952) - 1) * 100), 'profit from the effective prices');
   // next in line is the sharp itself: pinnacle 1.952 against fanduel 2.10: S = 0.5122951 + 0.4761905 = 0.9884856,
   //   profit 1.952 * 2.1 / 4.052 - 1 = 1.1649 %
   const viaPin = await row('exclude_books=betfair_ex_uk,draftkings,kalshi');
@@ -504,7 +505,7 @@ t.test('arbitrage - every bad parameter is a 422 and charges nothing; unknown sp
 // Against pinnacle's no-vig NBA moneyline: implied 1/1.952 on both sides, multiplicative p = (1/1.952)/(2/1.952) = 0.5.
 //   betfair_ex_uk home at effective 2.102: edge (0.5 * 2.102 - 1) * 100 = 5.1 %, half Kelly 0.051/1.102 * 0.5 = 0.023140
 //   draftkings home 2.10 and fanduel away 2.10: edge 5 %, half Kelly 0.05/1.1 * 0.5 = 0.022727
-//   betfair_ex_uk away at 2.0925: 4.625 %; kalshi 2.00: edge 0 (not positive: no row); prizepicks: DFS, never
+//   betfair_ex_uk away at 1.855: -7.25 % (no row); kalshi 2.00: edge 0 (not positive: no row); prizepicks: DFS, never
 // Lopsided (pinnacle 1.25 / 4.20): p_away = (1/4.2)/(1/1.25 + 1/4.2) = 0.2380952/1.0380952 = 0.2293578
 //   draftkings away 4.80: edge (0.2293578 * 4.8 - 1) * 100 = 10.0917 %, half Kelly 0.100917/3.8 * 0.5 = 0.013279
 const evRow = (ev: Ev, side: string, book: string, p: number, d: number, books: number, extra: Partial<EvRow> = {}) => {
@@ -532,12 +533,11 @@ t.test('ev - rows of issue 3 against pinnacle, multiplicative, best edge first',
     evRow(nba, 'Boston Celtics', 'betfair_ex_uk', 0.5, 2.16, 5, { effective_price: BF_HOME }),
     evRow(nba, 'Boston Celtics', 'draftkings', 0.5, 2.10, 5),
     evRow(nba, 'Miami Heat', 'fanduel', 0.5, 2.10, 5),
-    evRow(nba, 'Miami Heat', 'betfair_ex_uk', 0.5, 2.15, 5, { effective_price: BF_AWAY }),
   ];
   // draftkings home and fanduel away tie at exactly 5 %: order them by book for the comparison
   const got = [...body].sort((a, b) => b.edge_pct - a.edge_pct || (a.book < b.book ? -1 : 1));
   const noCounts = (rows: unknown[]) => rows.map((r) => ({ ...(r as EvRow), books_compared: 0 }));
-  t.same(snap(noCounts(got), noCounts(expected)), noCounts(expected), '10.09, 5.1, 5, 5, 4.625 %: nothing else');
+  t.same(snap(noCounts(got), noCounts(expected)), noCounts(expected), '10.09, 5.1, 5, 5 %: nothing else');
   t.same(body.map((r) => r.edge_pct), body.map((r) => r.edge_pct).sort((a, b) => b - a), 'best edge first');
   t.equal(body.find((r) => r.event_id === lop.id)?.books_compared, 3, 'lopsided line: books_compared 3');
   t.equal(body.find((r) => r.event_id === nba.id)?.books_compared, 5, 'moneyline: books_compared 5 (the DFS board is not compared)');
@@ -546,7 +546,7 @@ t.test('ev - rows of issue 3 against pinnacle, multiplicative, best edge first',
 
 t.test('ev - minEdge and its alias min_edge_pct, include_live, markets, a three-way line', async (t) => {
   const edges = async (query: string) => (await evs('basketball_nba', query)).body.map((r) => round3(r.edge_pct));
-  t.same(await edges(''), [10.092, 5.1, 5, 5, 4.625], 'default minEdge 2');
+  t.same(await edges(''), [10.092, 5.1, 5, 5], 'default minEdge 2');
   t.same(await edges('minEdge=5'), [10.092, 5.1, 5, 5], 'minEdge=5 keeps exactly 5 %');
   t.same(await edges('min_edge_pct=5'), [10.092, 5.1, 5, 5], 'min_edge_pct is the alias');
   t.same(await edges('minEdge=5.05'), [10.092, 5.1], 'minEdge=5.05');
@@ -671,7 +671,7 @@ t.test('ev - sharpBook: another sharp; an unknown key, a soft book and a DFS boo
 
 t.test('ev - min_books, limit and offset', async (t) => {
   const ids = async (query: string) => (await evs('basketball_nba', query)).body.map((r) => r.event_id);
-  const all = ['an_nba_lop', 'an_nba_1', 'an_nba_1', 'an_nba_1', 'an_nba_1'];
+  const all = ['an_nba_lop', 'an_nba_1', 'an_nba_1', 'an_nba_1'];
   t.same(await ids('min_books=1'), all, 'min_books=1: all');
   t.same(await ids('min_books=3'), all, 'min_books=3: the lopsided line has 3');
   t.same(await ids('min_books=4'), all.slice(1), 'min_books=4: only the moneyline');
@@ -681,9 +681,9 @@ t.test('ev - min_books, limit and offset', async (t) => {
   const p1 = await evs('basketball_nba', 'limit=2');
   t.same(p1.body.map((r) => r.edge_pct), rows.slice(0, 2).map((r) => r.edge_pct), 'limit=2: the first two');
   t.same(['x-result-page-size', 'x-result-limit', 'x-result-has-more', 'x-next-offset', 'x-result-total-available'].map((h) => p1.res.headers.get(h)),
-    ['2', '2', 'true', '2', '5'], 'page headers');
-  const p3 = await evs('basketball_nba', 'limit=2&offset=4');
-  t.same([p3.body.length, p3.res.headers.get('x-result-has-more'), p3.res.headers.get('x-next-offset')], [1, 'false', null], 'last page');
+    ['2', '2', 'true', '2', '4'], 'page headers');
+  const p3 = await evs('basketball_nba', 'limit=3&offset=2');
+  t.same([p3.body.length, p3.res.headers.get('x-result-has-more'), p3.res.headers.get('x-next-offset')], [2, 'false', null], 'last page');
   t.equal((await evs('basketball_nba', 'limit=500&offset=2000')).res.status, 200, 'limit 500 and offset 2000 are the upper bounds');
   t.equal((await evs('basketball_nba')).res.headers.get('x-result-limit'), '200', 'limit defaults to 200');
 });
@@ -746,19 +746,19 @@ t.test('consensus - three books on a three-way line with draw, hand-worked', asy
 t.test('consensus - NBA moneyline: prediction markets, a bookmakers subset, DFS', async (t) => {
   // default: pinnacle 1.952, draftkings, fanduel, betfair_ex_uk at raw prices; kalshi (prediction) and prizepicks (DFS) out
   //   home (1/1.952 + 1/2.10 + 1/1.80 + 1/2.16)/4 = (0.5122951 + 0.4761905 + 0.5555556 + 0.4629630)/4 = 0.5017510
-  //   away (1/1.952 + 1/1.80 + 1/2.10 + 1/2.15)/4 = (0.5122951 + 0.5555556 + 0.4761905 + 0.4651163)/4 = 0.5022894
-  //   hold (0.5017510 + 0.5022894 - 1) * 100 = 0.40404 %
+  //   away (1/1.952 + 1/1.80 + 1/2.10 + 1/1.90)/4 = (0.5122951 + 0.5555556 + 0.4761905 + 0.5263158)/4 = 0.5174892
+  //   hold (0.5017510 + 0.5174892 - 1) * 100 = 1.92402 %
   const pH = (1 / 1.952 + 1 / 2.1 + 1 / 1.8 + 1 / 2.16) / 4;
-  const pA = (1 / 1.952 + 1 / 1.8 + 1 / 2.1 + 1 / 2.15) / 4;
+  const pA = (1 / 1.952 + 1 / 1.8 + 1 / 2.1 + 1 / 1.9) / 4;
   const dflt = moneyline((await cons('basketball_nba')).body);
-  const expOutcomes = [outcome('Boston Celtics', pH, 2.16, 'betfair_ex_uk', 1.8, 'fanduel', 4), outcome('Miami Heat', pA, 2.15, 'betfair_ex_uk', 1.8, 'draftkings', 4)];
+  const expOutcomes = [outcome('Boston Celtics', pH, 2.16, 'betfair_ex_uk', 1.8, 'fanduel', 4), outcome('Miami Heat', pA, 2.1, 'fanduel', 1.8, 'draftkings', 4)];
   t.same(snap(dflt?.outcomes, expOutcomes), expOutcomes, 'four books per side, the exchange at its raw price');
-  t.ok(near(dflt?.hold_pct, (pH + pA - 1) * 100), 'hold_pct 0.404 %');
+  t.ok(near(dflt?.hold_pct, (pH + pA - 1) * 100), 'hold_pct 1.924 %');
 
-  // with kalshi 2.00 / 1.90: home (4 * 0.5017510 + 0.5)/5 = 0.5014008, away (4 * 0.5022894 + 0.5263158)/5 = 0.5070947
+  // with kalshi 2.00 / 1.90: home (4 * 0.5017510 + 0.5)/5 = 0.5014008, away (4 * 0.5174892 + 0.5263158)/5 = 0.5192545
   const withPm = moneyline((await cons('basketball_nba', 'include_prediction_markets=true')).body);
   const pmOutcomes = [outcome('Boston Celtics', (4 * pH + 1 / 2) / 5, 2.16, 'betfair_ex_uk', 1.8, 'fanduel', 5),
-    outcome('Miami Heat', (4 * pA + 1 / 1.9) / 5, 2.15, 'betfair_ex_uk', 1.8, 'draftkings', 5)];
+    outcome('Miami Heat', (4 * pA + 1 / 1.9) / 5, 2.1, 'fanduel', 1.8, 'draftkings', 5)];
   t.same(snap(withPm?.outcomes, pmOutcomes), pmOutcomes, 'include_prediction_markets adds kalshi');
   t.ok(near(withPm?.hold_pct, ((4 * pH + 1 / 2) / 5 + (4 * pA + 1 / 1.9) / 5 - 1) * 100), 'and its hold');
 
@@ -962,13 +962,19 @@ t.test('analytics - the DFS book appears in no row of any endpoint', async (t) =
 
 // Last: moves the clock for good. Quotes age without updates; once a second the shards drop the newly stale ones.
 t.test('analytics - a quote that ages past its threshold leaves the views', async (t) => {
+  const evLowvig = async () => (await evs('basketball_nba', 'sharpBook=lowvig&minEdge=0')).body.filter((r) => r.event_id === stale.id);
+  // lowvig 2.00 / 1.80: fair away 0.5556 / 1.0556 = 0.526316; fanduel's away 2.02 holds 6.3 %
+  t.same((await evLowvig()).map((r) => [r.book, r.side]), [['fanduel', 'Phoenix Suns']], 'before: an EV row against lowvig');
   clock.freeze(NOW + 1000); // lowvig was exactly 180 s old: now 181 s
   let rows = (await arbs('basketball_nba')).body;
-  // polls for the shards' next tick (it runs on its own timer); the assertions below do not depend on when it came
-  for (let i = 0; i < 50 && rows.some((r) => r.event_id === stale.id); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    rows = (await arbs('basketball_nba')).body;
-  }
+  // at once, whenever the shards' next tick comes: the request itself leaves out a leg or a sharp line past its
+  // book's threshold (issue 3: a stale quote never forms an arbitrage or EV row)
+  t.notOk(rows.some((r) => r.event_id === stale.id), 'the arb built on lowvig is gone from the first request after the threshold');
+  t.same(await evLowvig(), [], 'the EV row against lowvig\'s now stale line too');
+  // polls for the shards' next tick (it runs on its own timer), which takes the quote out of the consensus too
+  const lowvigIn = async () => (await cons('basketball_nba')).body.some((r) => r.event_id === stale.id && r.outcomes.some((o) => o.best_book === 'lowvig'));
+  for (let i = 0; i < 50 && await lowvigIn(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  rows = (await arbs('basketball_nba')).body;
   t.notOk(rows.some((r) => r.event_id === stale.id), 'the arb built on lowvig closed');
   t.same(rows.map((r) => r.market), ['h2h', 'spreads', 'player_points'], 'the others stay');
   const c = (await cons('basketball_nba')).body.find((r) => r.event_id === stale.id);
@@ -1031,7 +1037,8 @@ t.test('analytics - served numbers carry no float noise, thresholds meet round n
     // doubles give 16.778979999999997), and with draftkings' Bears an arbitrage
     p('pinnacle', 'h2h', 'Bears', 1.5), p('pinnacle', 'h2h', 'Lions', 1.5),
     p('draftkings', 'h2h', 'Bears', 2.26), p('draftkings', 'h2h', 'Lions', 1.3),
-    p('matchbook', 'h2h', 'Bears', 1.2), p('matchbook', 'h2h', 'Lions', 17.101),
+    // (matchbook's own pair sums to 1/1.08 + 1/17.101 = 0.984: consistent; its Bears 1.08 is below everyone's)
+    p('matchbook', 'h2h', 'Bears', 1.08), p('matchbook', 'h2h', 'Lions', 17.101),
     // spreads -1.5: the best prices 1.08 (fanduel) and 13.5 (betmgm) make a zero-margin line, 1/1.08 + 1/13.5 = 1
     // exactly; the doubles sum to 0.9999999999999999, a "profit" of 2.2e-14 %
     p('fanduel', 'spreads', 'Bears', 1.08, -1.5), p('fanduel', 'spreads', 'Lions', 5.0, 1.5),
@@ -1137,4 +1144,70 @@ t.test('inplay - /v1/inplay/arbs: in-play arbitrages across sports, as /arbitrag
   ]);
   const none = await app.get('/v1/inplay/arbs');
   t.equal(none.status, 401, 'a key is required');
+});
+
+t.test('consistency - a book\'s own inconsistent moneyline counts in no view, as /odds holds it back', async (t) => {
+  const ev = event('cons_nbl', 'basketball_nbl', NOW + 5 * H, 'Sydney Kings', 'Perth Wildcats');
+  const ts = clock.now();
+  const ml = (book: string, home: number, away: number) => h2h(book, ev, home, away, ts);
+  // pinnacle 1.9 / 1.9 (implied 1.0526); sportsbet 2.1 / 2.1 sums to 0.952 (below 0.98: a 5 % arbitrage against
+  // itself, +5 % against pinnacle's 50 %); bovada 1.2 / 1.3 sums to 1.603 (above 1.5)
+  const r = await app.ingest({ events: [ev], prices: [...ml('pinnacle', 1.9, 1.9), ...ml('sportsbet', 2.1, 2.1), ...ml('bovada', 1.2, 1.3)] });
+  t.same(r.json.rejected, [], 'ingested');
+  const odds = async () => ((await call<any[]>('/v1/sports/basketball_nbl/odds?regions=us,au,eu&markets=h2h')).body
+    .find((e) => e.id === ev.id)?.bookmakers ?? []).map((b: { key: string }) => b.key).sort();
+  const state = async () => ({
+    odds: await odds(),
+    arbs: (await arbs('basketball_nbl')).body.filter((x) => x.event_id === ev.id).map((x) => x.legs.map((l) => l.book)),
+    ev: (await evs('basketball_nbl', 'minEdge=0')).body.filter((x) => x.event_id === ev.id).map((x) => [x.book, x.side, x.edge_pct]),
+    cons: (await cons('basketball_nbl', 'markets=h2h')).body.filter((x) => x.event_id === ev.id).map((x) => [x.books, x.outcomes.map((o) => o.best_price)]),
+  });
+  t.same(await state(), { odds: ['pinnacle'], arbs: [], ev: [], cons: [[1, [1.9, 1.9]]] },
+    'only pinnacle counts: no arbitrage, no EV row, a consensus of one book');
+  const bovada = await app.get(`/v1/verdict?sport=basketball_nbl&home=Sydney%20Kings&away=Perth%20Wildcats&side=home&sharpBook=bovada`, { 'X-API-Key': key });
+  const v = await bovada.json() as { verdict: string; reasons: string[] };
+  t.equal(v.verdict, 'NO_DATA', 'an inconsistent sharp line grades nothing');
+  t.match(v.reasons.join(' '), /inconsistent/, 'and says why');
+
+  // sportsbet's home moves to 1.8: 1/1.8 + 1/2.1 = 1.0317, consistent; its away 2.1, unchanged, now counts too
+  await app.ingest({ prices: [price('sportsbet', ev, 'h2h', ev.home_team, 1.8, undefined, ts)] });
+  t.same(await state(), { odds: ['pinnacle', 'sportsbet'], arbs: [], ev: [['sportsbet', 'Perth Wildcats', 5]], cons: [[2, [1.9, 2.1]]] },
+    'a consistent pair counts on both sides: the unchanged away side\'s 5 % edge (0.5 x 2.1 - 1) appears');
+  // and back to 2.1: the pair is out again, both sides
+  await app.ingest({ prices: [price('sportsbet', ev, 'h2h', ev.home_team, 2.1, undefined, ts)] });
+  t.same(await state(), { odds: ['pinnacle'], arbs: [], ev: [], cons: [[1, [1.9, 1.9]]] }, 'inconsistent again: out of every view');
+});
+
+t.test('paging - x-next-offset never points past the offset bound', async (t) => {
+  // 120 games, each with pinnacle 1.9 / 1.9 (fair 50 %) and 20 books at 2.1 / 1.7: 20 EV rows a game at 5 %, 2,400
+  const books = ['draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'espnbet', 'betrivers', 'fanatics', 'bovada', 'betonlineag',
+    'mybookieag', 'betus', 'ballybet', 'betanysports', 'betparx', 'fliff', 'hardrockbet', 'rebet', 'windcreek', 'betway', 'unibet_eu'];
+  const ts = clock.now();
+  const games = Array.from({ length: 120 }, (_, i) => event(`pg_${i}`, 'baseball_kbo', NOW + H + i * 60_000, `Home ${i}`, `Away ${i}`));
+  const r = await app.ingest({ events: games, prices: games.flatMap((g) => [...h2h('pinnacle', g, 1.9, 1.9, ts), ...books.flatMap((b) => h2h(b, g, 2.1, 1.7, ts))]) });
+  t.same([r.json.accepted, r.json.rejected], [120 * 42, []], 'ingested');
+  const page = async (query: string) => {
+    const res = (await evs('baseball_kbo', query)).res;
+    return ['x-result-page-size', 'x-result-has-more', 'x-result-total-available', 'x-next-offset'].map((h) => res.headers.get(h));
+  };
+  t.same(await page('offset=1800'), ['200', 'true', '2400', '2000'], 'offset 1800: the next page at 2000, within the bound');
+  t.same(await page('offset=2000'), ['200', 'true', '2400', null], 'offset 2000: more rows, but offset 2200 is past the bound of 2000: no x-next-offset');
+  t.same(await page('offset=2000&limit=500'), ['400', 'false', '2400', null], 'a larger limit reaches them');
+});
+
+t.test('arbitrage - rows of equal profit keep one order whatever happened before', async (t) => {
+  const ev = event('tie_npb', 'baseball_npb', NOW + 6 * H, 'Yomiuri Giants', 'Hanshin Tigers');
+  const ts = clock.now();
+  // h2h and totals both 2.1 / 2.1 across two books: 5 % each
+  const prices = [...h2h('draftkings', ev, 2.1, 1.7, ts), ...h2h('fanduel', ev, 1.7, 2.1, ts),
+    price('draftkings', ev, 'totals', 'Over', 2.1, 8.5, ts), price('draftkings', ev, 'totals', 'Under', 1.7, 8.5, ts),
+    price('fanduel', ev, 'totals', 'Over', 1.7, 8.5, ts), price('fanduel', ev, 'totals', 'Under', 2.1, 8.5, ts)];
+  await app.ingest({ events: [ev], prices });
+  const order = async () => (await arbs('baseball_npb')).body.filter((x) => x.event_id === ev.id).map((x) => x.market);
+  t.same(await order(), ['h2h', 'totals'], 'by market');
+  // the moneyline closes and reopens: its arbitrage is now the newer one
+  await app.ingest({ prices: [price('draftkings', ev, 'h2h', ev.home_team, 1.8, undefined, ts)] });
+  t.same(await order(), ['totals'], 'h2h closed');
+  await app.ingest({ prices: [price('draftkings', ev, 'h2h', ev.home_team, 2.1, undefined, ts)] });
+  t.same(await order(), ['h2h', 'totals'], 'reopened: the same order as before');
 });

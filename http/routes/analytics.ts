@@ -111,13 +111,18 @@ const evJson = compile({ type: 'array', items: EvRowSchema });
 const consJson = compile({ type: 'array', items: ConsensusRowSchema });
 const midJson = compile({ type: 'array', items: MiddleRowSchema });
 
+/** SPEC Pagination bounds of offset */
+const ARB_MAX_OFFSET = 10_000;
+const EV_MAX_OFFSET = 2000;
+
 const pageParams = (dflt: number, max: number, maxOffset: number): ParamSpec[] => [
   { name: 'limit', type: 'integer', default: dflt, min: 1, max, description: `Rows per page (1 to ${max})` },
   { name: 'offset', type: 'integer', default: 0, min: 0, max: maxOffset, description: `Rows to skip (0 to ${maxOffset})` },
 ];
 
-/** One page of rows with the x-result-* headers of SPEC. */
-function page<T>(rows: T[], p: Params, json: (rows: T[]) => string): Reply {
+/** One page of rows with the x-result-* headers of SPEC. x-next-offset is sent only when the next page can be asked
+ *  for: past `maxOffset` (the offset parameter's bound) more rows exist, but only a larger limit reaches them. */
+function page<T>(rows: T[], p: Params, json: (rows: T[]) => string, maxOffset: number): Reply {
   const limit = p.limit as number;
   const offset = p.offset as number;
   const slice = rows.slice(offset, offset + limit);
@@ -129,7 +134,7 @@ function page<T>(rows: T[], p: Params, json: (rows: T[]) => string): Reply {
     ['x-result-has-more', String(more)],
     ['x-result-total-available', String(rows.length)],
   ];
-  if (more) headers.push(['x-next-offset', String(offset + slice.length)]);
+  if (more && offset + slice.length <= maxOffset) headers.push(['x-next-offset', String(offset + slice.length)]);
   return { status: 200, body: json(slice), headers };
 }
 
@@ -202,7 +207,8 @@ export function analyticsRoutes(s: Services): Route[] {
       if (!(rp === point || (rp !== rp && point !== point))) continue;
       const b = rm.book(r);
       const d = rm.price(r, o);
-      if (d === 0 || IS_DFS[b] || skip(b)) continue;
+      // an inconsistent own moneyline pair counts nowhere (ReadModel.consistent), as in the shards
+      if (d === 0 || IS_DFS[b] || skip(b) || !rm.consistent(r)) continue;
       const c = rm.changedAt(r, o);
       if (now - Math.max(c, rm.verifiedAt(r, o)) > STALE_MS[b]) continue;
       const e = effectiveAt(d, b);
@@ -212,6 +218,11 @@ export function analyticsRoutes(s: Services): Route[] {
       eff[o] = e;
       changed = c;
     }
+  };
+  /** a book's quote on a line is there and not older than its book's stale threshold at `now` */
+  const freshAt = (ev: EventView, market: number, player: number, point: number, book: number, o: number, now: number): boolean => {
+    const lu = lastUpdate(ev, market, player, point, book, o);
+    return lu !== 0 && now - lu <= STALE_MS[book];
   };
   const playerName = (id: number): string | null => (id < 0 ? null : hub.players.name(id));
   const head = (ev: EventView) => (ev.kind === 'game'
@@ -245,6 +256,9 @@ export function analyticsRoutes(s: Services): Route[] {
             const book = rec[leg + ARB.BOOK];
             if (book < 0) break;
             if (skip(book)) continue;
+            // the shard's timing wheel withdraws a quote within a second of its stale threshold: at the threshold
+            // itself the request leaves it out (issue 3: a stale quote never forms an arbitrage)
+            if (!freshAt(ev, market, rec[ARB.PLAYER], rec[ARB.POINT], book, o, ctx.now)) continue;
             pickBook[o] = book;
             pickPrice[o] = rec[leg + ARB.PRICE];
             pickEff[o] = rec[leg + ARB.EFF];
@@ -282,7 +296,9 @@ export function analyticsRoutes(s: Services): Route[] {
         });
       }
     }
-    rows.sort((x, y) => y.profit_pct - x.profit_pct || (x.event_id < y.event_id ? -1 : x.event_id > y.event_id ? 1 : 0));
+    // ties in a fixed order, whatever the order the view holds its records in (it changes as arbitrages close and reopen)
+    rows.sort((x, y) => y.profit_pct - x.profit_pct || cmp(x.event_id, y.event_id) || cmp(x.market, y.market)
+      || cmp(x.player ?? '', y.player ?? '') || (x.point ?? 0) - (y.point ?? 0));
     return rows;
   };
 
@@ -295,11 +311,11 @@ export function analyticsRoutes(s: Services): Route[] {
     params: [
       { name: 'include_live', type: 'boolean', default: false, description: 'Include games already started' },
       ...arbFilterParams,
-      ...pageParams(10_000, 10_000, 10_000),
+      ...pageParams(10_000, 10_000, ARB_MAX_OFFSET),
     ],
     cost: () => 10,
     response: { type: 'array', items: ArbRowSchema },
-    handle: (ctx) => page(arbRows(ctx, events(ctx, ctx.params.include_live === true)), ctx.params, arbJson),
+    handle: (ctx) => page(arbRows(ctx, events(ctx, ctx.params.include_live === true)), ctx.params, arbJson, ARB_MAX_OFFSET),
   };
 
   /** GET /v1/inplay/arbs: the arbitrages of events in play across sports, the set /arbitrage serves with
@@ -314,7 +330,7 @@ export function analyticsRoutes(s: Services): Route[] {
       { name: 'sports', type: 'csv', values: SPORT_FILTER_KEYS, maxItems: 100, description: 'Sport keys (umbrella keys such as soccer expand to their leagues); default every sport' },
       { name: 'max_age_hours', type: 'number', default: 6, min: 0.5, max: 24, description: 'Events started within this many hours (as /live)' },
       ...arbFilterParams,
-      ...pageParams(10_000, 10_000, 10_000),
+      ...pageParams(10_000, 10_000, ARB_MAX_OFFSET),
     ],
     cost: () => 10,
     response: { type: 'array', items: ArbRowSchema },
@@ -326,7 +342,7 @@ export function analyticsRoutes(s: Services): Route[] {
       for (const key of keys) {
         for (const e of rm.sportEvents(key)) if (e.status !== 'final' && e.commence <= ctx.now && e.commence >= since) list.push(e);
       }
-      return page(arbRows(ctx, list), p, arbJson);
+      return page(arbRows(ctx, list), p, arbJson, ARB_MAX_OFFSET);
     },
   };
 
@@ -343,7 +359,7 @@ export function analyticsRoutes(s: Services): Route[] {
       { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
       { name: 'min_books', type: 'integer', min: 1, max: 50, description: 'Minimum books quoting the line' },
       { name: 'devig', type: 'enum', values: DEVIG_METHODS, default: 'multiplicative', description: 'De-vig method of the fair line' },
-      ...pageParams(200, 500, 2000),
+      ...pageParams(200, 500, EV_MAX_OFFSET),
     ],
     cost: () => 10,
     response: { type: 'array', items: EvRowSchema },
@@ -389,10 +405,16 @@ export function analyticsRoutes(s: Services): Route[] {
           // books compared: every book whose fresh quote counts on the line, prediction markets included
           const books = c < 0 ? 0 : cons[c * CONS.STRIDE + CONS.BOOKS] + cons[c * CONS.STRIDE + CONS.PBOOKS];
           if (books < minBooks) continue;
+          // the price and the sharp's line as of now: a quote past its stale threshold leaves at once, not at the
+          // shard's next tick of its timing wheel
           let oldest = lastUpdate(e, market, player, point, book, o) || ctx.now;
+          let fresh = ctx.now - oldest <= STALE_MS[book];
           for (let so = 0; so < (MARKETS[market].shape === 'three_way' ? 3 : 2); so++) {
-            oldest = Math.min(oldest, lastUpdate(e, market, player, point, sharp, so) || ctx.now);
+            const lu = lastUpdate(e, market, player, point, sharp, so) || ctx.now;
+            oldest = Math.min(oldest, lu);
+            fresh &&= ctx.now - lu <= STALE_MS[sharp];
           }
+          if (!fresh) continue;
           rows.push({
             ...head(e), game_date: isoSeconds(e.commence).slice(0, 10),
             market: MARKETS[market].key, point: outcomePoint(market, point, o), player: playerName(player),
@@ -407,7 +429,7 @@ export function analyticsRoutes(s: Services): Route[] {
       // ties in a fixed order, whatever the order the view holds its records in
       rows.sort((x, y) => y.edge_pct - x.edge_pct || cmp(x.event_id, y.event_id) || cmp(x.market, y.market)
         || cmp(x.player ?? '', y.player ?? '') || (x.point ?? 0) - (y.point ?? 0) || cmp(x.side, y.side) || cmp(x.book, y.book));
-      return page(rows, p, evJson);
+      return page(rows, p, evJson, EV_MAX_OFFSET);
     },
   };
 
@@ -517,7 +539,7 @@ export function analyticsRoutes(s: Services): Route[] {
       let l = byLine.get(key);
       if (l === undefined) byLine.set(key, (l = { market, point, player, books: 0, outcomes: [agg(), agg(), agg()] }));
       let counted = false;
-      for (let o = 0; o < 3; o++) {
+      for (let o = 0; o < 3 && rm.consistent(r); o++) {
         const price = rm.price(r, o);
         if (price === 0 || now - Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o)) > STALE_MS[book]) continue;
         addQuote(l.outcomes[o], price, book);

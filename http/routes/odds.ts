@@ -25,7 +25,6 @@ const ODDS_MARKETS = ['h2h', 'h2h_3_way', 'spreads', 'totals'] as const;
 const BOOK_KEYS = BOOKMAKERS.map((b) => b.key);
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 /** a book's own two-way moneyline whose implied probabilities sum outside this range is not served */
-const TWO_WAY_SANE = [0.98, 1.5] as const;
 
 export const ODDS_PARAMS: readonly ParamSpec[] = [
   { name: 'regions', type: 'csv', values: REGIONS, default: 'us', description: 'Regions whose books are returned' },
@@ -146,11 +145,8 @@ function completeOutcomes(rm: ReadModel, r: number, shape: string): boolean {
   const p1 = rm.price(r, 1);
   if (p0 === 0 || p1 === 0) return false;
   if (shape === 'three_way') return rm.price(r, 2) > 0;
-  if (shape === 'two_way' && rm.point(r) !== rm.point(r)) {
-    const s = 1 / p0 + 1 / p1;
-    return s >= TWO_WAY_SANE[0] && s <= TWO_WAY_SANE[1];
-  }
-  return true;
+  // a book's own moneyline pair must be consistent: the rule every analytics view applies too
+  return rm.consistent(r);
 }
 
 export class OddsView {

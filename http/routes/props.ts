@@ -19,6 +19,8 @@ import { cmp } from '../compare.js';
 
 /** rows older than this are not served (SPEC: the most recent row per book written within the last 60 minutes) */
 export const PROPS_WINDOW_MS = 60 * 60 * 1000;
+/** SPEC Pagination: props offset 0 to 10000 */
+const MAX_OFFSET = 10_000;
 const PROP_KEYS = MARKETS.filter((m) => m.kind === 'prop').map((m) => m.key);
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 const PREDICTION_BOOKS = new Set(BOOKMAKERS.flatMap((b, i) => (b.kind === 'prediction' ? [i] : [])));
@@ -59,7 +61,7 @@ export const PROPS_PARAMS: readonly ParamSpec[] = [
   { name: 'oddsFormat', type: 'enum', values: ['american', 'decimal'], default: 'american', description: 'Price format' },
   { name: 'dfsOdds', type: 'enum', values: ['midpoint', 'effective'], default: 'midpoint', description: "DFS pick'em legs: midpoint (+100/-100, zero vig) or effective (the operator's per-leg price from its payout table)" },
   { name: 'limit', type: 'integer', default: 5000, min: 1, max: 10_000, description: 'Rows per page (counts rows, also when grouped)' },
-  { name: 'offset', type: 'integer', default: 0, min: 0, max: 10_000, description: 'Rows to skip' },
+  { name: 'offset', type: 'integer', default: 0, min: 0, max: MAX_OFFSET, description: 'Rows to skip' },
   { name: 'grouped', type: 'boolean', default: false, description: 'One entry per (event, player, market, line) with books[]' },
   { name: 'include_event_markets', type: 'boolean', description: 'Include futures and event markets: rows of events without a single home and away team (outrights, tournament winners, prediction-market questions). Default false; when omitted, true if bookmakers names a prediction-market book' },
   { name: 'include_futures', type: 'boolean', default: false, description: 'Include season-long futures (events of kind futures)' },
@@ -177,7 +179,8 @@ export function propsRoutes(s: Services): Route[] {
         ['x-result-offset', String(offset)],
         ['x-result-has-more', String(more)],
       ];
-      if (more) headers.push(['x-next-offset', String(offset + page.length)]);
+      // only a page that can be asked for (SPEC bounds offset; past it only a larger limit reaches the rest)
+      if (more && offset + page.length <= MAX_OFFSET) headers.push(['x-next-offset', String(offset + page.length)]);
       return { status: 200, body, headers };
     },
   }];

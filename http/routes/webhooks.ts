@@ -24,6 +24,7 @@ import type { Sub, WebhookService } from '../../workers/webhook-service.js';
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const MAX_EVENTS = 32;
 const MAX_SPORTS = 100;
+const MAX_DELIVERY_OFFSET = 1_000_000;
 
 const str = { type: 'string' } as const;
 const bool = { type: 'boolean' } as const;
@@ -421,7 +422,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       summary: 'Deliveries, newest first, each with every attempt (paged; x-result-* headers)',
       params: [
         { name: 'limit', type: 'integer', default: 50, min: 1, max: 500, description: 'Deliveries per page (1 to 500)' },
-        { name: 'offset', type: 'integer', default: 0, min: 0, max: 1_000_000, description: 'Deliveries to skip' },
+        { name: 'offset', type: 'integer', default: 0, min: 0, max: MAX_DELIVERY_OFFSET, description: 'Deliveries to skip' },
         { name: 'status', type: 'enum', values: ['pending', 'delivered', 'retrying', 'failed', 'rate_limited', 'out_of_credits'], description: 'Only this status' },
       ],
       cost: () => 0, response: { type: 'array', items: DeliverySchema },
@@ -436,7 +437,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
           ['x-result-page-size', String(page.length)], ['x-result-limit', String(limit)], ['x-result-offset', String(offset)],
           ['x-result-has-more', String(more)],
         ];
-        if (more) headers.push(['x-next-offset', String(offset + limit)]);
+        if (more && offset + limit <= MAX_DELIVERY_OFFSET) headers.push(['x-next-offset', String(offset + limit)]);
         return { status: 200, body: JSON.stringify(page.map(deliveryJson)), headers };
       },
     },
