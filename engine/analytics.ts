@@ -28,7 +28,7 @@
 // in record pools. Records leave as CONS / ARB / FAIR / EVQ / MID (engine/records.ts). `scratch()` recomputes
 // every set from the store alone; the property test holds the two equal.
 
-import { hasEdge, isArbitrageSum } from './analytics-math.js';
+import { consistentMoneyline, hasEdge, isArbitrageSum } from './analytics-math.js';
 import { devigAll } from './devig.js';
 import { FlatIndex } from './flat-index.js';
 import { NumberList } from './number-list.js';
@@ -36,7 +36,7 @@ import { RecordPool, copyRecord } from './record-pool.js';
 import { ARB, CHANGE, CONS, CONSO, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, LINE_HEAD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
-  FIXED, H2H, MIDDLE_MARKET, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, consistentSlot, counts,
+  FIXED, H2H, MIDDLE_MARKET, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
   middlesOfGroup, staleMs, topTwo, writeArb, writeConsensusHead, writeExtremes,
 } from './analytics-rows.js';
 
@@ -345,28 +345,35 @@ export class Analytics implements StoreListener {
 
   quote(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
     tuple: number, lu: number, removedFlag: number): void {
-    this.update(line, outcome, slot, kind, oldPrice, oldRank, book, tuple, lu, removedFlag);
-    // a moneyline price that makes or breaks its book's pair (consistentMoneyline) turns the other side in or out too;
-    // a verification moves no price, and a removal takes the whole book-line
-    if (kind !== CHANGE.VERIFIED && kind !== CHANGE.REMOVED && this.store.lineMarket(line) === H2H) this.pairChanged(line, slot, book);
-  }
-
-  /** Re-judges the other side of a two-way moneyline book-line after `slot`'s price changed: it counts only in a
-   *  consistent pair. Its state changes as a verification would change it (no price moved). */
-  private pairChanged(line: number, slot: number, book: number): void {
     const store = this.store;
-    const o = 1 - (slot % MAX_OUTCOMES);
-    const other = slot - (slot % MAX_OUTCOMES) + o;
-    const price = store.priceOf(other);
-    if (price === 0) return;
-    const lu = store.lastUpdateOf(other);
-    const fresh = counts(book) && this.now - lu <= staleMs(book) && consistentSlot(store, other);
-    if (fresh === this.fresh(other)) return;
-    this.update(line, o, other, CHANGE.VERIFIED, price, -1, book, -1, lu, 0);
+    if (kind === CHANGE.REMOVED || store.lineMarket(line) !== H2H) {
+      this.update(line, outcome, slot, kind, oldPrice, oldRank, book, tuple, lu, removedFlag, true);
+      return;
+    }
+    // a two-way moneyline counts only in a consistent pair (consistentMoneyline); a price that makes or breaks the
+    // pair turns the book's other side in or out too. Judged once here, so that a move that changes nothing of the
+    // pair's consistency (nearly every one) costs a load and two divisions (scripts/branchcmp.mjs random)
+    const other = slot - outcome + (1 - outcome);
+    const otherPrice = store.priceOf(other);
+    const ok = consistentMoneyline(store.priceOf(slot), otherPrice);
+    this.update(line, outcome, slot, kind, oldPrice, oldRank, book, tuple, lu, removedFlag, ok);
+    if (kind !== CHANGE.VERIFIED && otherPrice !== 0 && consistentMoneyline(kind === CHANGE.NEW ? 0 : oldPrice, otherPrice) !== ok) {
+      this.pairChanged(line, 1 - outcome, other, book, ok);
+    }
   }
 
+  /** Re-judges the other side (`outcome`, `slot`) of a two-way moneyline book-line whose pair just became consistent
+   *  (`ok`) or stopped being so: its state changes as a verification would change it (no price moved). */
+  private pairChanged(line: number, outcome: number, slot: number, book: number, ok: boolean): void {
+    const lu = this.store.lastUpdateOf(slot);
+    const fresh = ok && counts(book) && this.now - lu <= staleMs(book);
+    if (fresh === this.fresh(slot)) return;
+    this.update(line, outcome, slot, CHANGE.VERIFIED, this.store.priceOf(slot), -1, book, -1, lu, 0, ok);
+  }
+
+  /** What quote() does; `consistent`: the quote's book-line is not an inconsistent moneyline pair. */
   private update(line: number, outcome: number, slot: number, kind: number, oldPrice: number, oldRank: number, book: number,
-    tuple: number, lu: number, removedFlag: number): void {
+    tuple: number, lu: number, removedFlag: number, consistent: boolean): void {
     const store = this.store;
     const qs = store.records;
     const q = store.stateOf(slot);
@@ -384,7 +391,7 @@ export class Analytics implements StoreListener {
       return;
     }
     const now = this.now;
-    const fresh = counts(book) && now - lu <= staleMs(book) && (store.lineMarket(line) !== H2H || consistentSlot(store, slot));
+    const fresh = consistent && counts(book) && now - lu <= staleMs(book);
     const expiry = lu + staleMs(book);
     qs[q + QS.EXPIRY] = expiry;
     // a verification of a quote that stays fresh changes nothing derived (ages are read when served)
