@@ -6,6 +6,7 @@
 // Every derived number (percents, stakes, effective and fair prices, nets) is served tidied to 12 significant digits
 // (engine/odds.ts tidy) and compared with the request's thresholds as served: the rows' math runs on exact doubles.
 
+import { PAGE_HEADERS } from '../openapi.js';
 import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
 import { edgePct, hasEdge, holdPct, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
@@ -110,6 +111,9 @@ const arbJson = compile({ type: 'array', items: ArbRowSchema });
 const evJson = compile({ type: 'array', items: EvRowSchema });
 const consJson = compile({ type: 'array', items: ConsensusRowSchema });
 const midJson = compile({ type: 'array', items: MiddleRowSchema });
+
+/** the x-result-* headers of `page` (http/openapi.ts) */
+const ANALYTICS_PAGE_HEADERS = [...PAGE_HEADERS, 'x-result-total-available'];
 
 const pageParams = (dflt: number, max: number, maxOffset: number): ParamSpec[] => [
   { name: 'limit', type: 'integer', default: dflt, min: 1, max, description: `Rows per page (1 to ${max})` },
@@ -224,6 +228,7 @@ export function analyticsRoutes(s: Services): Route[] {
     ],
     cost: () => 10,
     response: { type: 'array', items: ArbRowSchema },
+    responseHeaders: ANALYTICS_PAGE_HEADERS,
     handle: (ctx) => {
       const p = ctx.params;
       const excluded = new Set(((p.exclude_books as string[] | undefined) ?? []).map((k) => BOOK_INDEX.get(k)!));
@@ -309,6 +314,7 @@ export function analyticsRoutes(s: Services): Route[] {
     ],
     cost: () => 10,
     response: { type: 'array', items: EvRowSchema },
+    responseHeaders: ANALYTICS_PAGE_HEADERS,
     handle: (ctx) => {
       const p = ctx.params;
       const sharpKey = p.sharpBook as string;
@@ -386,6 +392,7 @@ export function analyticsRoutes(s: Services): Route[] {
     ],
     cost: () => 3,
     response: { type: 'array', items: ConsensusRowSchema },
+    responseHeaders: ANALYTICS_PAGE_HEADERS,
     handle: (ctx) => {
       const p = ctx.params;
       const markets = marketFilter(p);
@@ -506,6 +513,7 @@ export function analyticsRoutes(s: Services): Route[] {
     ],
     cost: () => 3,
     response: { type: 'array', items: MiddleRowSchema },
+    responseHeaders: ANALYTICS_PAGE_HEADERS,
     handle: (ctx) => {
       const p = ctx.params;
       const markets = marketFilter(p);
