@@ -57,3 +57,45 @@ export function subscriptionJson(a: AccountState): Record<string, unknown> {
     last_request_at_iso: isoOrNull(a.lastRequestAt),
   };
 }
+
+// The shapes above as JSON schemas, for /openapi.json (every field is always present; `current` only on the
+// caller's own key in GET /v1/keys).
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const strOrNull = { type: ['string', 'null'] } as const;
+const isoOrNullSchema = { type: ['string', 'null'], format: 'date-time' } as const;
+const iso = { type: 'string', format: 'date-time' } as const;
+
+export const KeySchema = {
+  type: 'object',
+  required: ['id', 'prefix', 'created_at_iso', 'last_request_at_iso', 'revoked'],
+  properties: {
+    id: int, prefix: str, created_at_iso: iso, last_request_at_iso: isoOrNullSchema, revoked: { type: 'boolean' },
+    current: { const: true, description: 'only on the key that made the request' },
+  },
+  additionalProperties: false,
+} as const;
+
+export const AccountSchema = {
+  type: 'object',
+  required: ['id', 'email', 'tier', 'monthly_credits', 'credits_remaining', 'credits_used', 'period_start_iso', 'period_end_iso',
+    'claimed', 'payment_customer_id_prefix', 'payment_subscription_id_prefix', 'created_at_iso', 'last_request_at_iso', 'keys'],
+  properties: {
+    id: int, email: strOrNull, tier: str, monthly_credits: int, credits_remaining: int, credits_used: int,
+    period_start_iso: iso, period_end_iso: iso, claimed: { type: 'boolean' },
+    payment_customer_id_prefix: strOrNull, payment_subscription_id_prefix: strOrNull,
+    created_at_iso: iso, last_request_at_iso: isoOrNullSchema, keys: { type: 'array', items: KeySchema },
+  },
+  additionalProperties: false,
+} as const;
+
+export const SubscriptionSchema = {
+  type: 'object',
+  required: ['state', 'tier', 'billing', 'period_start_iso', 'period_end_iso', 'payment_customer_id_prefix', 'payment_subscription_id_prefix', 'last_request_at_iso'],
+  properties: {
+    state: { type: 'string', enum: ['free', 'active'] }, tier: str, billing: { type: 'string', enum: ['payment_provider', 'none', 'manual'] },
+    period_start_iso: iso, period_end_iso: iso, payment_customer_id_prefix: strOrNull, payment_subscription_id_prefix: strOrNull,
+    last_request_at_iso: isoOrNullSchema,
+  },
+  additionalProperties: false,
+} as const;

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document, generated from the route table and the response schemas, so every served path and
 // parameter appears and nothing else does.
 
-import { ERRORS } from '../engine/errors.js';
+import { ERRORS, type ErrorCode } from '../engine/errors.js';
 import type { ParamSpec } from './params.js';
 import type { Route } from './router.js';
 import { ErrorSchema } from './schemas.js';
@@ -105,26 +105,133 @@ function paramSchema(p: ParamSpec): object {
   return base;
 }
 
-const ERROR_RESPONSES: Record<string, string> = {
-  '401': 'MISSING_KEY, INVALID_KEY or OUT_OF_USAGE_CREDITS',
-  '422': 'Parameter validation failed (detail lists each parameter)',
-  '429': 'EXCEEDED_FREQ_LIMIT (free tier); Retry-After is set',
+const hdr = (description: string, schema: object = str) => ({ description, schema });
+const int = { type: 'integer' };
+
+/** Every response header the service sends, as components.headers: a response names the ones it carries. */
+export const RESPONSE_HEADERS: Record<string, { description: string; schema: object }> = {
+  'X-Request-ID': hdr('32 hex characters naming this request (also request_id of an error body)', { type: 'string', pattern: '^[0-9a-f]{32}$' }),
+  'X-Response-Time': hdr('milliseconds the server took (to the first byte of a streamed body)', { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$' }),
+  'X-Data-Source': hdr('where the prices come from: simulated, the connector\'s name; absent with no feed'),
+  'X-RateLimit-Remaining': hdr('credits left in the period', int),
+  'x-requests-remaining': hdr('credits left in the period (The Odds API v4 name)', int),
+  'x-requests-used': hdr('credits used in the period', int),
+  'x-requests-last': hdr('credits this call cost', int),
+  'Retry-After': hdr('seconds to wait before retrying', int),
+  ETag: hdr('entity tag of the body: send it back as If-None-Match for a 304'),
+  'Cache-Control': hdr('how long the body may be cached'),
+  'x-result-page-size': hdr('entries on this page', int),
+  'x-result-row-count': hdr('rows on this page (grouped entries hold several rows)', int),
+  'x-result-limit': hdr('the limit applied', int),
+  'x-result-offset': hdr('the offset applied', int),
+  'x-result-has-more': hdr('true when rows follow this page', { type: 'string', enum: ['true', 'false'] }),
+  'x-result-total-available': hdr('rows over all pages', int),
+  'x-next-offset': hdr('the offset of the next page; only when x-result-has-more is true', int),
+  'X-Export-Rows': hdr('rows in the export', int),
+  'X-Export-Credits': hdr('credits the export costs', int),
+  'X-Export-Rate': hdr('how the export is priced'),
+  'X-Coverage-Hint': hdr('the game days held, when the range asked reaches beyond them'),
+  'X-Status-Cache': hdr('fresh, stale or computed: how the cached status answered'),
+  Age: hdr('seconds since the body was computed', int),
+  'Idempotent-Replayed': hdr('true when the answer replays an earlier request of the same Idempotency-Key', { type: 'string', enum: ['true'] }),
+  'Content-Disposition': hdr('attachment with a file name'),
 };
+
+/** headers of every response (DESIGN.md section 3); X-Data-Source only when a feed is configured */
+const COMMON_HEADERS: readonly [string, boolean][] = [['X-Request-ID', true], ['X-Response-Time', true], ['X-Data-Source', false]];
+/** the key's balance, on every response to a key (its priced calls among them) */
+const USAGE_HEADERS = ['X-RateLimit-Remaining', 'x-requests-remaining', 'x-requests-used', 'x-requests-last'];
+/** a page of rows (webhook deliveries); analytics add the total, props the row count */
+export const PAGE_HEADERS = ['x-result-page-size', 'x-result-limit', 'x-result-offset', 'x-result-has-more', 'x-next-offset'];
+/** headers sent only sometimes: listed, not required */
+const OPTIONAL_HEADERS = new Set(['X-Data-Source', 'x-next-offset', 'X-Coverage-Hint', 'Age', 'Idempotent-Replayed', 'Content-Disposition']);
+
+function headerRefs(names: readonly string[]): Record<string, object> {
+  const out: Record<string, object> = {};
+  for (const n of names) out[n] = { $ref: `#/components/headers/${n}` };
+  return out;
+}
+
+/** The error codes a route can answer with, from its declaration: auth kind, tier, a {sport_key} in the path,
+ *  parameters, a body, and the codes its handler names. */
+export function routeErrors(r: Route): ErrorCode[] {
+  const codes = new Set<ErrorCode>();
+  if (r.auth === 'key') {
+    codes.add('MISSING_KEY').add('INVALID_KEY').add('EXCEEDED_FREQ_LIMIT');
+    if (r.cost !== undefined || r.streamed === true) codes.add('OUT_OF_USAGE_CREDITS');
+  }
+  if (r.auth === 'admin') codes.add('ADMIN_KEY_REQUIRED');
+  if (r.tier !== undefined) codes.add('TIER_REQUIRED');
+  if (r.path.includes('{sport_key}')) codes.add('UNKNOWN_SPORT');
+  if (r.params !== undefined && r.params.length > 0) codes.add('VALIDATION_ERROR');
+  if (r.maxBody !== undefined) codes.add('MALFORMED_BODY').add('BODY_TOO_LARGE').add('VALIDATION_ERROR');
+  for (const c of r.errors ?? []) codes.add(c);
+  return [...codes];
+}
+
+/** Adds additionalProperties: false to every object schema that lists its properties and says nothing of others,
+ *  without touching the input (the serialisers compile the same objects). Right for the fast-json-stringify
+ *  schemas, which never write a field they do not list, and the hand-written ones say all they send. */
+export function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const src = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...src };
+  if (src.properties !== undefined) {
+    out.properties = Object.fromEntries(Object.entries(src.properties as object).map(([k, v]) => [k, closed(v)]));
+    if (src.additionalProperties === undefined) out.additionalProperties = false;
+  }
+  if (src.items !== undefined) out.items = closed(src.items);
+  for (const k of ['oneOf', 'anyOf'] as const) if (src[k] !== undefined) out[k] = closed(src[k]);
+  if (typeof src.additionalProperties === 'object') out.additionalProperties = closed(src.additionalProperties);
+  return out;
+}
+
+/** A media type without its charset, for a content map key ("text/csv; charset=utf-8" is text/csv; the Prometheus
+ *  exposition keeps its version, which names the format). */
+function mediaKey(type: string): string {
+  return type.replace(/;\s*charset=[^;]*/i, '').trim();
+}
 
 export function openapiDocument(routes: readonly Route[]): object {
   const paths: Record<string, Record<string, object>> = {};
+  const errorResponses: Record<string, object> = {
+    Error: { description: 'Any other error (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED, 500 INTERNAL_ERROR)', headers: headerRefs(['X-Request-ID', 'X-Response-Time']), content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  };
+  const errorResponse = (status: number, codes: ErrorCode[]): object => {
+    const name = `${status}_${codes.join('_')}`;
+    if (errorResponses[name] === undefined) {
+      const headers = headerRefs(COMMON_HEADERS.map(([n]) => n));
+      if (status === 429 || status === 503) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
+      errorResponses[name] = {
+        description: codes.map((c) => `${c}: ${ERRORS[c].message}`).join('; '),
+        headers,
+        content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { error_code: { enum: codes } } }] } } },
+      };
+    }
+    return { $ref: `#/components/responses/${name}` };
+  };
   for (const r of routes) {
     const item = (paths[r.path] ??= {});
     const pathParams = [...r.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({
       name: m[1], in: 'path', required: true, schema: { type: 'string' },
     }));
+    const okHeaders = [...COMMON_HEADERS.map(([n]) => n), ...(r.auth === 'key' ? USAGE_HEADERS : []), ...(r.responseHeaders ?? [])];
+    const media = r.contentType ?? 'application/json';
+    const okSchema = media === 'application/json' ? closed(r.response ?? {}) : { type: 'string' };
     const responses: Record<string, object> = {
-      [String(r.okStatus ?? 200)]: { description: 'OK', content: { 'application/json': { schema: r.response ?? {} } } },
-      default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      [String(r.okStatus ?? 200)]: { description: 'OK', headers: headerRefs(okHeaders), content: { [mediaKey(media)]: { schema: okSchema } } },
     };
-    if (r.auth !== 'none') responses['401'] = { description: ERROR_RESPONSES['401'], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-    if (r.params !== undefined && r.params.length > 0) responses['422'] = { description: ERROR_RESPONSES['422'], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-    if (r.auth === 'key') responses['429'] = { description: ERROR_RESPONSES['429'] };
+    if (r.responseHeaders?.includes('ETag')) {
+      responses['304'] = { description: 'Not Modified: If-None-Match named the current ETag', headers: headerRefs([...COMMON_HEADERS.map(([n]) => n), 'ETag']) };
+    }
+    const byStatus = new Map<number, ErrorCode[]>();
+    for (const c of routeErrors(r)) {
+      const st = ERRORS[c].status;
+      byStatus.set(st, [...(byStatus.get(st) ?? []), c]);
+    }
+    for (const [st, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) responses[String(st)] = errorResponse(st, codes);
+    responses.default = { $ref: '#/components/responses/Error' };
     item[r.method.toLowerCase()] = {
       summary: r.summary,
       tags: [r.tag],
@@ -137,10 +244,14 @@ export function openapiDocument(routes: readonly Route[]): object {
           ...(p.alias === undefined ? [] : [{ name: p.alias, in: 'query', required: false, description: `Alias for ${p.name}; given with it, the two must agree`, schema: paramSchema(p) }]),
         ]),
       ],
-      ...(r.requestBody === undefined ? {} : { requestBody: { required: true, content: { 'application/json': { schema: r.requestBody } } } }),
+      ...(r.requestBody === undefined ? {} : {
+        requestBody: { required: true, content: Object.fromEntries((r.requestTypes ?? ['application/json']).map((t) => [t, { schema: r.requestBody }])) },
+      }),
       responses,
     };
   }
+  const headers: Record<string, object> = {};
+  for (const [n, h] of Object.entries(RESPONSE_HEADERS)) headers[n] = { ...h, required: !OPTIONAL_HEADERS.has(n) };
   return {
     openapi: '3.1.0',
     info: {
@@ -151,7 +262,9 @@ export function openapiDocument(routes: readonly Route[]): object {
     paths,
     webhooks: webhookDoc(),
     components: {
-      schemas: { Error: ErrorSchema },
+      schemas: { Error: closed(ErrorSchema) },
+      responses: errorResponses,
+      headers,
       securitySchemes: {
         ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apiKey' },

@@ -4,7 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { ApiError } from '../engine/errors.js';
+import { ApiError, type ErrorCode } from '../engine/errors.js';
 import type { Accounts, KeyState } from './accounts.js';
 import { normaliseAddress, type TrustedProxies } from './client-ip.js';
 import { endpointLabel, meteredRoute } from './credit-costs.js';
@@ -76,6 +76,17 @@ export interface Route {
   requestBody?: object;
   /** status of success, for /openapi.json (default 200) */
   okStatus?: number;
+  /** media type of the success body, for /openapi.json (default application/json) */
+  contentType?: string;
+  /** media types the request body is accepted in, for /openapi.json (default application/json) */
+  requestTypes?: readonly string[];
+  /** the least tier the route serves (below it: 403 TIER_REQUIRED), for /openapi.json */
+  tier?: string;
+  /** error codes the handler throws beyond those the declaration implies (auth, tier, {sport_key}, params, body),
+   *  for /openapi.json */
+  errors?: readonly ErrorCode[];
+  /** headers of the success response beyond those of every response (names in http/openapi.ts RESPONSE_HEADERS) */
+  responseHeaders?: readonly string[];
   handle(ctx: RequestCtx): Reply | StreamReply | Promise<Reply | StreamReply>;
 }
 

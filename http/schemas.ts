@@ -137,6 +137,16 @@ export const RawOddsEventSchema = {
 
 export const IsoTime = { type: 'string', format: 'date-time' } as const;
 export const UnixTime = { type: 'integer', description: 'Unix seconds' } as const;
+/** for /openapi.json: a time as dateFormat asks, ISO 8601 (iso, the default) or Unix seconds (unix); the serialisers
+ *  compile one variant each */
+export const AnyTime = { oneOf: [IsoTime, { type: 'integer', description: 'Unix seconds (dateFormat=unix)' }] } as const;
+
+/** for /openapi.json: the odds events of every variant a request can ask for: dateFormat, include=verification,
+ *  slim (no raw_json) or normalized (with it), and include=raw (ids and raw_json only) */
+export const OddsDocSchema = {
+  type: 'array',
+  items: { oneOf: [oddsEventSchema({ time: AnyTime, verification: true, rawJson: true }), RawOddsEventSchema] },
+} as const;
 
 export const HealthSchema = {
   type: 'object',

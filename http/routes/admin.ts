@@ -4,7 +4,7 @@
 import { ApiError } from '../../engine/errors.js';
 import { TIER_CREDITS, isTier } from '../../engine/tiers.js';
 import type { AccountState } from '../accounts.js';
-import { accountJson } from '../account-json.js';
+import { AccountSchema, accountJson } from '../account-json.js';
 import { intField, invalidField, jsonObject, optionalString } from '../body.js';
 import type { RequestCtx, Route } from '../router.js';
 import { AdminKeySchema } from '../schemas.js';
@@ -17,7 +17,28 @@ const MAX_CREDITS = 1_000_000_000;
 const PAYMENT_ID = /^[A-Za-z0-9_-]+$/;
 
 const json = (body: unknown, status = 200) => ({ status, body: JSON.stringify(body) });
-const obj = { type: 'object' } as const;
+const AdminRevokedSchema = {
+  type: 'object', required: ['id', 'prefix', 'account_id', 'revoked'], additionalProperties: false,
+  properties: { id: { type: 'integer' }, prefix: { type: 'string' }, account_id: { type: 'integer' }, revoked: { const: true } },
+} as const;
+const AccountListSchema = {
+  type: 'object', required: ['total', 'accounts'], additionalProperties: false,
+  properties: { total: { type: 'integer' }, accounts: { type: 'array', items: AccountSchema } },
+} as const;
+/** {tier, credits?, email?} opens an account; {account_id} adds a key to one (and nothing beside it) */
+const AdminKeyBody = {
+  oneOf: [
+    {
+      type: 'object', required: ['tier'], additionalProperties: false,
+      properties: {
+        tier: { type: 'string', enum: Object.keys(TIER_CREDITS) },
+        credits: { type: 'integer', minimum: 0, maximum: MAX_CREDITS, description: 'default the tier\'s allowance' },
+        email: { type: ['string', 'null'], format: 'email' },
+      },
+    },
+    { type: 'object', required: ['account_id'], additionalProperties: false, properties: { account_id: { type: 'integer', minimum: 1 } } },
+  ],
+} as const;
 
 function idArg(raw: string, code: 'ACCOUNT_NOT_FOUND' | 'KEY_NOT_FOUND'): number {
   if (!/^\d{1,15}$/.test(raw)) throw new ApiError(code);
@@ -40,6 +61,8 @@ export function adminRoutes(s: Services): Route[] {
       summary: 'Issue an API key: {tier, credits?, email?} opens an account; {account_id} adds a key to one',
       maxBody: 16 * 1024,
       okStatus: 201,
+      requestBody: AdminKeyBody,
+      errors: ['ACCOUNT_NOT_FOUND', 'ACCOUNT_EXISTS'],
       response: AdminKeySchema,
       handle: async (ctx) => {
         const b = jsonObject(ctx);
@@ -86,7 +109,7 @@ export function adminRoutes(s: Services): Route[] {
         { name: 'offset', type: 'integer', min: 0, max: 10_000_000, default: 0, description: 'Accounts to skip' },
         { name: 'email', type: 'string', description: 'Only accounts whose e-mail contains this (case-insensitive)' },
       ],
-      response: obj,
+      response: AccountListSchema,
       handle: (ctx) => {
         const { total, items } = s.accounts.list(ctx.params.limit as number, ctx.params.offset as number, (ctx.params.email as string | undefined) ?? null);
         return json({ total, accounts: items.map(accountJson) });
@@ -98,7 +121,8 @@ export function adminRoutes(s: Services): Route[] {
       auth: 'admin',
       tag: 'admin',
       summary: 'One account',
-      response: obj,
+      errors: ['ACCOUNT_NOT_FOUND'],
+      response: AccountSchema,
       handle: (ctx) => json(accountJson(accountOf(s, ctx))),
     },
     {
@@ -109,7 +133,8 @@ export function adminRoutes(s: Services): Route[] {
       summary: 'Change the tier (a new period starts with its allowance) or the payment-provider ids: {tier?, payment_customer_id?, payment_subscription_id?}',
       maxBody: 16 * 1024,
       requestBody: { type: 'object', properties: { tier: { type: 'string' }, payment_customer_id: { type: ['string', 'null'] }, payment_subscription_id: { type: ['string', 'null'] } } },
-      response: obj,
+      errors: ['ACCOUNT_NOT_FOUND'],
+      response: AccountSchema,
       handle: async (ctx) => {
         const a = accountOf(s, ctx);
         const b = jsonObject(ctx);
@@ -130,7 +155,8 @@ export function adminRoutes(s: Services): Route[] {
       summary: 'Grant credits to the current period: {credits}',
       maxBody: 16 * 1024,
       requestBody: { type: 'object', required: ['credits'], properties: { credits: { type: 'integer', minimum: 1, maximum: MAX_CREDITS } } },
-      response: obj,
+      errors: ['ACCOUNT_NOT_FOUND'],
+      response: AccountSchema,
       handle: async (ctx) => {
         const a = accountOf(s, ctx);
         await s.accounts.grant(a, intField(jsonObject(ctx), 'credits', 1, MAX_CREDITS));
@@ -143,7 +169,8 @@ export function adminRoutes(s: Services): Route[] {
       auth: 'admin',
       tag: 'admin',
       summary: 'Revoke a key at once',
-      response: obj,
+      errors: ['KEY_NOT_FOUND'],
+      response: AdminRevokedSchema,
       handle: async (ctx) => {
         const k = await s.accounts.revoke(idArg(ctx.args[0]!, 'KEY_NOT_FOUND'), null);
         if (k === null) throw new ApiError('KEY_NOT_FOUND');

@@ -33,6 +33,13 @@ export const MAGIC_LINKS_PER_HOUR = 5;
 const AGENT_BODY = 4 * 1024;
 const AGENT_ID = /^[\x21-\x7e]+$/;
 
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const object = (properties: Record<string, object>) => ({ type: 'object', required: Object.keys(properties), properties, additionalProperties: false });
+/** the link pages post the token as a form; a client may send JSON */
+const TOKEN_TYPES = ['application/json', 'application/x-www-form-urlencoded'];
+const TokenBody = { type: 'object', required: ['token'], properties: { token: { type: 'string', minLength: 16, maxLength: 128 } } } as const;
+
 const json = (body: unknown, status = 200) => ({ status, body: JSON.stringify(body) });
 const html = (body: string, status = 200) => ({ status, body, contentType: 'text/html; charset=utf-8', headers: [['Cache-Control', 'no-store']] as [string, string][] });
 
@@ -92,7 +99,11 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
       maxBody: AGENT_BODY,
       okStatus: 201,
       requestBody: { type: 'object', required: ['email'], properties: { email: { type: 'string' }, intended_use: { type: 'string', maxLength: 500 }, agent_id: { type: 'string', maxLength: 128 } } },
-      response: { type: 'object', properties: { api_key: { type: 'string' }, account_id: { type: 'integer' }, claim_url: { type: 'string' }, upgrade_url: { type: 'string' }, instructions: { type: 'string' } } },
+      errors: ['EXCEEDED_FREQ_LIMIT', 'ACCOUNT_EXISTS'],
+      response: object({
+        api_key: { type: 'string', description: 'shown only in this answer' }, account_id: int, key_prefix: str, tier: { const: 'free' }, credits: int,
+        period_end_iso: { type: 'string', format: 'date-time' }, claim_url: str, upgrade_url: str, instructions: str,
+      }),
       handle: async (ctx) => {
         const wait = signups.hit(ctx.ip, ctx.now);
         if (wait > 0) throw new ApiError('EXCEEDED_FREQ_LIMIT', `Sign-up allows ${SIGNUPS_PER_HOUR} requests an hour per address; retry in ${wait} s`, undefined, { retryAfter: wait });
@@ -140,7 +151,7 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
       summary: 'Mails a one-time login link to the address if it has an account; always the same 200',
       maxBody: AGENT_BODY,
       requestBody: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } },
-      response: { type: 'object', properties: { status: { type: 'string' }, message: { type: 'string' } } },
+      response: object({ status: { const: 'ok' }, message: str }),
       handle: async (ctx) => {
         const email = emailField(jsonObject(ctx), 'email');
         const emailHash = sha256(normalEmail(email));
@@ -166,7 +177,7 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
       summary: 'An upgrade (checkout) URL for {email, tier} from CHECKOUT_URL_TEMPLATE; a local page when billing is not configured',
       maxBody: AGENT_BODY,
       requestBody: { type: 'object', required: ['email', 'tier'], properties: { email: { type: 'string' }, tier: { type: 'string', enum: PAID_TIERS } } },
-      response: { type: 'object', properties: { checkout_url: { type: 'string' }, tier: { type: 'string' }, configured: { type: 'boolean' } } },
+      response: object({ checkout_url: str, tier: str, configured: { type: 'boolean', description: 'false: CHECKOUT_URL_TEMPLATE is not set and the URL is the local billing page' } }),
       handle: (ctx) => {
         const b = jsonObject(ctx);
         const email = emailField(b, 'email');
@@ -178,6 +189,7 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
     {
       method: 'GET',
       path: '/v1/agent/billing',
+      contentType: 'text/html; charset=utf-8',
       auth: 'none',
       tag: 'account',
       summary: 'The page upgrade links point to when CHECKOUT_URL_TEMPLATE is not set',
@@ -191,6 +203,7 @@ Its operator changes tiers with <code>PATCH /v1/admin/accounts/{id}</code>, or s
     {
       method: 'GET',
       path: '/v1/agent/login',
+      contentType: 'text/html; charset=utf-8',
       auth: 'none',
       tag: 'account',
       summary: 'The page of a magic link: a button that uses the one-time token to issue a new key',
@@ -205,8 +218,10 @@ Its operator changes tiers with <code>PATCH /v1/admin/accounts/{id}</code>, or s
       summary: 'Uses a magic-link token once: a new API key for its account (the other keys keep working)',
       maxBody: AGENT_BODY,
       okStatus: 201,
-      requestBody: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } },
-      response: { type: 'object', properties: { api_key: { type: 'string' }, account_id: { type: 'integer' } } },
+      requestBody: TokenBody,
+      requestTypes: TOKEN_TYPES,
+      errors: ['INVALID_LOGIN_TOKEN'],
+      response: object({ api_key: { type: 'string', description: 'shown only in this answer' }, key_id: int, key_prefix: str, account_id: int, message: str }),
       handle: async (ctx) => {
         const used = await consumeToken(s.db, sha256(tokenOf(ctx)), 'login', ctx.now);
         const a = used === null ? undefined : s.accounts.account(used.accountId);
@@ -218,6 +233,7 @@ Its operator changes tiers with <code>PATCH /v1/admin/accounts/{id}</code>, or s
     {
       method: 'GET',
       path: '/v1/agent/claim',
+      contentType: 'text/html; charset=utf-8',
       auth: 'none',
       tag: 'account',
       summary: 'The page of a sign-up\'s claim link: a button that claims the account for the owner of its e-mail',
@@ -231,8 +247,10 @@ Its operator changes tiers with <code>PATCH /v1/admin/accounts/{id}</code>, or s
       tag: 'account',
       summary: 'Uses a claim token once: the account is marked claimed by the owner of its e-mail',
       maxBody: AGENT_BODY,
-      requestBody: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } },
-      response: { type: 'object', properties: { account_id: { type: 'integer' }, claimed: { type: 'boolean' } } },
+      requestBody: TokenBody,
+      requestTypes: TOKEN_TYPES,
+      errors: ['INVALID_LOGIN_TOKEN'],
+      response: object({ account_id: int, email: { type: ['string', 'null'] }, claimed: { const: true }, claimed_at_iso: { type: 'string', format: 'date-time' }, message: str }),
       handle: async (ctx) => {
         const used = await consumeToken(s.db, sha256(tokenOf(ctx)), 'claim', ctx.now);
         const a = used === null ? undefined : s.accounts.account(used.accountId);

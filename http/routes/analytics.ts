@@ -6,6 +6,7 @@
 // Every derived number (percents, stakes, effective and fair prices, nets) is served tidied to 12 significant digits
 // (engine/odds.ts tidy) and compared with the request's thresholds as served: the rows' math runs on exact doubles.
 
+import { PAGE_HEADERS } from '../openapi.js';
 import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
 import { edgePct, hasEdge, holdPct, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS, SPORTS, UMBRELLAS, resolveSportKeys } from '../../engine/catalogue.js';
@@ -114,6 +115,8 @@ const midJson = compile({ type: 'array', items: MiddleRowSchema });
 /** SPEC Pagination bounds of offset */
 const ARB_MAX_OFFSET = 10_000;
 const EV_MAX_OFFSET = 2000;
+/** the x-result-* headers of `page` (http/openapi.ts) */
+const ANALYTICS_PAGE_HEADERS = [...PAGE_HEADERS, 'x-result-total-available'];
 
 const pageParams = (dflt: number, max: number, maxOffset: number): ParamSpec[] => [
   { name: 'limit', type: 'integer', default: dflt, min: 1, max, description: `Rows per page (1 to ${max})` },
@@ -315,6 +318,7 @@ export function analyticsRoutes(s: Services): Route[] {
     ],
     cost: () => 10,
     response: { type: 'array', items: ArbRowSchema },
+    responseHeaders: ANALYTICS_PAGE_HEADERS,
     handle: (ctx) => page(arbRows(ctx, events(ctx, ctx.params.include_live === true)), ctx.params, arbJson, ARB_MAX_OFFSET),
   };
 
@@ -334,6 +338,7 @@ export function analyticsRoutes(s: Services): Route[] {
     ],
     cost: () => 10,
     response: { type: 'array', items: ArbRowSchema },
+    responseHeaders: ANALYTICS_PAGE_HEADERS,
     handle: (ctx) => {
       const p = ctx.params;
       const keys = p.sports === undefined ? SPORT_KEYS : [...new Set((p.sports as string[]).flatMap((k) => resolveSportKeys(k)!))];
@@ -363,6 +368,7 @@ export function analyticsRoutes(s: Services): Route[] {
     ],
     cost: () => 10,
     response: { type: 'array', items: EvRowSchema },
+    responseHeaders: ANALYTICS_PAGE_HEADERS,
     handle: (ctx) => {
       const p = ctx.params;
       const sharpKey = p.sharpBook as string;

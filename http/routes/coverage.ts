@@ -10,6 +10,28 @@ import { sportKeys } from './discovery.js';
 
 const MAX_MATCH_DAYS = 366;
 
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const day = { type: 'string', format: 'date' } as const;
+const dayOrNull = { type: ['string', 'null'], format: 'date' } as const;
+const object = (properties: Record<string, object>) => ({ type: 'object', required: Object.keys(properties), properties, additionalProperties: false });
+const strOrNull = { type: ['string', 'null'] } as const;
+
+const SportCoverageSchema = object({
+  sport_key: str, date_from: dayOrNull, date_to: dayOrNull, total_rows: int,
+  sources: { type: 'array', items: object({ source: str, rows: int, priced_rows: int, first_date: day, last_date: day }) },
+});
+const CoverageSchema = object({
+  sports: { type: 'array', items: object({ sport_key: str, rows: int, events: int, sources: int, first_date: day, last_date: day }) },
+});
+const MatchesSchema = object({
+  sport_key: str, date_from: day, date_to: day,
+  matches: {
+    type: 'array',
+    items: object({ event_id: str, sport_key: str, game_date: day, commence_time: { type: 'string', format: 'date-time' }, home_team: strOrNull, away_team: strOrNull, rows: int, sources: int }),
+  },
+});
+
 function range(p: Params, now: number, defaultDays: number | null): { from: string | undefined; to: string | undefined } {
   let to = p.dateTo as string | undefined;
   let from = p.dateFrom as string | undefined;
@@ -39,6 +61,7 @@ export function coverageRoutes(s: Services): Route[] {
       summary: 'Closing-line coverage of a sport per source: row counts, rows with both sides priced, first and last game day (1 credit)',
       params: [...dateParams],
       cost: () => 1,
+      response: SportCoverageSchema,
       handle: async (ctx) => {
         const sports = sportKeys(ctx.args[0]);
         const { from, to } = range(ctx.params, ctx.now, null);
@@ -52,6 +75,7 @@ export function coverageRoutes(s: Services): Route[] {
       auth: 'none',
       tag: 'historical',
       summary: 'Closing-line coverage per sport: rows, events, sources, first and last game day',
+      response: CoverageSchema,
       handle: async () => ({ status: 200, body: JSON.stringify({ sports: await coverageBySport(s.db) }) }),
     },
     {
@@ -62,6 +86,8 @@ export function coverageRoutes(s: Services): Route[] {
       summary: 'Events with closing lines between two game days (default the last 7 days; 1 credit); X-Coverage-Hint when the range reaches beyond the days held',
       params: [...dateParams, { name: 'limit', type: 'integer', default: 100, min: 1, max: 1000, description: 'events at most (1 to 1,000)' }],
       cost: () => 1,
+      response: MatchesSchema,
+      responseHeaders: ['X-Coverage-Hint'],
       handle: async (ctx) => {
         const sports = sportKeys(ctx.args[0]);
         const { from, to } = range(ctx.params, ctx.now, 7) as { from: string; to: string };

@@ -4,7 +4,7 @@ import { BOOKMAKERS, SPORTS, resolveSportKeys, sportByKey } from '../../engine/c
 import { ApiError } from '../../engine/errors.js';
 import type { BookDef } from '../../engine/types.js';
 import type { Reply, RequestCtx, Route } from '../router.js';
-import { BookmakerListSchema, EventListSchema, IsoTime, SportListSchema, UnixTime } from '../schemas.js';
+import { AnyTime, BookmakerListSchema, EventListSchema, IsoTime, SportListSchema, UnixTime } from '../schemas.js';
 import { invalid } from '../params.js';
 import { compile, etagMatches, etagOf } from '../serialize.js';
 import { isoSeconds, type Services } from '../services.js';
@@ -83,6 +83,7 @@ export function discoveryRoutes(s: Services): Route[] {
       summary: 'Sports in the catalogue (active only unless all=true)',
       params: [{ name: 'all', type: 'boolean', default: false, description: 'Include sports out of season' }],
       response: SportListSchema,
+      responseHeaders: ['ETag', 'Cache-Control'],
       handle: (ctx) => cachedReply(ctx, ctx.params.all ? SPORTS_ALL : SPORTS_ACTIVE, 3600),
     },
     {
@@ -97,6 +98,7 @@ export function discoveryRoutes(s: Services): Route[] {
       ],
       cost: () => 0,
       response: BookmakerListSchema,
+      responseHeaders: ['ETag', 'Cache-Control'],
       handle: (ctx) => cachedReply(ctx, BOOKS[`${ctx.params.all}:${ctx.params.include_endpoints}`], 3600, 'private'),
     },
     {
@@ -111,7 +113,7 @@ export function discoveryRoutes(s: Services): Route[] {
         { name: 'commenceTimeFrom', type: 'datetime', description: 'Events starting at or after (ISO 8601)' },
         { name: 'commenceTimeTo', type: 'datetime', description: 'Events starting at or before (ISO 8601)' },
       ],
-      response: EventListSchema(IsoTime),
+      response: EventListSchema(AnyTime),
       handle: (ctx) => {
         const keys = sportKeys(ctx.args[0]);
         const p = ctx.params;

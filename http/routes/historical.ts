@@ -23,6 +23,8 @@ export const EXPORT_PAGE_ROWS = 1000;
 /** SPEC: closing lines are cached 6 hours (a closing snapshot never changes once written) */
 export const EXPORT_CACHE_TTL_MS = 6 * 3600 * 1000;
 const CACHE_CONTROL = 'private, max-age=21600';
+/** the headers of every export (Age on one served from the cache), for /openapi.json */
+const EXPORT_HEADERS = ['X-Export-Rows', 'X-Export-Credits', 'X-Export-Rate', 'Cache-Control', 'Age'];
 const str = { type: 'string' } as const;
 
 /** what the exports need beyond the database: the piscina pool formats the pages, the cache keeps the bodies */
@@ -172,6 +174,7 @@ export function historicalRoutes(s: Services, x: ExportServices): Route[] {
       tag: 'historical',
       summary: 'Observed closing lines of one game day (1 credit per 1,000 rows, minimum 1); headers X-Export-Rows, X-Export-Credits, X-Export-Rate',
       params: dayParams,
+      responseHeaders: EXPORT_HEADERS,
       response: { type: 'object', properties: { as_of: str, date: str, filters: { type: 'object' }, row_count: { type: 'integer' }, rows: { type: 'array', items: ClosingRowSchema } } },
       handle: (ctx) => {
         const f: ClosingFilter = { date: ctx.params.date as string, sports: sportFilter(ctx), sources: sourceFilter(ctx), limit: ctx.params.limit as number };
@@ -187,6 +190,8 @@ export function historicalRoutes(s: Services, x: ExportServices): Route[] {
       streamed: true,
       tag: 'historical',
       summary: 'The closing lines of one game day as RFC 4180 CSV, columns of the JSON rows (1 credit per request)',
+      contentType: 'text/csv; charset=utf-8',
+      responseHeaders: [...EXPORT_HEADERS, 'Content-Disposition'],
       params: dayParams,
       handle: (ctx) => {
         const f: ClosingFilter = { date: ctx.params.date as string, sports: sportFilter(ctx), sources: sourceFilter(ctx), limit: ctx.params.limit as number };
@@ -215,6 +220,7 @@ export function historicalRoutes(s: Services, x: ExportServices): Route[] {
         { name: 'daysFrom', type: 'integer', default: 3, min: 1, max: 30, description: 'days back from now (1 to 30)' },
         limitParam,
       ],
+      responseHeaders: EXPORT_HEADERS,
       response: { type: 'object', properties: { as_of: str, sport_key: str, filters: { type: 'object' }, row_count: { type: 'integer' }, rows: { type: 'array', items: ClosingRowSchema } } },
       handle: (ctx) => {
         const sports = sportKeys(ctx.args[0]);

@@ -11,6 +11,43 @@ import type { Services } from '../services.js';
 export const MAX_INGEST_BYTES = 16 * 1024 * 1024;
 const resultJson = compile(IngestResultSchema);
 
+const time = { oneOf: [{ type: 'string', format: 'date-time' }, { type: 'integer', description: 'epoch milliseconds' }] } as const;
+/** A batch: events first (created or updated), then prices of known events; an item that does not validate is
+ *  rejected on its own (rejected[], rejected_events[]) and the rest applied. JSON and msgpack carry the same map. */
+export const IngestBodySchema = {
+  type: 'object',
+  properties: {
+    events: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'sport_key', 'commence_time'],
+        properties: {
+          id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' }, sport_key: { type: 'string' }, commence_time: time,
+          kind: { type: 'string', enum: ['game', 'futures', 'event_market'], default: 'game' },
+          home_team: { type: 'string', description: 'games' }, away_team: { type: 'string', description: 'games' },
+          title: { type: 'string', description: 'futures and event markets' },
+          status: { type: 'string', description: 'final closes the event' },
+          probable_pitchers: { type: 'object', description: 'baseball: {home, away, venue, game_status}' },
+        },
+      },
+    },
+    prices: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['book', 'event_id', 'market', 'outcome', 'price'],
+        properties: {
+          book: { type: 'string' }, event_id: { type: 'string' }, market: { type: 'string' }, outcome: { type: 'string' },
+          price: { type: 'number', exclusiveMinimum: 1, description: 'decimal odds' },
+          point: { type: 'number' }, player: { type: 'string', description: 'player props' },
+          ts: { type: 'integer', description: 'epoch milliseconds of the observation, not in the future; default now' },
+        },
+      },
+    },
+  },
+} as const;
+
 function parseBody(contentType: string, body: Buffer): unknown {
   const type = contentType.split(';')[0].trim().toLowerCase();
   if (body.length === 0) throw new ApiError('MALFORMED_BODY', 'empty body');
@@ -38,6 +75,9 @@ export function ingestRoutes(s: Services): Route[] {
       summary: 'Ingest events and price observations (JSON or application/msgpack); bad items are rejected one by one',
       maxBody: MAX_INGEST_BYTES,
       okStatus: 202,
+      requestBody: IngestBodySchema,
+      requestTypes: ['application/json', 'application/msgpack'],
+      errors: ['UNSUPPORTED_MEDIA_TYPE'],
       response: IngestResultSchema,
       handle: async (ctx) => {
         const result = await s.ingest(parseBody(ctx.contentType, ctx.body!), ctx.now);

@@ -2,7 +2,7 @@
 // /v1/keys/{key_id} (revoked at once; a key may revoke itself). Free of credits.
 
 import { ApiError } from '../../engine/errors.js';
-import { keyJson } from '../account-json.js';
+import { KeySchema, keyJson } from '../account-json.js';
 import type { Route } from '../router.js';
 import type { Services } from '../services.js';
 
@@ -10,7 +10,16 @@ import type { Services } from '../services.js';
 export const MAX_KEYS_PER_ACCOUNT = 20;
 
 const json = (body: unknown, status = 200) => ({ status, body: JSON.stringify(body) });
-const obj = { type: 'object' } as const;
+const RevokedSchema = {
+  type: 'object', required: ['id', 'prefix', 'revoked'], additionalProperties: false,
+  properties: { id: { type: 'integer' }, prefix: { type: 'string' }, revoked: { const: true } },
+} as const;
+/** a new key: the key itself, shown once, beside its record */
+const NewKeySchema = {
+  ...KeySchema,
+  required: ['api_key', ...KeySchema.required],
+  properties: { api_key: { type: 'string', description: 'shown only in this answer' }, ...KeySchema.properties },
+} as const;
 
 export function keyRoutes(s: Services): Route[] {
   return [
@@ -20,7 +29,7 @@ export function keyRoutes(s: Services): Route[] {
       auth: 'key',
       tag: 'account',
       summary: 'The keys of the caller\'s account (id and prefix only)',
-      response: { type: 'array', items: obj },
+      response: { type: 'array', items: KeySchema },
       handle: (ctx) => json(ctx.key!.account.keys.map((k) => keyJson(k, k === ctx.key))),
     },
     {
@@ -30,7 +39,8 @@ export function keyRoutes(s: Services): Route[] {
       tag: 'account',
       summary: `A new key for the caller's account, shown once (at most ${MAX_KEYS_PER_ACCOUNT} active keys)`,
       okStatus: 201,
-      response: obj,
+      errors: ['KEY_LIMIT'],
+      response: NewKeySchema,
       handle: async (ctx) => {
         const a = ctx.key!.account;
         if (a.keys.filter((k) => !k.revoked).length >= MAX_KEYS_PER_ACCOUNT) throw new ApiError('KEY_LIMIT');
@@ -44,7 +54,8 @@ export function keyRoutes(s: Services): Route[] {
       auth: 'key',
       tag: 'account',
       summary: 'Revoke one of the account\'s keys at once',
-      response: obj,
+      errors: ['KEY_NOT_FOUND'],
+      response: RevokedSchema,
       handle: async (ctx) => {
         const raw = ctx.args[0]!;
         const k = /^\d{1,15}$/.test(raw) ? await s.accounts.revoke(Number(raw), ctx.key!.account.id) : null;

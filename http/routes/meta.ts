@@ -18,6 +18,7 @@ export function metaRoutes(s: Services, router: Router): Route[] {
       auth: 'none',
       tag: 'meta',
       summary: 'This OpenAPI 3.1 document',
+      response: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { const: '3.1.0' } }, additionalProperties: true },
       handle: () => ({ status: 200, body: (openapi ??= JSON.stringify(openapiDocument(router.routes))) }),
     },
     {
@@ -26,6 +27,7 @@ export function metaRoutes(s: Services, router: Router): Route[] {
       auth: 'none',
       tag: 'meta',
       summary: 'Prometheus metrics',
+      contentType: 'text/plain; version=0.0.4; charset=utf-8',
       handle: async () => ({ status: 200, body: await s.metrics.registry.metrics(), contentType: s.metrics.registry.contentType }),
     },
     {

@@ -14,7 +14,7 @@ import type { EventView, ReadModel } from '../../engine/read-model.js';
 import type { Region } from '../../engine/types.js';
 import { invalid, type ParamSpec, type Params } from '../params.js';
 import type { RequestCtx, Route } from '../router.js';
-import { IsoTime, RawOddsEventSchema, UnixTime, oddsEventSchema } from '../schemas.js';
+import { AnyTime, IsoTime, OddsDocSchema, RawOddsEventSchema, UnixTime, oddsEventSchema } from '../schemas.js';
 import { compile } from '../serialize.js';
 import { isoMillis, isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
@@ -315,7 +315,7 @@ export function oddsRoutes(s: Services): Route[] {
       summary: 'Odds per event and bookmaker (The Odds API v4 shape); pregame only by default',
       params: ODDS_PARAMS,
       cost: oddsCost,
-      response: { type: 'array', items: oddsEventSchema({ time: IsoTime, verification: true, rawJson: true }) },
+      response: OddsDocSchema,
       handle: (ctx) => {
         const keys = sportKeys(ctx.args[0]);
         return { status: 200, body: view.serve(ctx, keys) };
@@ -329,7 +329,7 @@ export function oddsRoutes(s: Services): Route[] {
       summary: 'In-play events only (started within max_age_hours): game lines with the books\' player props merged',
       params: LIVE_PARAMS,
       cost: () => 3,
-      response: { type: 'array', items: oddsEventSchema({ time: IsoTime, verification: true, rawJson: true }) },
+      response: OddsDocSchema,
       handle: (ctx) => {
         const keys = sportKeys(ctx.args[0]);
         return { status: 200, body: view.serve(ctx, keys, 'live') };
@@ -354,7 +354,8 @@ function tryRoute(view: OddsView): Route {
     tag: 'odds',
     summary: `Try without a key: moneylines of US books for the first ${TRY_EVENTS} events of ${TRY_SPORTS.join(', ')}; ${TRY_PER_HOUR} requests an hour per address`,
     params: ODDS_PARAMS.filter((p) => p.name === 'oddsFormat' || p.name === 'dateFormat'),
-    response: { type: 'array', items: oddsEventSchema({ time: IsoTime, verification: false, rawJson: false }) },
+    errors: ['EXCEEDED_FREQ_LIMIT'],
+    response: { type: 'array', items: oddsEventSchema({ time: AnyTime, verification: false, rawJson: false }) },
     handle: (ctx) => {
       const sport = ctx.args[0];
       if (!TRY_SPORTS.includes(sport)) throw new ApiError('UNKNOWN_SPORT', `/v1/try covers ${TRY_SPORTS.join(', ')}; other sports need a key`);

@@ -188,6 +188,7 @@ export function parlayRoutes(s: Services, prefs: PrefsStore): Route[] {
     maxBody: 64 * 1024,
     requestBody: ParlayBodySchema,
     response: ParlayVerdictSchema,
+    errors: ['EVENT_NOT_FOUND'],
     cost: () => 10,
     handle: async (ctx) => {
       const input = parseBody(jsonObject(ctx));

@@ -11,6 +11,7 @@ import { canonicalInEvent, nameMatcher } from '../../engine/players.js';
 import type { EventView } from '../../engine/read-model.js';
 import type { ParamSpec } from '../params.js';
 import type { Route } from '../router.js';
+import { PAGE_HEADERS } from '../openapi.js';
 import { compile } from '../serialize.js';
 import { isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
@@ -90,7 +91,8 @@ export function propsRoutes(s: Services): Route[] {
     summary: 'Player props: one row per book with its current line, Over and Under prices; futures and event-market outrights on request',
     params: PROPS_PARAMS,
     cost: () => 3,
-    response: { type: 'array', items: PropRowSchema },
+    response: { type: 'array', items: { oneOf: [PropRowSchema, PropGroupSchema] }, description: 'rows; with grouped=true, entries with books[]' },
+    responseHeaders: [...PAGE_HEADERS, 'x-result-row-count'],
     handle: (ctx) => {
       const p = ctx.params;
       const keys = sportKeys(ctx.args[0]);

@@ -105,6 +105,7 @@ export function statusPageRoutes(): Route[] {
   return [{
     method: 'GET',
     path: '/status',
+    contentType: 'text/html; charset=utf-8',
     auth: 'none',
     tag: 'status',
     summary: 'The status page (HTML): sources with class, age and a 24-hour strip, feeds, request rates, live arbitrage and EV counts',

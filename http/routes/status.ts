@@ -15,6 +15,83 @@ import type { Route } from '../router.js';
 import { errorBody } from '../serialize.js';
 import type { Services } from '../services.js';
 
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const num = { type: 'number' } as const;
+const bool = { type: 'boolean' } as const;
+const iso = { type: 'string', format: 'date-time' } as const;
+const numOrNull = { type: ['number', 'null'] } as const;
+const strOrNull = { type: ['string', 'null'] } as const;
+const strArr = { type: 'array', items: str } as const;
+const object = (properties: Record<string, object>, optional: readonly string[] = []) => ({
+  type: 'object', required: Object.keys(properties).filter((k) => !optional.includes(k)), properties, additionalProperties: false,
+});
+const SLA_STATE = { type: 'string', enum: ['ok', 'degraded', 'breach', 'stale'] } as const;
+const thresholds = { sla_class: str, tight_s: int, slack_s: int, stale_s: int };
+
+const TableRowSchema = object({
+  source: str, healthy: bool, sla_state: SLA_STATE, row_healthy: bool, row_sla_state: SLA_STATE, health_scope: { const: 'source' },
+  source_latest_age_seconds: numOrNull, table_latest_age_seconds: numOrNull,
+});
+
+/** GET /v1/status (engine/status.ts statusPayload) */
+export const StatusSchema = object({
+  status: { type: 'string', enum: ['ok', 'degraded', 'down'] },
+  generated_at: iso,
+  window_s: int,
+  database: object({ ok: bool, latency_ms: numOrNull }),
+  sources: { type: 'array', items: object({ source: str, kind: str, sla_class: str, healthy: bool, sla_state: SLA_STATE, latest_write_age_seconds: numOrNull }) },
+  tables: object({ odds: { type: 'array', items: TableRowSchema }, props: { type: 'array', items: TableRowSchema } }),
+  data_freshness: object({
+    all_sources_healthy: bool, stale_sources: strArr, suppressed_sources: strArr, retired_sources: strArr,
+    sources_without_rows: { type: ['array', 'null'], items: str, description: 'null when no feed names the sources it quotes' },
+  }),
+  sla_by_source: {
+    type: 'object',
+    description: 'per source key',
+    additionalProperties: object({ sla: SLA_STATE, source_quality_sla: SLA_STATE, source_quality_age_s: numOrNull, sla_basis: object({ sla: str, source_quality_sla: str }) }),
+  },
+  poller_health: object({ feeds: { type: 'array', items: { type: 'object', description: 'one poller\'s counters' } } }),
+  requests: object({ p50_per_min: num, p95_per_min: num, last_hour: num }),
+  analytics: object({ arbitrage: int, ev: int }),
+  nats: { type: 'object', description: 'NATS ingest and cluster replication counters; only with NATS_URL' },
+}, ['nats']);
+
+const HistorySchema = object({
+  window_s: int, interval_s: int, as_of: iso,
+  sources: { type: 'array', items: object({ source: str, segments: { type: 'array', items: object({ from: iso, to: iso, sla_state: SLA_STATE, samples: int }) } }) },
+});
+
+const PerBookSlaSchema = { type: 'array', items: object({ source: str, title: str, kind: str, ...thresholds }) };
+
+const SourceQualitySchema = object({
+  as_of: iso, window_s: int,
+  sources: {
+    type: 'array',
+    items: object({ source: str, sla: SLA_STATE, basis: { type: 'string', enum: ['write', 'pulse', 'none'] }, age_s: numOrNull, ...thresholds, recommended_poll_s: num }),
+  },
+});
+
+const MoversSchema = object({
+  as_of: iso, window_s: int,
+  movers: {
+    type: 'array',
+    items: object({
+      event_id: str, sport_key: str, commence_time: iso, home_team: strOrNull, away_team: strOrNull, market_key: str, player: strOrNull,
+      book: str, outcome: str, point: numOrNull, from_price: num, to_price: num, moves: int, first_move_at: iso, last_move_at: iso,
+      prob_change_pct: num,
+    }),
+  },
+});
+
+const ApiInfoSchema = object({
+  name: { const: 'linewire' }, version: str, api_version: str, base_paths: strArr, feed: str, simulated: bool, started_at: iso,
+  uptime_seconds: num,
+  documents: object({ openapi: str, errors: str, status: str, per_book_sla: str, source_quality: str }),
+});
+
+const StalledSchema = object({ stalled: strArr });
+
 /** seconds a client is told to wait after a 503 of a cold status cache */
 const COLD_RETRY_AFTER_S = 5;
 const MAX_HISTORY_S = 7 * 86_400;
@@ -30,6 +107,9 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       path: '/v1/status',
       auth: 'none',
       tag: 'status',
+      errors: ['SERVICE_UNAVAILABLE'],
+      responseHeaders: ['Cache-Control', 'Age', 'X-Status-Cache'],
+      response: StatusSchema,
       summary: 'Live health: one freshness verdict per source, per-table rows, data_freshness, sla_by_source, poller_health, request rates (cached 90 s, stale-while-revalidate; 503 with Retry-After when a cold computation runs over its bound)',
       handle: async (ctx) => {
         const got = await status.status();
@@ -52,6 +132,7 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       auth: 'none',
       tag: 'status',
       summary: 'Per-source SLA classification timeline sampled every 30 s, as runs of one class',
+      response: HistorySchema,
       params: [{ name: 'window_s', type: 'integer', default: 86_400, min: 30, max: MAX_HISTORY_S, description: 'seconds back from now (30 to 604,800)' }],
       handle: async (ctx) => {
         const windowS = ctx.params.window_s as number;
@@ -71,6 +152,7 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       auth: 'none',
       tag: 'status',
       summary: 'Freshness thresholds tight_s, slack_s, stale_s per source (ok up to tight_s, degraded up to slack_s, breach up to stale_s, then stale)',
+      response: PerBookSlaSchema,
       handle: () => ({ status: 200, body: perBookSla }),
     },
     {
@@ -78,6 +160,7 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       path: '/v1/meta/source-quality',
       auth: 'none',
       tag: 'status',
+      response: SourceQualitySchema,
       summary: 'Per-source SLA class and recommended polling cadence over a 10-minute window, falling back to poller pulses',
       handle: () => ({ status: 200, body: JSON.stringify({ as_of: new Date(s.now()).toISOString(), window_s: 600, sources: status.quality(s.now()) }) }),
     },
@@ -86,6 +169,7 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       path: '/v1/meta/movers',
       auth: 'none',
       tag: 'status',
+      response: MoversSchema,
       summary: 'Largest price moves in a window: per quote, from its price when the window opened to its newest, ranked by the change in implied probability',
       params: [
         { name: 'window_s', type: 'integer', default: 3600, min: 60, max: 86_400, description: 'seconds back from now (60 to 86,400)' },
@@ -123,6 +207,7 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       path: '/v1/meta/api-info',
       auth: 'none',
       tag: 'status',
+      response: ApiInfoSchema,
       summary: 'What this server is: version, API version, feed, uptime, where the documents are',
       handle: () => ({
         status: 200,
@@ -139,6 +224,7 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       auth: 'admin',
       tag: 'admin',
       summary: 'Books the simulator is told not to quote',
+      response: StalledSchema,
       handle: () => ({ status: 200, body: JSON.stringify({ stalled: [...status.stalled].sort() }) }),
     },
     {
@@ -149,6 +235,7 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       summary: 'Stall books in the simulator (body {"books": [...]} replaces the set; [] resumes all)',
       maxBody: 16_384,
       requestBody: { type: 'object', required: ['books'], properties: { books: { type: 'array', items: { type: 'string' } } } },
+      response: StalledSchema,
       handle: (ctx) => {
         let body: unknown;
         try {

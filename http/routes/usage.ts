@@ -3,7 +3,7 @@
 // meter uses (http/credit-costs.ts).
 
 import { TIERS, webhookLimits } from '../../engine/tiers.js';
-import { subscriptionJson } from '../account-json.js';
+import { SubscriptionSchema, subscriptionJson } from '../account-json.js';
 import { invalidField, jsonObject } from '../body.js';
 import { CREDIT_COSTS, costEntry, endpointLabel } from '../credit-costs.js';
 import { parseParams, type Params } from '../params.js';
@@ -13,7 +13,48 @@ import { isoSeconds } from '../services.js';
 type Described = Omit<Route, 'handle'>;
 
 const json = (body: unknown, status = 200) => ({ status, body: JSON.stringify(body) });
-const obj = { type: 'object' } as const;
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const intOrNull = { type: ['integer', 'null'] } as const;
+const iso = { type: 'string', format: 'date-time' } as const;
+const object = (properties: Record<string, object>, optional: readonly string[] = []) => ({
+  type: 'object', required: Object.keys(properties).filter((k) => !optional.includes(k)), properties, additionalProperties: false,
+});
+
+const UsageSchema = object({
+  account_id: int, tier: str, period_start_iso: iso, period_end_iso: iso, monthly_credits: int, used: int, remaining: int, calls: int,
+  by_endpoint: { type: 'array', description: 'with by_endpoint=true', items: object({ endpoint: str, calls: int, credits: int }) },
+}, ['by_endpoint']);
+
+const PricingSchema = object({
+  tiers: {
+    type: 'array',
+    items: object({
+      tier: str, monthly_credits: int, requests_per_second: { ...intOrNull, description: 'null: no per-second cap' },
+      websocket: object({ allowed: { type: 'boolean' }, coalesce_ms: intOrNull }),
+      webhooks: object({ allowed: { type: 'boolean' }, max_webhooks: intOrNull, max_events_per_minute: intOrNull }),
+    }),
+  },
+  period: str, credit_costs: str, upgrade: str,
+});
+
+const CreditCostsSchema = object({
+  costs: {
+    type: 'array',
+    items: object({ endpoint: str, method: str, path: str, credits: { ...intOrNull, description: 'null: the parameters or the rows decide (rule)' }, minimum: int, rule: str }),
+  },
+  free: { type: 'array', items: str },
+  notes: { type: 'array', items: str },
+});
+
+const QuoteSchema = object({
+  method: str, path: str, endpoint: str, credits: int, exact: { type: 'boolean', description: 'false for exports: the minimum, the rows decide' }, rule: str,
+});
+
+const KeyCheckSchema = object({
+  valid: { const: true }, key_id: int, key_prefix: str, account_id: int, tier: str, credits_remaining: int, credits_used: int,
+  subscription: SubscriptionSchema,
+});
 
 export function pricingBody(): Record<string, unknown> {
   return {
@@ -69,7 +110,7 @@ export function usageRoutes(routes: () => readonly Described[]): Route[] {
       tag: 'account',
       summary: 'Credits used and remaining in the current period; by_endpoint=true splits them by endpoint template',
       params: [{ name: 'by_endpoint', type: 'boolean', default: false, description: 'Add calls and credits per endpoint template' }],
-      response: obj,
+      response: UsageSchema,
       handle: (ctx) => {
         const a = ctx.key!.account;
         const cells = [...a.usage.entries()].filter(([, c]) => c.calls > 0 || c.credits > 0);
@@ -97,7 +138,7 @@ export function usageRoutes(routes: () => readonly Described[]): Route[] {
       auth: 'none',
       tag: 'account',
       summary: 'Tiers: monthly credits, per-second cap, WebSocket and webhook entitlements',
-      response: obj,
+      response: PricingSchema,
       handle: () => json(pricingBody()),
     },
     {
@@ -106,7 +147,7 @@ export function usageRoutes(routes: () => readonly Described[]): Route[] {
       auth: 'none',
       tag: 'account',
       summary: 'The credit cost of every endpoint, from the table the meter charges by',
-      response: obj,
+      response: CreditCostsSchema,
       handle: () => json(creditCostsBody(routes())),
     },
     {
@@ -116,8 +157,8 @@ export function usageRoutes(routes: () => readonly Described[]): Route[] {
       tag: 'account',
       summary: 'The credits a call would cost, without making it: {method, path, query}',
       maxBody: 8 * 1024,
-      requestBody: { type: 'object', required: ['path'], properties: { method: { type: 'string' }, path: { type: 'string' }, query: { type: ['string', 'object'] } } },
-      response: obj,
+      requestBody: { type: 'object', required: ['path'], properties: { method: { type: 'string', enum: QUOTE_METHODS }, path: { type: 'string', maxLength: 2048 }, query: { type: ['string', 'object', 'null'] } } },
+      response: QuoteSchema,
       handle: (ctx) => quote(ctx, match),
     },
     {
@@ -126,7 +167,7 @@ export function usageRoutes(routes: () => readonly Described[]): Route[] {
       auth: 'key',
       tag: 'account',
       summary: 'Validates the key without charging: tier, balance and the subscription block',
-      response: obj,
+      response: KeyCheckSchema,
       handle: (ctx) => {
         const k = ctx.key!;
         const a = k.account;

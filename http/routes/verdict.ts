@@ -21,6 +21,39 @@ import { openEvents, PrefsStore, QUERY_COMPLAINTS, scopeJson, scopeOf, VERDICT_R
 
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 
+const str = { type: 'string' } as const;
+const num = { type: 'number' } as const;
+const numOrNull = { type: ['number', 'null'] } as const;
+const strOrNull = { type: ['string', 'null'] } as const;
+const object = (properties: Record<string, object>) => ({ type: 'object', required: Object.keys(properties), properties, additionalProperties: false });
+const orNull = (s: object) => ({ oneOf: [s, { type: 'null' }] });
+
+export const ScopeSchema = object({
+  source: { type: 'string', enum: ['books', 'region', 'saved_books', 'saved_region', 'default'] }, region: strOrNull, books: { type: 'array', items: str },
+});
+
+const PrefsSchema = object({
+  region: { type: ['string', 'null'], enum: [...VERDICT_REGIONS, null] },
+  books: { type: ['array', 'null'], items: str, minItems: 1, maxItems: 200 },
+});
+/** the body of POST /v1/verdict/prefs: each field optional, null clears it */
+const PrefsBody = { ...PrefsSchema, required: [] } as const;
+
+const VerdictSchema = object({
+  verdict: { type: 'string', enum: ['BET', 'LEAN', 'FAIR', 'PASS', 'NO_DATA'] },
+  event_id: str, home_team: str, away_team: str, market: str, side: str,
+  line: numOrNull, player: strOrNull,
+  fair_prob: numOrNull, fair_price: numOrNull, fair_price_american: numOrNull,
+  devig: { const: 'multiplicative' }, sharp_book: str,
+  best: orNull(object({ book: str, price: num, effective_price: num, ev_pct: numOrNull })),
+  yours: orNull(object({ book: strOrNull, price: num, ev_pct: numOrNull })),
+  kelly: orNull(object({ fraction: num, stake: num })),
+  books_compared: { type: 'integer' },
+  scope: ScopeSchema,
+  age_seconds: num,
+  reasons: { type: 'array', items: str },
+});
+
 export function verdictRoutes(s: Services): Route[] {
   const rm = s.hub.readModel;
   const prefs = new PrefsStore(s);
@@ -34,6 +67,7 @@ export function verdictRoutes(s: Services): Route[] {
       tag: 'calculators',
       summary: "The caller's saved verdict preferences: region and books",
       cost: () => 0,
+      response: PrefsSchema,
       handle: async (ctx) => ({ status: 200, body: prefsJson(await prefs.get(ctx.key!.id)) }),
     },
     {
@@ -44,6 +78,8 @@ export function verdictRoutes(s: Services): Route[] {
       summary: 'Saves verdict preferences: {"region": "us", "books": ["draftkings", ...]} (null clears one)',
       maxBody: 16 * 1024,
       cost: () => 0,
+      requestBody: PrefsBody,
+      response: PrefsSchema,
       handle: async (ctx) => {
         const b = jsonObject(ctx);
         const bad = invalidField;
@@ -89,6 +125,8 @@ export function verdictRoutes(s: Services): Route[] {
       { name: 'sharpBook', type: 'enum', values: BOOKMAKERS.map((b) => b.key), default: 'pinnacle', description: 'Sharp reference book' },
     ],
     cost: () => 5,
+    errors: ['UNKNOWN_SPORT', 'EVENT_NOT_FOUND'],
+    response: VerdictSchema,
     handle: async (ctx) => {
       const p = ctx.params;
       const saved = p.books === undefined && p.region === undefined ? await prefs.get(ctx.key!.id) : null;

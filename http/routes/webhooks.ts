@@ -14,6 +14,7 @@ import {
 import { REPLAY_TOLERANCE_S, newPublicId, secretA, secretB } from '../../engine/webhook-sign.js';
 import type { KeyState } from '../accounts.js';
 import { invalidField, jsonObject } from '../body.js';
+import { PAGE_HEADERS } from '../openapi.js';
 import type { Reply, RequestCtx, Route } from '../router.js';
 import type { Services } from '../services.js';
 import {
@@ -54,6 +55,57 @@ export const WebhookBSchema = {
 } as const;
 
 const WebhookSchema = { oneOf: [WebhookASchema, WebhookBSchema] };
+
+const sportKeysBody = { type: ['array', 'null'], items: str, minItems: 1, maxItems: MAX_SPORTS, description: 'sport keys (umbrella keys expand); null or omitted: every sport' } as const;
+const eventsBody = { type: 'array', items: str, minItems: 1, maxItems: MAX_EVENTS, description: 'event types of the variant (GET /v1/meta/webhooks)' } as const;
+const filtersBody = {
+  type: 'object', additionalProperties: false,
+  properties: { sport_keys: sportKeysBody, min_edge_pct: { type: ['number', 'null'], minimum: 0, maximum: 100 } },
+} as const;
+const destinationUrl = (description: string) => ({ type: 'string', format: 'uri', description });
+const A_FIELDS = { url: destinationUrl('destination (Variant A): https, and never a private address unless the server allows them'), events: eventsBody, sport_filter: sportKeysBody } as const;
+const B_FIELDS = { destination_url: destinationUrl('destination (Variant B): https, and never a private address unless the server allows them'), events: eventsBody, filters: filtersBody, format: { type: 'string', enum: FORMATS, default: 'json' } } as const;
+
+/** POST /v1/webhooks: `url` makes a Variant A subscription, `destination_url` a Variant B one; other fields are 422 */
+export const WebhookCreateBody = {
+  oneOf: [
+    { type: 'object', title: 'Variant A', required: ['url', 'events'], additionalProperties: false, properties: A_FIELDS },
+    { type: 'object', title: 'Variant B', required: ['destination_url', 'events'], additionalProperties: false, properties: B_FIELDS },
+  ],
+} as const;
+
+/** PATCH /v1/webhooks/{webhook_id}: at least one field of the subscription's variant */
+export const WebhookPatchBody = {
+  anyOf: [
+    { type: 'object', title: 'Variant A', minProperties: 1, additionalProperties: false, properties: { ...A_FIELDS, is_active: bool } },
+    { type: 'object', title: 'Variant B', minProperties: 1, additionalProperties: false, properties: { ...B_FIELDS, is_active: bool } },
+  ],
+} as const;
+
+const obj = (properties: Record<string, object>) => ({ type: 'object', required: Object.keys(properties), properties, additionalProperties: false });
+const variantMeta = (createWith: string, extra: Record<string, object>) => obj({
+  create_with: { const: createWith }, fields: strArr,
+  event_types: { type: 'object', description: 'per event type', additionalProperties: obj({ fires: str, data: { type: 'object', description: 'JSON schema of the event data' } }) },
+  ...extra,
+  headers: { type: 'object', additionalProperties: str },
+  filters: str,
+});
+/** GET /v1/meta/webhooks (webhookMeta) */
+export const WebhookMetaSchema = obj({
+  version: str,
+  variants: obj({
+    A: variantMeta('url', { envelope: { type: 'object', additionalProperties: str } }),
+    B: variantMeta('destination_url', { formats: { type: 'object', additionalProperties: str } }),
+  }),
+  replay_tolerance_s: { type: 'integer' },
+  delivery: obj({
+    attempts: { type: 'integer' }, delays_ms: { type: 'array', items: { type: 'integer' } }, timeout_ms: { type: 'integer' }, success: str,
+    auto_disable: str, guarantee: str, replay: str, checks: str, statuses: strArr, credits_per_delivered_event: { type: 'integer' },
+  }),
+  limits: { type: 'object', description: 'per tier', additionalProperties: obj({ hooks: { type: 'integer' }, perMinute: { type: 'integer' } }) },
+  rate: str,
+  destinations: str,
+});
 
 const AttemptSchema = {
   type: 'object',
@@ -294,7 +346,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
 
   const routes: Route[] = [
     {
-      method: 'GET', path: '/v1/webhooks', auth: 'key', tag: 'webhooks', summary: "The caller's webhook subscriptions",
+      method: 'GET', path: '/v1/webhooks', auth: 'key', tag: 'webhooks', tier: 'pro', summary: "The caller's webhook subscriptions",
       cost: () => 0, response: { type: 'array', items: WebhookSchema },
       handle: (ctx) => {
         tierOf(ctx);
@@ -304,9 +356,10 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       },
     },
     {
-      method: 'POST', path: '/v1/webhooks', auth: 'key', tag: 'webhooks', okStatus: 201,
+      method: 'POST', path: '/v1/webhooks', auth: 'key', tag: 'webhooks', tier: 'pro', okStatus: 201,
       summary: 'Create a subscription: {url, events, sport_filter?} (Variant A) or {destination_url, events, filters?, format?} (Variant B); honours Idempotency-Key for 24 h',
-      maxBody: 64 * 1024, cost: () => 0, response: WebhookSchema,
+      maxBody: 64 * 1024, cost: () => 0, response: WebhookSchema, requestBody: WebhookCreateBody, responseHeaders: ['Idempotent-Replayed'],
+      errors: ['UNSUPPORTED_EVENT_TYPE', 'WEBHOOK_LIMIT', 'IDEMPOTENCY_KEY_REUSED'],
       handle: async (ctx) => {
         tierOf(ctx);
         const b = jsonObject(ctx);
@@ -338,14 +391,15 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       },
     },
     {
-      method: 'GET', path: '/v1/webhooks/{webhook_id}', auth: 'key', tag: 'webhooks', summary: 'One subscription',
-      cost: () => 0, response: WebhookSchema,
+      method: 'GET', path: '/v1/webhooks/{webhook_id}', auth: 'key', tag: 'webhooks', tier: 'pro', summary: 'One subscription',
+      cost: () => 0, response: WebhookSchema, errors: ['WEBHOOK_NOT_FOUND'],
       handle: (ctx) => json(200, subJson(find(ctx).row, false)),
     },
     {
-      method: 'PATCH', path: '/v1/webhooks/{webhook_id}', auth: 'key', tag: 'webhooks',
+      method: 'PATCH', path: '/v1/webhooks/{webhook_id}', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Update url / destination_url, events, sport_filter / filters, format, is_active (true re-enables and clears the failure count)',
-      maxBody: 64 * 1024, cost: () => 0, response: WebhookSchema,
+      maxBody: 64 * 1024, cost: () => 0, response: WebhookSchema, requestBody: WebhookPatchBody,
+      errors: ['WEBHOOK_NOT_FOUND', 'UNSUPPORTED_EVENT_TYPE'],
       handle: async (ctx) => {
         const sub = find(ctx);
         const b = jsonObject(ctx);
@@ -387,8 +441,9 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       },
     },
     {
-      method: 'DELETE', path: '/v1/webhooks/{webhook_id}', auth: 'key', tag: 'webhooks', summary: 'Remove a subscription and its delivery records',
-      cost: () => 0, response: { type: 'object', properties: { id: {}, deleted: bool } },
+      method: 'DELETE', path: '/v1/webhooks/{webhook_id}', auth: 'key', tag: 'webhooks', tier: 'pro', summary: 'Remove a subscription and its delivery records',
+      cost: () => 0, errors: ['WEBHOOK_NOT_FOUND'],
+      response: { type: 'object', required: ['id', 'deleted'], properties: { id: { type: ['integer', 'string'] }, deleted: { const: true } } },
       handle: async (ctx) => {
         const sub = find(ctx);
         await deleteWebhook(s.db, sub.row.pk);
@@ -397,18 +452,18 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       },
     },
     {
-      method: 'POST', path: '/v1/webhooks/{webhook_id}/test', auth: 'key', tag: 'webhooks',
+      method: 'POST', path: '/v1/webhooks/{webhook_id}/test', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Send a `test` event now and answer with the outcome (not retried, not charged)',
-      cost: () => 0, response: SyncSchema,
+      cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND'],
       handle: async (ctx) => {
         const r = await svc.test(find(ctx));
         return json(200, { delivered: r.delivered, status_code: r.statusCode, delivery_id: r.deliveryId, attempt: r.attempt, replay: r.replay, error: r.error });
       },
     },
     {
-      method: 'POST', path: '/v1/webhooks/{webhook_id}/rotate-secret', auth: 'key', tag: 'webhooks',
+      method: 'POST', path: '/v1/webhooks/{webhook_id}/rotate-secret', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Issue a new signing secret (the old one stops at once); answers the subscription with it',
-      cost: () => 0, response: WebhookSchema,
+      cost: () => 0, response: WebhookSchema, errors: ['WEBHOOK_NOT_FOUND'],
       handle: async (ctx) => {
         const sub = find(ctx);
         const row = await updateWebhook(s.db, sub.row.pk, { secret: sub.row.variant === 'A' ? secretA() : secretB() }, new Date(ctx.now));
@@ -418,14 +473,14 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       },
     },
     {
-      method: 'GET', path: '/v1/webhooks/{webhook_id}/deliveries', auth: 'key', tag: 'webhooks',
+      method: 'GET', path: '/v1/webhooks/{webhook_id}/deliveries', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Deliveries, newest first, each with every attempt (paged; x-result-* headers)',
       params: [
         { name: 'limit', type: 'integer', default: 50, min: 1, max: 500, description: 'Deliveries per page (1 to 500)' },
         { name: 'offset', type: 'integer', default: 0, min: 0, max: MAX_DELIVERY_OFFSET, description: 'Deliveries to skip' },
         { name: 'status', type: 'enum', values: ['pending', 'delivered', 'retrying', 'failed', 'rate_limited', 'out_of_credits'], description: 'Only this status' },
       ],
-      cost: () => 0, response: { type: 'array', items: DeliverySchema },
+      cost: () => 0, response: { type: 'array', items: DeliverySchema }, errors: ['WEBHOOK_NOT_FOUND'], responseHeaders: PAGE_HEADERS,
       handle: async (ctx) => {
         const sub = find(ctx);
         const limit = ctx.params.limit as number;
@@ -442,10 +497,10 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       },
     },
     {
-      method: 'POST', path: '/v1/webhooks/{webhook_id}/replay', auth: 'key', tag: 'webhooks',
+      method: 'POST', path: '/v1/webhooks/{webhook_id}/replay', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Re-send a recorded delivery now (same delivery id and body, a new attempt); 5 credits when it delivers an event not delivered before',
       params: [{ name: 'delivery_id', type: 'string', required: true, description: 'The dlv_ id of the delivery' }],
-      cost: () => 0, response: SyncSchema,
+      cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS'],
       handle: async (ctx) => {
         const sub = find(ctx);
         const r = await svc.replay(sub, ctx.params.delivery_id as string);
@@ -460,7 +515,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
   routes.push({
     method: 'GET', path: '/v1/meta/webhooks', auth: 'none', tag: 'meta',
     summary: 'Machine-readable description of the webhooks (version 0.1): variants, event types and their data, headers, signatures, retries, limits',
-    response: { type: 'object' },
+    response: WebhookMetaSchema,
     handle: () => ({ status: 200, body: meta }),
   });
   return routes;
