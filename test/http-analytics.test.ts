@@ -1211,3 +1211,16 @@ t.test('arbitrage - rows of equal profit keep one order whatever happened before
   await app.ingest({ prices: [price('draftkings', ev, 'h2h', ev.home_team, 2.1, undefined, ts)] });
   t.same(await order(), ['h2h', 'totals'], 'reopened: the same order as before');
 });
+
+t.test('consensus - a bookmakers subset naming every book serves what the maintained consensus serves', async (t) => {
+  // a longshot: 1/13 = 0.0769230769231, which the shards sum in units of 1e-12 (0.076923076923): the subset computed
+  // per request uses the same fixed point, so the two answers agree digit for digit
+  const ev = event('fx_liiga', 'icehockey_liiga', NOW + 7 * H, 'Tappara', 'Ilves');
+  const ts = clock.now();
+  await app.ingest({ events: [ev], prices: [...h2h('draftkings', ev, 13, 1.04, ts), ...h2h('fanduel', ev, 12, 1.05, ts)] });
+  const pick = async (query: string) => (await cons('icehockey_liiga', query)).body.filter((x) => x.event_id === ev.id)
+    .map((x) => [x.hold_pct, x.outcomes.map((o) => [o.consensus_prob, o.consensus_odds, o.books])]);
+  const dflt = await pick('markets=h2h');
+  t.equal(dflt.length, 1, 'one line');
+  t.same(await pick('markets=h2h&bookmakers=draftkings,fanduel'), dflt, 'the same numbers from both paths');
+});

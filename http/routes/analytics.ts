@@ -7,7 +7,7 @@
 // (engine/odds.ts tidy) and compared with the request's thresholds as served: the rows' math runs on exact doubles.
 
 import { PAGE_HEADERS } from '../openapi.js';
-import { SHARP_BOOK_IDS } from '../../engine/analytics.js';
+import { FIXED, SHARP_BOOK_IDS } from '../../engine/analytics.js';
 import { edgePct, hasEdge, holdPct, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS, SPORTS, UMBRELLAS, resolveSportKeys } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
@@ -499,7 +499,8 @@ export function analyticsRoutes(s: Services): Route[] {
   interface LineAgg { market: number; point: number; player: number; books: number; outcomes: OutcomeAgg[] }
   const agg = (): OutcomeAgg => ({ sum: 0, cnt: 0, best: 0, bestBook: -1, worst: 0, worstBook: -1 });
   const addQuote = (x: OutcomeAgg, price: number, book: number) => {
-    x.sum += 1 / price;
+    // in the shards' fixed point (FIXED), so a subset naming every book serves what the maintained consensus serves
+    x.sum += Math.round(FIXED / price) / FIXED;
     x.cnt++;
     if (x.bestBook < 0 || price > x.best || (price === x.best && book < x.bestBook)) { x.best = price; x.bestBook = book; }
     if (x.worstBook < 0 || price < x.worst || (price === x.worst && book < x.worstBook)) { x.worst = price; x.worstBook = book; }
