@@ -152,12 +152,16 @@ export const HealthSchema = {
   type: 'object',
   properties: {
     status: { type: 'string', enum: ['ok', 'degraded'] },
+    reasons: { type: 'array', items: str },
     feed: str,
     simulated: bool,
     database: { type: 'object', properties: { ok: bool, kind: str, latency_ms: num, error: str } },
     data: {
       type: 'object',
-      properties: { events: int, quotes: int, newest_write: { type: ['string', 'null'] }, newest_write_age_seconds: { type: ['number', 'null'] } },
+      properties: {
+        events: int, quotes: int, newest_write: { type: ['string', 'null'] }, newest_write_age_seconds: { type: ['number', 'null'] },
+        fresh: { type: ['boolean', 'null'] },
+      },
     },
     shards: { type: 'object', properties: { count: int, restarts: int, quotes: { type: 'array', items: int } } },
     uptime_seconds: num,

@@ -52,10 +52,30 @@ t.test('health - database ok, feed, and no freshness before any data', async (t)
   t.equal(typeof h.database.latency_ms, 'number', 'ping latency reported');
   t.equal(h.feed, 'none', 'feed none');
   t.equal(h.simulated, false, 'not simulated');
-  t.same(h.data, { events: 0, quotes: 0, newest_write: null, newest_write_age_seconds: null }, 'no data yet: freshness is null');
+  t.same(h.data, { events: 0, quotes: 0, newest_write: null, newest_write_age_seconds: null, fresh: null }, 'no data yet: freshness is null, not stale');
+  t.same(h.reasons, [], 'no reasons');
   t.equal(h.shards.count, 2, 'two shards');
   t.equal(h.shards.restarts, 0, 'no restarts');
   t.equal(typeof h.version, 'string', 'version');
+});
+
+t.test('health - judges data freshness: fresh data ok, data past 900 s degraded (still 200)', async (t) => {
+  const clock = new TestClock();
+  const T = clock.freeze(Date.now());
+  const own = await startTestApp(t, { now: clock.now });
+  t.teardown(() => own.close());
+  const game = { id: 'h1', sport_key: 'basketball_nba', commence_time: T + 86_400_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
+  // 899 s old: within the longest stale threshold of any priced book (exchanges, 900 s)
+  await own.ingest({ events: [game], prices: [{ book: 'draftkings', event_id: 'h1', market: 'h2h', outcome: 'Boston Celtics', price: 1.9, ts: T - 899_000 }] });
+  let res = await own.get('/health');
+  let h = await res.json() as Record<string, any>;
+  t.same([res.status, h.status, h.data.fresh, h.reasons], [200, 'ok', true, []], '899 s old: fresh');
+  clock.freeze(T + 51_000);
+  res = await own.get('/health');
+  h = await res.json() as Record<string, any>;
+  t.equal(res.status, 200, 'stale data is still 200: the process is alive, its feed is not');
+  t.same([h.status, h.data.fresh, h.data.newest_write_age_seconds], ['degraded', false, 950], '950 s old: degraded, not fresh');
+  t.match(h.reasons.join(' '), /newest price is 950 s old/, 'the reason names the age');
 });
 
 t.test('errors - every response carries X-Request-ID and X-Response-Time', async (t) => {

@@ -9,6 +9,10 @@ import { isoMillis, type Services } from '../services.js';
 const healthJson = compile(HealthSchema);
 /** the database ping may take this long before health reports it down */
 const PING_TIMEOUT_MS = 2000;
+/** Data older than this is stale (SPEC: /health verifies data freshness): the longest stale threshold of any
+ *  sportsbook, exchange or prediction market (engine/sla.ts exchange_slow, 900 s), past which none of the newest
+ *  writes would still count in any view. DFS boards (3,600 s) are left out: they form no analytics. */
+export const HEALTH_STALE_S = 900;
 
 export function healthRoutes(s: Services): Route[] {
   const handle = async () => {
@@ -25,8 +29,15 @@ export function healthRoutes(s: Services): Route[] {
     const rm = s.hub.readModel;
     const now = s.now();
     const quotes = s.hub.pool.quoteCounts();
+    const age = rm.newestWrite > 0 ? Math.max(0, (now - rm.newestWrite) / 1000) : null;
+    // no data yet is not stale data: a FEED=none node waits for its first ingest
+    const fresh = age === null ? null : age <= HEALTH_STALE_S;
+    const reasons: string[] = [];
+    if (!database.ok) reasons.push(`database: ${database.error ?? 'down'}`);
+    if (fresh === false) reasons.push(`data: the newest price is ${Math.round(age!)} s old (stale past ${HEALTH_STALE_S} s): is the feed running?`);
     const body = healthJson({
-      status: database.ok ? 'ok' : 'degraded',
+      status: reasons.length === 0 ? 'ok' : 'degraded',
+      reasons,
       feed: s.feed,
       simulated: s.simulated,
       database,
@@ -34,7 +45,8 @@ export function healthRoutes(s: Services): Route[] {
         events: rm.eventCount,
         quotes: quotes.reduce((a, b) => a + b, 0),
         newest_write: rm.newestWrite > 0 ? isoMillis(rm.newestWrite) : null,
-        newest_write_age_seconds: rm.newestWrite > 0 ? Math.max(0, (now - rm.newestWrite) / 1000) : null,
+        newest_write_age_seconds: age,
+        fresh,
       },
       shards: { count: s.hub.pool.size, restarts: s.hub.pool.restarts().reduce((a, b) => a + b, 0), quotes },
       uptime_seconds: Math.round((now - s.startedAt) / 100) / 10,
