@@ -382,7 +382,12 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     });
     const port = uWS.us_socket_local_port(listen);
     listenPort = port;
-    cleanups.push(async () => uWS.us_listen_socket_close(listen));
+    let listening = true;
+    const stopListening = () => {
+      if (listening) uWS.us_listen_socket_close(listen);
+      listening = false;
+    };
+    cleanups.push(async () => stopListening());
     await assertNative(port);
 
     let theOddsApi: TheOddsApiFeed | null = null;
@@ -429,7 +434,13 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       services,
       firstStart,
       theOddsApi,
-      close: cleanup,
+      // new connections are refused, requests on kept-alive ones answered 503, and those already taken answered,
+      // before any service behind them closes
+      close: async () => {
+        stopListening();
+        await router.drain(DRAIN_MS);
+        await cleanup();
+      },
     };
   } catch (e) {
     await cleanup();
@@ -438,6 +449,9 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
 }
 
 /** Drives the simulator from a timer: a full snapshot first, then SIM_RATE observations per second in 10 steps. */
+/** how long a shutdown waits for the requests already taken to be answered */
+const DRAIN_MS = 10_000;
+
 /** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT. Without it the listen socket takes SO_REUSEPORT, so a second instance
  *  started on a port in use listens beside the first and the kernel splits connections between them: half of a
  *  client's requests reach a process that does not know its key (INVALID_KEY). With it the second start fails. */

@@ -94,6 +94,8 @@ interface ReqState {
   aborted: boolean;
   /** resolves a streamed reply's wait for the socket to drain (also on abort) */
   wake: (() => void) | null;
+  /** still counted in flight (Router.drain) */
+  open: boolean;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -147,6 +149,10 @@ export class Router {
   readonly routes: Route[] = [];
   /** each route's usage label, built once (GET /v1/usage?by_endpoint=true) */
   private readonly usageLabels = new Map<Route, string>();
+  /** requests accepted and not yet answered or abandoned, by their response object */
+  private readonly inFlight = new Map<HttpResponse, ReqState>();
+  private draining = false;
+  private idle: (() => void) | null = null;
 
   constructor(private readonly opts: RouterOptions) {}
 
@@ -213,14 +219,46 @@ export class Router {
     };
   }
 
+  /** Stops taking requests and waits (at most `timeoutMs`) until every request taken has been answered: a request
+   *  on a kept-alive connection after this is answered 503 with the connection closed, so none is acknowledged by a
+   *  process that is closing the services behind it (an ingest's 202 promises its webhook events are in the
+   *  outbox). */
+  drain(timeoutMs: number): Promise<void> {
+    this.draining = true;
+    if (this.inFlight.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.idle = done;
+    });
+  }
+
+  private settle(res: HttpResponse): void {
+    const state = this.inFlight.get(res);
+    if (state === undefined) return;
+    this.inFlight.delete(res);
+    state.open = false;
+    if (this.inFlight.size === 0) this.idle?.();
+  }
+
   private serve(route: Route, res: HttpResponse, req: HttpRequest): void {
     const started = performance.now();
     const names = [...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]);
     const ctx = this.capture(res, req, names);
-    const state: ReqState = { aborted: false, wake: null };
+    if (this.draining) {
+      this.fail(res, ctx, new ApiError('SERVICE_UNAVAILABLE', 'This node is shutting down; retry, on another node if there is one'),
+        started, route.path, true, [['Retry-After', '1']]);
+      return;
+    }
+    const state: ReqState = { aborted: false, wake: null, open: true };
+    this.inFlight.set(res, state);
     res.onAborted(() => {
       state.aborted = true;
       state.wake?.();
+      this.settle(res);
     });
     if (route.maxBody === undefined) {
       this.run(route, res, ctx, started, state);
@@ -361,6 +399,7 @@ export class Router {
     });
     if (ctx.method === 'HEAD') {
       reply.settle(false);
+      this.settle(res);
       this.opts.onResponse?.(route.path, 200, performance.now() - started);
       return;
     }
@@ -393,6 +432,7 @@ export class Router {
     if (state.aborted) return;
     if (completed) res.cork(() => res.end());
     else res.close();
+    this.settle(res);
     this.opts.onResponse?.(route.path, completed ? 200 : 500, performance.now() - started);
   }
 
@@ -421,6 +461,7 @@ export class Router {
     if (reply.status === 304) res.endWithoutBody(0, close);
     else if (ctx.method === 'HEAD') res.endWithoutBody(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength, close);
     else res.end(reply.body, close);
+    this.settle(res);
     this.opts.onResponse?.(routePath, reply.status, ms);
   }
 }
