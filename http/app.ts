@@ -29,6 +29,7 @@ import { calcRoutes } from './routes/calc.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { EXPORT_CACHE_TTL_MS, historicalRoutes } from './routes/historical.js';
 import { ExportCache } from './export-cache.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { ExportPool } from '../workers/export-pool.js';
 import { join } from 'node:path';
 import { DEFAULT_HISTORY_CONFIG, HistoryService, type HistoryConfig } from '../workers/history-service.js';
@@ -221,8 +222,15 @@ async function bootstrapKeys(db: Database, accounts: Accounts, cfg: Config): Pro
 
 export async function startApp(cfg: Config): Promise<RunningApp> {
   const now = cfg.now ?? Date.now;
-  const db = await openDatabase({ databaseUrl: cfg.databaseUrl, dataDir: cfg.dataDir, schema: cfg.schema, dropSchemaOnClose: cfg.dropSchemaOnClose });
-  const cleanups: (() => Promise<void>)[] = [() => db.close()];
+  const unlock = lockDataDir(cfg.dataDir);
+  let db: Database;
+  try {
+    db = await openDatabase({ databaseUrl: cfg.databaseUrl, dataDir: cfg.dataDir, schema: cfg.schema, dropSchemaOnClose: cfg.dropSchemaOnClose });
+  } catch (e) {
+    unlock();
+    throw e;
+  }
+  const cleanups: (() => Promise<void>)[] = [async () => unlock(), () => db.close()];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
   };

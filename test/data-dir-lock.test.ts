@@ -1,0 +1,50 @@
+// One process per DATA_DIR (http/data-dir-lock.ts): a second start on a DATA_DIR in use is refused, whatever the
+// database and however long the path; a lock left by a killed process is taken over; close() releases it.
+
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { lockDataDir } from '../http/data-dir-lock.js';
+import { appDatabases, startTestApp } from './helpers/app.js';
+
+const root = mkdtempSync(join(tmpdir(), 'lw-lock-'));
+t.teardown(() => rmSync(root, { recursive: true, force: true }));
+
+t.test('data dir lock - held, refused, released', async (t) => {
+  const dir = join(root, 'a');
+  const release = lockDataDir(dir);
+  t.equal(readFileSync(join(dir, 'linewire.lock'), 'utf8').trim(), String(process.pid), 'the lock names its owner');
+  t.throws(() => lockDataDir(dir), /in use by another process \(pid \d+/, 'a second lock while the owner lives is refused');
+  release();
+  const again = lockDataDir(dir);
+  t.pass('released: it can be taken again');
+  again();
+});
+
+t.test('data dir lock - a lock left by a process that is gone is taken over', async (t) => {
+  const dir = join(root, 'b');
+  mkdirSync(dir, { recursive: true });
+  // a pid that existed and has exited
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  writeFileSync(join(dir, 'linewire.lock'), `${child.stdout}\n`);
+  const release = lockDataDir(dir);
+  t.equal(readFileSync(join(dir, 'linewire.lock'), 'utf8').trim(), String(process.pid), 'taken over');
+  release();
+});
+
+for (const database of appDatabases()) {
+  t.test(`data dir lock - a second app on one DATA_DIR is refused (${database}), also on a path too long for the embedded socket`, async (t) => {
+    // the embedded database's own socket check cannot see a DATA_DIR whose socket path passes 107 bytes (its socket
+    // then lives in a temporary directory): two processes opened one PGlite there and lost each other's writes
+    const dir = join(root, `${database}-${'x'.repeat(100)}`);
+    const first = await startTestApp(t, { database, dataDir: dir, shards: 1 });
+    await t.rejects(startTestApp(t, { database, dataDir: dir, shards: 1 }), /DATA_DIR .* is in use by another process/, 'the second start is refused');
+    t.equal((await first.get('/health')).status, 200, 'the first goes on');
+    await first.close();
+    const second = await startTestApp(t, { database, dataDir: dir, shards: 1 });
+    t.equal((await second.get('/health')).status, 200, 'once the first has closed, the DATA_DIR can be taken');
+    await second.close();
+  });
+}
