@@ -4,6 +4,7 @@
 import { availableParallelism, hostname } from 'node:os';
 import { createHash } from 'node:crypto';
 import { resolve as resolvePath } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 import { Simulator } from '../engine/simulator.js';
 import type { IngestBatch } from '../engine/types.js';
@@ -197,6 +198,10 @@ export async function assertNative(port: number): Promise<void> {
   }
 }
 
+/** The admin key (unless ADMIN_KEY gives it) and a demo key, made at the first start. They are written to
+ *  DATA_DIR/first-start-keys.txt (mode 600) before the database marks them issued: a start that fails after this
+ *  point (a port in use) leaves them in the file, and one that fails before it makes them again next time; either
+ *  way they are never issued without a copy the owner can read. */
 async function bootstrapKeys(db: Database, accounts: Accounts, cfg: Config): Promise<{ adminKey: string | null; demoKey: string | null }> {
   let adminKey: string | null = null;
   if (cfg.adminKey !== undefined) {
@@ -208,15 +213,19 @@ async function bootstrapKeys(db: Database, accounts: Accounts, cfg: Config): Pro
     else {
       const { generateKey } = await import('../sql/keys.js');
       adminKey = 'lwadmin_' + generateKey().slice(3);
-      accounts.setAdminKey(adminKey);
-      await setSetting(db, 'admin_key_hash', hashKey(adminKey));
     }
   }
   let demoKey: string | null = null;
-  if ((await getSetting(db, 'demo_key_issued')) === null) {
-    demoKey = (await accounts.create({ tier: 'business', email: null })).key;
-    await setSetting(db, 'demo_key_issued', new Date().toISOString());
+  if ((await getSetting(db, 'demo_key_issued')) === null) demoKey = (await accounts.create({ tier: 'business', email: null })).key;
+  if (adminKey === null && demoKey === null) return { adminKey, demoKey };
+  mkdirSync(cfg.dataDir, { recursive: true });
+  writeFileSync(join(cfg.dataDir, 'first-start-keys.txt'),
+    `${adminKey !== null ? `admin key: ${adminKey}\n` : ''}${demoKey !== null ? `demo key (business): ${demoKey}\n` : ''}`, { mode: 0o600 });
+  if (adminKey !== null) {
+    accounts.setAdminKey(adminKey);
+    await setSetting(db, 'admin_key_hash', hashKey(adminKey));
   }
+  if (demoKey !== null) await setSetting(db, 'demo_key_issued', new Date().toISOString());
   return { adminKey, demoKey };
 }
 

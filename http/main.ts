@@ -1,7 +1,6 @@
 // Process entry: `npm start`. Reads the environment (DESIGN.md section 4), starts the service, prints the
 // banner (with the keys made at the first start), and shuts down cleanly on SIGINT/SIGTERM.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { configFromEnv, startApp } from './app.js';
@@ -30,9 +29,6 @@ async function main(): Promise<void> {
     lines.push('', '  First start: these keys are shown once (also written to DATA_DIR/first-start-keys.txt, mode 600).');
     if (adminKey !== null) lines.push(`  admin key:          ${adminKey}`);
     if (demoKey !== null) lines.push(`  demo key (business): ${demoKey}`);
-    mkdirSync(cfg.dataDir, { recursive: true });
-    writeFileSync(join(cfg.dataDir, 'first-start-keys.txt'),
-      `${adminKey !== null ? `admin key: ${adminKey}\n` : ''}${demoKey !== null ? `demo key (business): ${demoKey}\n` : ''}`, { mode: 0o600 });
   }
   const key = demoKey ?? '<your key>';
   lines.push('', '  Try:', `  curl '${base}/v1/sports'`, `  curl '${base}/v1/sports/basketball_nba/odds?regions=us&markets=h2h,spreads&apiKey=${key}'`, '');
