@@ -223,7 +223,8 @@ export function middle(lo: number, overPrice: number, hi: number, underPrice: nu
   const miss = (net_if_below + net_if_above) / 2;
   const h = miss >= 0 ? 0 : -miss / (profit_if_hit - miss);
   return {
-    window: { low: lo, high: hi, width: hi - lo },
+    // served, and compared with max_width, to 12 significant digits: 2.7 - 1.3 is 1.4000000000000001 in doubles
+    window: { low: lo, high: hi, width: tidy(hi - lo) },
     hit_numbers,
     push_numbers,
     profit_if_hit,

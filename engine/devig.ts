@@ -9,7 +9,9 @@
 // Contract of devig(implied, method, out):
 // - returns false and writes NaN into out[0..n) when n < 2, out is shorter than n, any pi_i is not in (0, 1),
 //   S < 1 (underround: an arbitrage or stale data, not de-vigged), or the method has no valid answer;
-// - S exactly 1 copies the implied probabilities unchanged, for every method;
+// - S within the float noise of 1 (|S - 1| <= NOISE, engine/analytics-math.ts: a zero-margin set such as
+//   1.08 / 13.5, whose doubles sum to 0.9999999999999999) copies the implied probabilities unchanged, for every
+//   method: it is no arbitrage (isArbitrageSum) and has no margin to remove;
 // - additive: a side whose p_i = pi_i - (S-1)/n is <= 0 is flagged and excluded (issue 3): it gets NaN, no fair
 //   probability, and the others keep theirs (they then sum to more than 1: the method's known failure on longshots,
 //   which is why the side is flagged rather than renormalised). additiveFlags() names the flagged sides. The set is
@@ -17,6 +19,8 @@
 //   p_2 = (1 + pi_2 - pi_1)/2 > 0 because pi_1 < 1; only n >= 3 can.
 // - worst_case: per outcome the lowest p among multiplicative, additive (for a side it does not flag), power and
 //   shin. Its p_i sum to at most 1 (not a distribution: a conservative fair price per side).
+
+import { NOISE } from './analytics-math.js';
 
 export type DevigMethod = 'multiplicative' | 'additive' | 'power' | 'shin' | 'odds_ratio' | 'worst_case';
 
@@ -26,6 +30,11 @@ export const DEVIG_METHODS: readonly DevigMethod[] = Object.freeze([
 
 export function isDevigMethod(s: unknown): s is DevigMethod {
   return typeof s === 'string' && (DEVIG_METHODS as readonly string[]).includes(s);
+}
+
+/** An implied sum within the float noise of 1: a zero-margin set, de-vigged as the identity. */
+function zeroMargin(S: number): boolean {
+  return Math.abs(S - 1) <= NOISE;
 }
 
 /** Largest accepted |sum p_i - 1| of a solved set. */
@@ -229,14 +238,14 @@ export function shinZTwoWay(pi1: number, pi2: number): number {
 
 /** True when every additive p_i = pi_i - (S - 1)/n is > 0 (and the set itself is valid with S >= 1). */
 export function additiveValid(implied: ArrayLike<number>): boolean {
-  return bookSum(implied) >= 1 && additiveFlags(implied) === 0;
+  return bookSum(implied) >= 1 - NOISE && additiveFlags(implied) === 0;
 }
 
 /** The sides the additive method flags and excludes: bit i set when p_i = pi_i - (S - 1)/n is <= 0 (0 for a set
  *  that is not de-vigged at all: n < 2, a pi_i outside (0, 1), or S < 1). */
 export function additiveFlags(implied: ArrayLike<number>): number {
   const S = bookSum(implied);
-  if (!(S >= 1)) return 0;
+  if (!(S >= 1 - NOISE) || zeroMargin(S)) return 0;
   const n = implied.length;
   const m = (S - 1) / n;
   let flags = 0;
@@ -268,8 +277,8 @@ function shinZ(implied: ArrayLike<number>, n: number): number {
 export function devig(implied: ArrayLike<number>, method: DevigMethod, out: Float64Array): boolean {
   const n = implied.length;
   const S = bookSum(implied);
-  if (!(S >= 1) || out.length < n) return fail(out, n);
-  if (S === 1) {
+  if (!(S >= 1 - NOISE) || out.length < n) return fail(out, n);
+  if (zeroMargin(S)) {
     for (let i = 0; i < n; i++) out[i] = implied[i]!;
     return true;
   }
@@ -325,8 +334,8 @@ export const ADDITIVE_FLAGGED = 6;
 export function devigAll(implied: ArrayLike<number>, out: Float64Array, base = 0): number {
   const n = implied.length;
   const S = bookSum(implied);
-  if (!(S >= 1)) return 0;
-  if (S === 1) {
+  if (!(S >= 1 - NOISE)) return 0;
+  if (zeroMargin(S)) {
     for (let m = 0; m < DEVIG_METHODS.length; m++) for (let i = 0; i < n; i++) out[base + m * 3 + i] = implied[i]!;
     return (1 << DEVIG_METHODS.length) - 1;
   }

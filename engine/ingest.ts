@@ -4,6 +4,7 @@
 import { BOOKMAKERS, MARKETS, OUTRIGHTS, sportByKey } from './catalogue.js';
 import { ERRORS, type ErrorCode } from './errors.js';
 import { MAX_POINT } from './price-store.js';
+import { MAX_PRICE } from './odds.js';
 import type { EventStatus, MarketDef, PitcherRef, ProbablePitchers, SportDef } from './types.js';
 
 export const BOOK_INDEX: ReadonlyMap<string, number> = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
@@ -276,8 +277,8 @@ export function parsePrice(raw: unknown, events: (id: string) => EventRecord | u
 }
 
 function parsePriceValue(price: unknown): number | Rejection {
-  if (typeof price !== 'number' || !(price > 1) || !(price <= 100_000)) {
-    return reject('INVALID_PRICE', 'price must be decimal odds above 1 (and at most 100000)');
+  if (typeof price !== 'number' || !(price > 1) || !(price <= MAX_PRICE)) {
+    return reject('INVALID_PRICE', `price must be decimal odds above 1 (and at most ${MAX_PRICE})`);
   }
   return price;
 }

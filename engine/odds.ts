@@ -31,6 +31,12 @@ export function impliedProbability(d: number): number {
   return 1 / d;
 }
 
+/** The highest decimal price taken anywhere (ingest, typed prices): 1 + 99,999 times the stake. */
+export const MAX_PRICE = 100_000;
+/** The lowest decimal price a caller may type (American -10,000,000): below it the implied probability is 1 to more
+ *  than 12 digits and the American display passes 2^53. */
+export const MIN_TYPED_PRICE = 1.00001;
+
 /** A decimal price that can actually be taken: finite and above 1. */
 export function isTakeable(d: number): boolean {
   return d > 1 && d < Number.POSITIVE_INFINITY;

@@ -10,7 +10,7 @@ import { devig } from './devig.js';
 import { ApiError } from './errors.js';
 import { MARKET_INDEX, SLOT } from './ingest.js';
 import { kelly } from './analytics-math.js';
-import { americanToDecimal } from './odds.js';
+import { MAX_PRICE, MIN_TYPED_PRICE, americanToDecimal } from './odds.js';
 import { canonicalInEvent, fold, nameMatcher, type PlayerNames } from './players.js';
 import { effectiveAt } from './price-store.js';
 import type { EventView, ReadModel } from './read-model.js';
@@ -22,15 +22,14 @@ export type Verdict = 'BET' | 'LEAN' | 'FAIR' | 'PASS' | 'NO_DATA';
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 
 
-/** American with a sign (-110, +150) or decimal above 1 (1.91); NaN otherwise */
+/** American with a sign (-110, +150) or decimal (1.91), as a decimal price from MIN_TYPED_PRICE (American
+ *  -10,000,000) to MAX_PRICE (100000, American +9,999,900); NaN otherwise. */
 export function parsePrice(raw: string): number {
   const s = raw.trim();
-  if (/^[+-]\d+(\.\d+)?$/.test(s)) return americanToDecimal(Number(s));
-  if (/^\d+(\.\d+)?$/.test(s)) {
-    const d = Number(s);
-    return d > 1 && d < 1000 ? d : Number.NaN;
-  }
-  return Number.NaN;
+  let d = Number.NaN;
+  if (/^[+-]\d+(\.\d+)?$/.test(s)) d = americanToDecimal(Number(s));
+  else if (/^\d+(\.\d+)?$/.test(s)) d = Number(s);
+  return d >= MIN_TYPED_PRICE && d <= MAX_PRICE ? d : Number.NaN;
 }
 
 export function verdictOf(edgePct: number): Exclude<Verdict, 'NO_DATA'> {

@@ -352,3 +352,20 @@ t.test('devig - the power exponent agrees with a plain bisection on random two- 
   t.ok(worst <= 1e-12, `largest difference ${worst} within 1e-12 over ${sets} sets`);
   t.equal(rejected, 0, 'every set accepted (its fair probabilities sum to 1 within 1e-12)');
 });
+
+t.test('devig - a zero-margin set whose doubles sum just below 1 is de-vigged as it is, by every method', async (t) => {
+  // 1/1.08 + 1/13.5 = 25/27 + 2/27 = 1 exactly; the doubles sum to 0.9999999999999999. Not an arbitrage (S < 1 - 1e-12
+  // is), and no margin to remove: the fair probabilities are the implied ones, 25/27 and 2/27.
+  const implied = [1 / 1.08, 1 / 13.5];
+  t.ok(implied[0] + implied[1] < 1, 'the doubles sum below 1');
+  for (const m of DEVIG_METHODS) {
+    const out = new Float64Array(2);
+    t.ok(devig(implied, m, out), `${m}: de-vigged`);
+    t.same([...out], implied, `${m}: the implied probabilities`);
+  }
+  const all = new Float64Array(18);
+  t.equal(devigAll(implied, all) & 0x3f, 0x3f, 'devigAll: every method valid');
+  t.same([all[0], all[1], all[15], all[16]], [...implied, ...implied], 'devigAll: multiplicative and worst case the implied');
+  // an underround set beyond the noise stays refused
+  t.notOk(devig([1 / 2.1, 1 / 2.1], 'multiplicative', new Float64Array(2)), '2.1 / 2.1 (S = 0.952): not de-vigged');
+});

@@ -1224,3 +1224,15 @@ t.test('consensus - a bookmakers subset naming every book serves what the mainta
   t.equal(dflt.length, 1, 'one line');
   t.same(await pick('markets=h2h&bookmakers=draftkings,fanduel'), dflt, 'the same numbers from both paths');
 });
+
+t.test('ev - a zero-margin sharp line (1.08 / 13.5, doubles summing to 0.9999999999999999) is de-vigged, not refused', async (t) => {
+  const ev = event('zm_el', 'basketball_euroleague', NOW + 8 * H, 'Real Madrid', 'Olympiacos');
+  const ts = clock.now();
+  await app.ingest({ events: [ev], prices: [...h2h('pinnacle', ev, 1.08, 13.5, ts), ...h2h('fanduel', ev, 1.07, 15, ts)] });
+  // fair away 2/27 = 0.0740741 (no margin to remove); fanduel 15: edge (2/27 * 15 - 1) * 100 = 11.111 %
+  const rows = (await evs('basketball_euroleague', 'minEdge=0')).body.filter((r) => r.event_id === ev.id);
+  t.same(rows.map((r) => [r.book, r.side, r.edge_pct, r.fair_prob_pct]), [['fanduel', 'Olympiacos', 11.1111111111, 7.40740740741]],
+    'the EV row against the zero-margin line');
+  const v = await (await app.get('/v1/verdict?sport=basketball_euroleague&home=Real%20Madrid&away=Olympiacos&side=away&book=fanduel', { 'X-API-Key': key })).json() as { verdict: string };
+  t.equal(v.verdict, 'BET', 'the verdict grades it: BET');
+});

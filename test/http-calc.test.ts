@@ -5,7 +5,8 @@ import t from 'tap';
 import { startTestApp } from './helpers/app.js';
 
 const app = await startTestApp(t);
-const key = await app.key('free', 1000);
+// a paid tier: the bad-input sweep below sends more than the free tier's 60 requests a second
+const key = await app.key('pro', 1000);
 
 interface ErrBody { error_code: string; detail?: { loc: unknown[]; msg: string }[] }
 async function calc<T = any>(path: string, k: string | null = key): Promise<{ res: Response; body: T }> {
@@ -34,6 +35,9 @@ t.test('calc - odds: decimal, American, implied probability', async (t) => {
     t.equal(res.status, 200, `${price}: 200`);
     t.same(body, { price: dec, price_american: am, implied_pct: pct }, `${price}: ${dec} / ${am} / ${pct} %`);
   }
+  // a longshot typed in decimal is taken as its American twin is (1500 and +149900 are one price)
+  t.same((await calc('odds?price=1500')).body, (await calc('odds?price=%2B149900')).body, 'decimal 1500 = +149900');
+  t.same((await calc('odds?price=100000')).body, { price: 100000, price_american: 9999900, implied_pct: 0.001 }, 'the top of the range');
   const { res } = await calc('odds?price=-110');
   t.equal(res.headers.get('x-requests-last'), '0', 'a calculator costs no credits');
   t.equal(res.headers.get('x-ratelimit-remaining'), '1000', 'balance untouched');
@@ -43,6 +47,8 @@ t.test('calc - devig: every method on a two-way line, hand-worked', async (t) =>
   const { res, body } = await calc('devig?prices=1.5,2.75');
   t.equal(res.status, 200, '200');
   // implied 2/3 and 4/11, S = 34/33: overround 1/33 = 3.0303030303 %
+  // prices typed in American are served as decimals to 12 significant digits: -170 is 1 + 100/170
+  t.same((await calc('devig?prices=-170,%2B150')).body.prices, [d12(1 + 100 / 170), 2.5], 'American prices served as tidied decimals');
   t.same([body.implied_pct, body.implied_sum, body.overround_pct, body.devigged, body.reason],
     [[66.6666666667, 36.3636363636], 1.0303030303, 3.0303030303, true, null], 'implied, S and overround');
   const m = body.methods;
@@ -80,6 +86,12 @@ t.test('calc - devig: a three-way line where additive goes negative, and an unde
   t.ok(body.methods.worst_case.valid && body.methods.worst_case.fair_prob_pct.every((x: number | null) => x !== null && x > 0),
     'worst case still prices every side (additive only where valid)');
 
+  // 1.08 / 13.5: zero margin, the doubles sum to 0.9999999999999999: de-vigged as it is, an overround of 0, no arbitrage
+  const zero = await calc('devig?prices=1.08,13.5');
+  t.same([zero.body.devigged, zero.body.overround_pct, zero.body.methods.multiplicative.fair_prob_pct], [true, 0, [d12(2500 / 27), d12(200 / 27)]],
+    'a zero-margin set is de-vigged');
+  const za = await calc('arbitrage?prices=1.08,13.5');
+  t.same([za.body.is_arbitrage, za.body.profit_pct], [false, 0], 'and is no arbitrage, with a profit of 0 (not 2.2e-14 %)');
   const under = await calc('devig?prices=2.1,2.1');
   t.same([under.res.status, under.body.devigged, under.body.implied_sum, under.body.overround_pct], [200, false, 0.952380952381, -4.7619047619],
     'S = 2/2.1 < 1: answered, not de-vigged');
@@ -162,6 +174,9 @@ t.test('calc - middle: hit and push numbers, nets per 100 a leg', async (t) => {
     // break-even: h * 182 + (1 - h) * (-9) = 0, h = 9 / 191
     profit_if_hit: 182, net_if_below: -9, net_if_above: -9, break_even_hit_rate: d12(9 / 191),
   }, 'the middle of issue 3');
+  // the window's width is served to 12 significant digits: 2.7 - 1.3 is 1.4000000000000001 in doubles
+  const w = await calc('middle?over_line=1.3&over_price=2&under_line=2.7&under_price=2');
+  t.same(w.body.window, { low: 1.3, high: 2.7, width: 1.4 }, 'width 1.4');
   // whole-number lines both push: 220 (Under wins 91) and 222 (Over wins 91); 221 the one hit
   const b = await calc('middle?over_line=220&over_price=1.91&under_line=222&under_price=1.91');
   t.same([b.body.hit_numbers, b.body.push_numbers], [[221], [{ number: 220, net: 91 }, { number: 222, net: 91 }]], 'pushes at whole lines');
@@ -188,6 +203,10 @@ t.test('calc - bad input: a 422 naming the parameter, no credits; a key is requi
     ['middle?over_line=220.5&over_price=1.9&under_line=220.5&under_price=1.9', 'under_line'],
     ['middle?over_line=220.5&over_price=1.9&under_price=1.9', 'under_line'], ['middle?over_line=1&over_price=1.9&under_line=1002&under_price=1.9', 'under_line'],
     ['parlay?prices=2', 'prices'],
+    // typed prices run from 1.00001 (American -10,000,000) to 100000 (+9,999,900), as ingest takes at most 100000
+    ['odds?price=-99999999999999999', 'price'], ['odds?price=1.000001', 'price'], ['odds?price=100001', 'price'], ['odds?price=%2B10000000', 'price'],
+    // three legs at +9,999,900 combine to 1e15: past 1e12 the American display is no exact integer (a 500 before)
+    ['parlay?prices=%2B9999900,%2B9999900,%2B9999900', 'prices'],
   ];
   for (const [path, name] of cases) {
     const { res, body } = await calc<ErrBody>(path);

@@ -4,13 +4,15 @@
 // (engine/odds.ts, engine/devig.ts, engine/analytics-math.ts), tidied to 12 significant digits as those views serve
 // them. Prices are American with a sign (-110, +150) or decimal above 1 (1.91); lists are comma-separated.
 
-import { edgePct, effectivePrice, hasEdge, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
+import { NOISE, edgePct, effectivePrice, hasEdge, holdPct, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
 import { DEVIG_METHODS, bookSum, devig, type DevigMethod } from '../../engine/devig.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import { invalid, queryPrice, type ParamSpec } from '../params.js';
 import type { Reply, Route } from '../router.js';
 import { compile } from '../serialize.js';
 
+/** the highest combined parlay price served */
+const MAX_PARLAY_PRICE = 1e12;
 /** outcomes a price list may hold: a two-way or three-way market, or an outright's field */
 const MAX_OUTCOMES = 30;
 
@@ -58,12 +60,12 @@ const evJson = compile(EvCalcSchema);
 const middleJson = compile(MiddleCalcSchema);
 const parlayJson = compile(ParlayCalcSchema);
 
-const PRICE_HELP = 'American with a sign (-110, +150; encode + as %2B) or decimal above 1 (1.91)';
+const PRICE_HELP = 'American with a sign (-110, +150; encode + as %2B) or decimal (1.91), from 1.00001 (-10000000) to 100000 (+9999900)';
 
 /** One price parameter as decimal odds; a 422 naming it otherwise. */
 function price(name: string, raw: string): number {
   const d = queryPrice(raw);
-  if (!(d > 1 && d < Number.POSITIVE_INFINITY)) invalid(name, `must be ${PRICE_HELP}`, raw);
+  if (!(d > 1)) invalid(name, `must be ${PRICE_HELP}`, raw);
   return d;
 }
 
@@ -73,7 +75,7 @@ function prices(name: string, raw: string, min: number, max: number): number[] {
   if (items.length < min || items.length > max) invalid(name, `must list ${min} to ${max} prices, comma-separated`, raw);
   return items.map((item, i) => {
     const d = queryPrice(item);
-    if (!(d > 1 && d < Number.POSITIVE_INFINITY)) invalid(name, `price ${i + 1} (${JSON.stringify(item)}) must be ${PRICE_HELP}`, raw);
+    if (!(d > 1)) invalid(name, `price ${i + 1} (${JSON.stringify(item)}) must be ${PRICE_HELP}`, raw);
     return d;
   });
 }
@@ -137,9 +139,10 @@ export function calcRoutes(): Route[] {
           const p = [...out].map((x) => (valid && Number.isFinite(x) ? x : null));
           methods[m] = { valid, fair_prob_pct: p.map((x) => (x === null ? null : tidy(x * 100))), fair_price: p.map((x) => (x === null ? null : tidy(1 / x))) };
         }
-        const devigged = S >= 1;
+        // a zero-margin set (1.08 / 13.5, whose doubles sum to 0.9999999999999999) is de-vigged as it is (devig.ts)
+        const devigged = (methods.multiplicative as { valid: boolean }).valid;
         return ok(devigJson({
-          prices: d, implied_pct: implied.map((x) => tidy(x * 100)), implied_sum: tidy(S), overround_pct: tidy((S - 1) * 100),
+          prices: d.map(tidy), implied_pct: implied.map((x) => tidy(x * 100)), implied_sum: tidy(S), overround_pct: holdPct(S),
           devigged, reason: devigged ? null : 'the implied probabilities sum below 1 (an arbitrage or stale prices): not de-vigged', methods,
         }));
       }),
@@ -163,12 +166,13 @@ export function calcRoutes(): Route[] {
         const legs = d.map((x, i) => {
           const share = 1 / eff[i]! / S;
           return {
-            price: x, price_american: decimalToAmerican(x), commission_pct: c[i], effective_price: tidy(eff[i]!),
+            price: tidy(x), price_american: decimalToAmerican(x), commission_pct: c[i], effective_price: tidy(eff[i]!),
             stake_pct: tidy(share * 100), stake: tidy(share * total), payout: tidy(share * total * eff[i]!),
           };
         });
         return ok(arbJson({
-          implied_sum: tidy(S), is_arbitrage: isArbitrageSum(S), profit_pct: profitPct(S), total_stake: total,
+          // within the float noise of 1 the set neither wins nor loses: 0, not 2.2e-14 %
+          implied_sum: tidy(S), is_arbitrage: isArbitrageSum(S), profit_pct: holdPct(S) === 0 ? 0 : profitPct(S), total_stake: total,
           guaranteed_payout: tidy(total / S), legs,
         }));
       }),
@@ -217,7 +221,7 @@ export function calcRoutes(): Route[] {
         const o = p.outcome as number;
         if (o >= sharp.length) invalid('outcome', `must be below the number of sharp prices (${sharp.length})`, o);
         const implied = sharp.map((x) => 1 / x);
-        if (!(bookSum(implied) >= 1)) invalid('sharp', 'sums below 1 in implied probability (an arbitrage or stale prices): not de-vigged', p.sharp);
+        if (!(bookSum(implied) >= 1 - NOISE)) invalid('sharp', 'sums below 1 in implied probability (an arbitrage or stale prices): not de-vigged', p.sharp);
         const e = effectivePrice(d, (p.commission_pct as number) / 100);
         const out = new Float64Array(sharp.length);
         const by: Record<string, { fair_prob_pct: number | null; edge_pct: number | null }> = {};
@@ -227,9 +231,9 @@ export function calcRoutes(): Route[] {
         }
         devig(implied, p.devig as DevigMethod, out);
         const fair = out[o]!;
-        if (!Number.isFinite(fair)) invalid('devig', `${p.devig as string} gives this side no fair probability (additive goes negative on a longshot); choose another method`, p.devig);
+        if (!(fair > 0 && fair < 1)) invalid('devig', `${p.devig as string} gives this side no fair probability (additive goes negative on a longshot); choose another method`, p.devig);
         return ok(evJson({
-          ...priceOf(d), effective_price: tidy(e), outcome: o, sharp_prices: sharp, devig: p.devig, fair_prob_pct: tidy(fair * 100),
+          ...priceOf(d), effective_price: tidy(e), outcome: o, sharp_prices: sharp.map(tidy), devig: p.devig, fair_prob_pct: tidy(fair * 100),
           fair_price: tidy(1 / fair), edge_pct: edgePct(fair, e), is_positive_ev: hasEdge(fair, e),
           ...staking(fair, e, p.kelly as number, p.bankroll as number | undefined), by_method: by,
         }));
@@ -270,7 +274,8 @@ export function calcRoutes(): Route[] {
         const p = ctx.params;
         const d = prices('prices', p.prices as string, 2, MAX_OUTCOMES);
         const combined = d.reduce((a, x) => a * x, 1);
-        if (!Number.isFinite(combined)) invalid('prices', 'multiply beyond any payout', p.prices);
+        // American display stays an exact integer (below 2^53) up to here
+        if (!(combined <= MAX_PARLAY_PRICE)) invalid('prices', `combine to more than ${MAX_PARLAY_PRICE} (decimal)`, p.prices);
         const stake = p.stake as number | undefined;
         return ok(parlayJson({
           legs: d.map(priceOf), ...priceOf(combined), stake: stake ?? null, payout: stake === undefined ? null : tidy(stake * combined),
