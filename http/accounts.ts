@@ -39,6 +39,10 @@ export class AccountState {
   newGranted = 0;
   /** the balance this node started the current period with (renewal, tier change) until written; -1: none */
   startedWith = -1;
+  /** credits held for webhook attempts in flight (hold): taken from `remaining` so the balance is never overdrawn,
+   *  but neither `used` nor written until the attempt delivers, so a process that dies mid-attempt has charged
+   *  nothing for it (its delivery is attempted again after the restart and charged then) */
+  held = 0;
   constructor(
     readonly id: number,
     public email: string | null,
@@ -204,11 +208,11 @@ export class Accounts {
     this.endUsage(a);
     a.periodStart = start;
     a.periodEnd = end;
-    a.remaining = TIER_CREDITS[a.tier];
+    a.remaining = Math.max(0, TIER_CREDITS[a.tier] - a.held);
     a.used = 0;
     a.newUsed = 0;
     a.newGranted = 0;
-    a.startedWith = a.remaining;
+    a.startedWith = TIER_CREDITS[a.tier];
     a.dirty = true;
   }
 
@@ -239,6 +243,31 @@ export class Accounts {
   affords(k: KeyState, cost: number, now: number): boolean {
     this.renew(k.account, now);
     return cost <= k.account.remaining;
+  }
+
+  /** Holds `cost` credits for a webhook attempt if the balance covers them: taken from the balance, not yet charged
+   *  (AccountState.held). settleHold() charges or releases them. */
+  hold(k: KeyState, cost: number, now: number): boolean {
+    const a = k.account;
+    this.renew(a, now);
+    if (cost > a.remaining) return false;
+    a.remaining -= cost;
+    a.held += cost;
+    return true;
+  }
+
+  /** Ends a hold: `charged` (the attempt delivered) counts the credits as used and writes them, else they return. */
+  settleHold(k: KeyState, cost: number, charged: boolean, now: number): void {
+    const a = k.account;
+    a.held -= cost;
+    if (!charged) {
+      a.remaining += cost;
+      return;
+    }
+    a.used += cost;
+    a.newUsed += cost;
+    a.lastRequestAt = now;
+    a.dirty = true;
   }
 
   refund(k: KeyState, cost: number): void {
@@ -475,7 +504,7 @@ export class Accounts {
         a.newUsed = 0;
         a.newGranted = 0;
       }
-      a.remaining = Math.max(0, b.creditsRemaining - a.newUsed + a.newGranted);
+      a.remaining = Math.max(0, b.creditsRemaining - a.newUsed + a.newGranted - a.held);
       a.used = b.creditsUsed + a.newUsed;
     }
     for (const u of usage) {

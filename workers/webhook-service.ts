@@ -545,7 +545,8 @@ export class WebhookService {
     const number = d.attempts + 1;
     const key = this.d.accounts.keyById(sub.row.billingKeyId);
     const base = { deliveryPk: d.pk, webhookPk: d.webhookPk, number };
-    if (key === undefined || !this.d.accounts.reserve(key, CREDITS_PER_DELIVERY, this.d.now())) {
+    // held, not charged, while in flight: a process killed mid-attempt has charged nothing for it (Accounts.hold)
+    if (key === undefined || !this.d.accounts.hold(key, CREDITS_PER_DELIVERY, this.d.now())) {
       this.stats.outOfCredits++;
       this.metrics.skipped('out_of_credits');
       void this.record({
@@ -560,8 +561,8 @@ export class WebhookService {
       this.nextOf(sub);
     }).then((res) => {
       const ok = isOk(res);
-      if (!ok) this.d.accounts.refund(key, CREDITS_PER_DELIVERY);
-      else this.d.accounts.recordUsage(key, WEBHOOK_DELIVERY_LABEL, CREDITS_PER_DELIVERY);
+      this.d.accounts.settleHold(key, CREDITS_PER_DELIVERY, ok, this.d.now());
+      if (ok) this.d.accounts.recordUsage(key, WEBHOOK_DELIVERY_LABEL, CREDITS_PER_DELIVERY);
       const delays = this.cfg.retryDelaysMs;
       let status: AttemptResult['status'];
       let next: number | null = null;
@@ -719,11 +720,11 @@ export class WebhookService {
     const replay = d.tries.filter((t) => t.replay).length + 1;
     const charge = d.status !== 'delivered';
     const key = this.d.accounts.keyById(sub.row.billingKeyId);
-    if (charge && (key === undefined || !this.d.accounts.reserve(key, CREDITS_PER_DELIVERY, this.d.now()))) return 'credits';
+    if (charge && (key === undefined || !this.d.accounts.hold(key, CREDITS_PER_DELIVERY, this.d.now()))) return 'credits';
     this.inflight.add(d.pk);
     const res = await this.send(sub, d.deliveryId, d.eventType, d.body, 1, replay);
     const ok = isOk(res);
-    if (charge && !ok) this.d.accounts.refund(key!, CREDITS_PER_DELIVERY);
+    if (charge) this.d.accounts.settleHold(key!, CREDITS_PER_DELIVERY, ok, this.d.now());
     if (charge && ok) this.d.accounts.recordUsage(key!, WEBHOOK_DELIVERY_LABEL, CREDITS_PER_DELIVERY);
     await this.record({
       deliveryPk: d.pk, webhookPk: sub.row.pk, number, attemptedAt: res.attemptedAt, statusCode: res.statusCode, durationMs: res.durationMs,
