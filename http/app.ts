@@ -105,13 +105,31 @@ export interface Config {
   nats?: NatsConfig | null;
 }
 
+/** DATABASE_URL: a postgres:// or postgresql:// URL (the driver reads any scheme as PostgreSQL, so http://... started
+ *  against it and mysql://... failed on a role); empty is unset. The password is never repeated in the error. */
+function databaseUrlFromEnv(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // reported below
+  }
+  if (url === null || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
+    const shown = url === null ? 'a value that is not a URL' : `${url.protocol}//${url.host}${url.pathname}`;
+    throw new Error(`DATABASE_URL must be a postgres:// or postgresql:// URL (postgres://user[:password]@host[:port]/database), got ${shown}`);
+  }
+  return raw;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv): Config {
   const int = (name: string, dflt: number, min: number, max: number): number => envInt(env, name, dflt, min, max);
-  const feeds = parseFeeds(env.FEED);
+  // an empty FEED= is unset, as every other empty variable (the default, sim), not "no feed"
+  const feeds = parseFeeds(env.FEED || undefined);
   return {
     host: env.HOST || '0.0.0.0',
     port: int('PORT', 8080, 0, 65535),
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: databaseUrlFromEnv(env.DATABASE_URL),
     // DATABASE_SCHEMA: the schema of DATABASE_URL (or of the embedded database) the service keeps its tables in
     schema: env.DATABASE_SCHEMA || undefined,
     dataDir: env.DATA_DIR || './data',

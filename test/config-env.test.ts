@@ -15,6 +15,12 @@ t.test('config - URL variables: absolute http(s) only, the variable named', asyn
   t.equal(httpUrl('U', 'https://example.test/a').pathname, '/a', 'https');
   t.throws(() => httpUrl('U', 'not a url'), /U must be an absolute http\(s\) URL, got "not a url"/, 'relative or garbage');
   t.throws(() => httpUrl('U', 'ftp://example.test/'), /U must be http\(s\), got ftp:/, 'other scheme');
+  t.throws(() => configFromEnv({ DATABASE_URL: 'notaurl' }), /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL .*got a value that is not a URL/, 'DATABASE_URL not a URL: named');
+  t.throws(() => configFromEnv({ DATABASE_URL: 'http://u:secret@127.0.0.1:5432/test' }), /DATABASE_URL must be .*got http:\/\/127\.0\.0\.1:5432\/test$/, 'DATABASE_URL of another scheme: refused, password not shown');
+  t.throws(() => configFromEnv({ DATABASE_URL: 'mysql://x@127.0.0.1/y' }), /DATABASE_URL must be/, 'mysql:// refused');
+  t.equal(configFromEnv({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/test' }).databaseUrl, 'postgresql://postgres@127.0.0.1:5432/test', 'postgresql:// taken');
+  t.equal(configFromEnv({ DATABASE_URL: '' }).databaseUrl, undefined, 'empty DATABASE_URL: embedded');
+  t.same(configFromEnv({ FEED: '' }).feeds, ['sim'], 'empty FEED is unset: the simulator');
   t.throws(() => configFromEnv({ PUBLIC_URL: '/relative' }), /PUBLIC_URL must be an absolute http\(s\) URL/, 'PUBLIC_URL');
   t.equal(configFromEnv({ PUBLIC_URL: 'https://odds.example.test/' }).publicUrl, 'https://odds.example.test', 'PUBLIC_URL trailing slash dropped');
   t.throws(() => configFromEnv({ CHECKOUT_URL_TEMPLATE: 'pay?tier={tier}' }), /CHECKOUT_URL_TEMPLATE must be an absolute http\(s\) URL \(with \{tier\} and \{email\} placeholders\), got "pay\?tier=\{tier\}"/, 'checkout template shows the raw value');
