@@ -194,6 +194,7 @@ function webhookConfigFromEnv(env: NodeJS.ProcessEnv): Partial<WebhookConfig> {
   }
   if (env.SMTP_URL) out.smtpUrl = env.SMTP_URL;
   if (env.SMTP_FROM) out.mailFrom = env.SMTP_FROM;
+  if (env.WEBHOOK_RETENTION_DAYS) out.retentionMs = envInt(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650) * 86_400_000;
   return out;
 }
 

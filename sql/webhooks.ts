@@ -101,6 +101,19 @@ export async function expireIdempotency(db: Database, before: Date): Promise<voi
   await db.sql`delete from idempotency_keys where created_at <= ${before}`;
 }
 
+/** Deletes up to `limit` deliveries (their attempts with them) that are final (delivered, failed, rate limited, out of
+ *  credits) and were created before `before`: the outbox keeps a retention window, not every event ever sent. A
+ *  delivery still on its schedule is kept whatever its age. Returns how many went. */
+export async function pruneDeliveries(db: Database, before: Date, limit: number): Promise<number> {
+  const rows = await db.sql`
+    delete from webhook_deliveries where id in (
+      select id from webhook_deliveries
+      where status in ('delivered', 'failed', 'rate_limited', 'out_of_credits') and created_at < ${before}
+      order by id limit ${limit})
+    returning id`;
+  return rows.length;
+}
+
 export async function loadWebhooks(db: Database): Promise<WebhookRow[]> {
   return (await db.sql<WebhookRecord[]>`select * from webhooks order by id`).map(toRow);
 }

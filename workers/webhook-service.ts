@@ -37,7 +37,7 @@ import type { Registry } from 'prom-client';
 import type { Accounts } from '../http/accounts.js';
 import type { Database } from '../sql/connection.js';
 import {
-  claimDue, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, markNotification, outboxBacklog, recordResults,
+  claimDue, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, markNotification, outboxBacklog, pruneDeliveries, recordResults,
   releaseClaims, renewClaims, scheduledStarts, unsentNotifications, writeOutbox, type AttemptResult, type Claim, type DueDelivery,
   type NewDelivery, type WebhookRow,
 } from '../sql/webhooks.js';
@@ -78,6 +78,8 @@ export interface WebhookConfig {
   leaseMs: number;
   /** how often the subscription cache is read again from a shared database (other nodes' API changes) */
   subsRefreshMs: number;
+  /** final deliveries (and their attempts) older than this are deleted (WEBHOOK_RETENTION_DAYS, default 30) */
+  retentionMs: number;
 }
 
 export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
@@ -94,7 +96,12 @@ export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
   nodeId: 'linewire',
   leaseMs: 30_000,
   subsRefreshMs: 2000,
+  retentionMs: 30 * 86_400_000,
 };
+
+/** how often the outbox is pruned, and at most how many deliveries a pass deletes (short transactions) */
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 10_000;
 
 export interface WebhookDeps {
   hub: Hub;
@@ -239,10 +246,15 @@ export class WebhookService {
     this.evaluator.parser(this.d.now(), this.d.hub.counters);
     const poll = setInterval(() => this.poll(), this.cfg.pollMs);
     const renew = setInterval(() => this.renew(), Math.max(50, Math.floor(this.cfg.leaseMs / 3)));
+    // the outbox's retention: every hour, and once a minute after the start
+    const prune = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+    const firstPrune = setTimeout(() => void this.prune(), 60_000);
     tick.unref();
     poll.unref();
     renew.unref();
-    this.timers.push(tick, poll, renew);
+    prune.unref();
+    firstPrune.unref();
+    this.timers.push(tick, poll, renew, prune, firstPrune);
     // an embedded database is this process's alone; a shared one may see subscriptions made through other nodes
     if (this.d.db.kind !== 'embedded') {
       const subs = setInterval(() => void this.refreshSubs(), this.cfg.subsRefreshMs);
@@ -251,6 +263,24 @@ export class WebhookService {
     }
     this.poll();
     this.mail();
+  }
+
+  /** Deletes the final deliveries older than the retention, a batch at a time; returns how many went. Every node of a
+   *  cluster may run it: the deletes are idempotent. */
+  async prune(): Promise<number> {
+    const before = new Date(this.d.now() - this.cfg.retentionMs);
+    let total = 0;
+    try {
+      for (;;) {
+        if (this.closed) break;
+        const n = await pruneDeliveries(this.d.db, before, PRUNE_BATCH);
+        total += n;
+        if (n < PRUNE_BATCH) break;
+      }
+    } catch (e) {
+      this.d.log?.(`webhook outbox prune failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    return total;
   }
 
   /** The subscription cache follows every change made through the API. */
