@@ -355,7 +355,7 @@ export class Analytics implements StoreListener {
     }
     // a two-way moneyline counts only in a consistent pair (consistentMoneyline); a price that makes or breaks the
     // pair turns the book's other side in or out too. Judged once here, so that a move that changes nothing of the
-    // pair's consistency (nearly every one) costs a load and two divisions (scripts/branchcmp.mjs random)
+    // pair's consistency (nearly every one) costs a load and two or four divisions (scripts/branchcmp.mjs random)
     const other = slot - outcome + (1 - outcome);
     const otherPrice = store.priceOf(other);
     const ok = consistentMoneyline(store.priceOf(slot), otherPrice);

@@ -94,8 +94,6 @@ interface ReqState {
   aborted: boolean;
   /** resolves a streamed reply's wait for the socket to drain (also on abort) */
   wake: (() => void) | null;
-  /** still counted in flight (Router.drain) */
-  open: boolean;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -149,8 +147,8 @@ export class Router {
   readonly routes: Route[] = [];
   /** each route's usage label, built once (GET /v1/usage?by_endpoint=true) */
   private readonly usageLabels = new Map<Route, string>();
-  /** requests accepted and not yet answered or abandoned, by their response object */
-  private readonly inFlight = new Map<HttpResponse, ReqState>();
+  /** requests accepted and not yet answered or abandoned, by their response object (Router.drain) */
+  private readonly inFlight = new Set<HttpResponse>();
   private draining = false;
   private idle: (() => void) | null = null;
 
@@ -237,11 +235,7 @@ export class Router {
   }
 
   private settle(res: HttpResponse): void {
-    const state = this.inFlight.get(res);
-    if (state === undefined) return;
-    this.inFlight.delete(res);
-    state.open = false;
-    if (this.inFlight.size === 0) this.idle?.();
+    if (this.inFlight.delete(res) && this.inFlight.size === 0) this.idle?.();
   }
 
   private serve(route: Route, res: HttpResponse, req: HttpRequest): void {
@@ -253,8 +247,8 @@ export class Router {
         started, route.path, true, [['Retry-After', '1']]);
       return;
     }
-    const state: ReqState = { aborted: false, wake: null, open: true };
-    this.inFlight.set(res, state);
+    const state: ReqState = { aborted: false, wake: null };
+    this.inFlight.add(res);
     res.onAborted(() => {
       state.aborted = true;
       state.wake?.();
