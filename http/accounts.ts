@@ -226,14 +226,8 @@ export class Accounts {
 
   /** Takes `cost` credits if the balance covers them. Never lets a balance go below zero. */
   reserve(k: KeyState, cost: number, now: number): boolean {
-    const a = k.account;
-    this.renew(a, now);
-    if (cost > a.remaining) return false;
-    a.remaining -= cost;
-    a.used += cost;
-    a.newUsed += cost;
-    a.lastRequestAt = now;
-    a.dirty = true;
+    if (!this.take(k.account, cost, now)) return false;
+    this.charge(k.account, cost, now);
     k.lastRequestAt = now;
     k.dirty = true;
     return true;
@@ -248,11 +242,8 @@ export class Accounts {
   /** Holds `cost` credits for a webhook attempt if the balance covers them: taken from the balance, not yet charged
    *  (AccountState.held). settleHold() charges or releases them. */
   hold(k: KeyState, cost: number, now: number): boolean {
-    const a = k.account;
-    this.renew(a, now);
-    if (cost > a.remaining) return false;
-    a.remaining -= cost;
-    a.held += cost;
+    if (!this.take(k.account, cost, now)) return false;
+    k.account.held += cost;
     return true;
   }
 
@@ -260,10 +251,20 @@ export class Accounts {
   settleHold(k: KeyState, cost: number, charged: boolean, now: number): void {
     const a = k.account;
     a.held -= cost;
-    if (!charged) {
-      a.remaining += cost;
-      return;
-    }
+    if (charged) this.charge(a, cost, now);
+    else a.remaining += cost;
+  }
+
+  /** `cost` off the balance of the current period if it covers them */
+  private take(a: AccountState, cost: number, now: number): boolean {
+    this.renew(a, now);
+    if (cost > a.remaining) return false;
+    a.remaining -= cost;
+    return true;
+  }
+
+  /** `cost`, already off the balance, counted as used and written with the next meter write */
+  private charge(a: AccountState, cost: number, now: number): void {
     a.used += cost;
     a.newUsed += cost;
     a.lastRequestAt = now;
