@@ -12,6 +12,9 @@ import type { TestApp } from './helpers/app.js';
 import { NATS_SKIP, testNats } from './helpers/nats.js';
 import { SERVICE_ADMIN_KEY, client, kill9, serviceDatabases, startService, type ServiceProcess } from './helpers/service-process.js';
 import { connect } from './helpers/ws-client.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 t.test('cluster - two nodes, a late third, one stream', { skip: NATS_SKIP }, async (t) => {
   const ns = await testNats(t);
@@ -21,7 +24,12 @@ t.test('cluster - two nodes, a late third, one stream', { skip: NATS_SKIP }, asy
     const one = shared ? serviceDatabases(t, ['postgres'])[0] : null;
     return () => one ?? serviceDatabases(t, ['embedded'])[0];
   })();
-  const node = (id: string) => startService(t, dbFor(), { ...ns.env, CLUSTER: '1', NODE_ID: id });
+  // a DATA_DIR of its own for each node (one process per DATA_DIR), whatever database they share
+  const node = (id: string) => {
+    const dataDir = mkdtempSync(join(tmpdir(), `lw-node-${id}-`));
+    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+    return startService(t, dbFor(), { ...ns.env, CLUSTER: '1', NODE_ID: id, DATA_DIR: dataDir });
+  };
   const keyOn = async (svc: ServiceProcess) => {
     const res = await client(() => svc).post('/v1/admin/keys', SERVICE_ADMIN_KEY, { tier: 'business' });
     return ((await res.json()) as { key: string }).key;
