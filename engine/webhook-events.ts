@@ -49,6 +49,9 @@ export interface EvaluatorOptions {
   event(idx: number): EventInfo | undefined;
   player(id: number): string | null;
   emit(ev: WebhookEvent): void;
+  /** true the first time an event id is ever seen (the caller remembers ids across restarts; absent: every event
+   *  seen first in this process is new) */
+  firstSeen?(id: string): boolean;
   /** A check's state changed from `from` (or, `from` equal to its state, a book's newest write moved on by
    *  STATE_HEARTBEAT_MS). The caller persists it in the same transaction as the outbox rows of the events emitted
    *  with it, so the two survive a kill together; in a cluster the move is made only from `from`, so the node that
@@ -198,7 +201,8 @@ export class WebhookEvaluator {
         if (!this.seen.has(idx)) {
           this.seen.add(idx);
           const ev = this.o.event(idx);
-          if (newEvent && ev !== undefined) {
+          // an event seen before a restart is not new again (SPEC: "an event not previously tracked")
+          if (ev !== undefined && (this.o.firstSeen?.(ev.id) ?? true) && newEvent) {
             this.o.emit({
               type: 'new_event', sport: ev.sport, edge: Number.NaN, dedupe: `new_event:${ev.id}`, check: null, at: now,
               data: { sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence) },

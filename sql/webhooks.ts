@@ -114,6 +114,25 @@ export async function pruneDeliveries(db: Database, before: Date, limit: number)
   return rows.length;
 }
 
+/** The ids of the events tracked (migration 010), for new_event across restarts. */
+export async function loadTrackedEvents(db: Database): Promise<string[]> {
+  const rows = await db.sql<{ event_id: string }[]>`select event_id from webhook_tracked_events`;
+  return rows.map((r) => r.event_id);
+}
+
+/** Records events first seen at `now` (a second node recording one again changes nothing). */
+export async function insertTrackedEvents(db: Database, ids: readonly string[], now: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db.sql`insert into webhook_tracked_events ${db.sql(ids.map((id) => ({ event_id: id, first_seen_at: new Date(now) })))}
+    on conflict (event_id) do nothing`;
+}
+
+/** Forgets events first seen before `before` (the outbox's retention). */
+export async function pruneTrackedEvents(db: Database, before: Date): Promise<number> {
+  const rows = await db.sql`delete from webhook_tracked_events where first_seen_at < ${before} returning event_id`;
+  return rows.length;
+}
+
 export async function loadWebhooks(db: Database): Promise<WebhookRow[]> {
   return (await db.sql<WebhookRecord[]>`select * from webhooks order by id`).map(toRow);
 }

@@ -37,7 +37,7 @@ import type { Registry } from 'prom-client';
 import type { Accounts } from '../http/accounts.js';
 import type { Database } from '../sql/connection.js';
 import {
-  claimDue, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, markNotification, outboxBacklog, pruneDeliveries, recordResults,
+  claimDue, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, insertTrackedEvents, loadTrackedEvents, markNotification, outboxBacklog, pruneDeliveries, pruneTrackedEvents, recordResults,
   releaseClaims, renewClaims, scheduledStarts, unsentNotifications, writeOutbox, type AttemptResult, type Claim, type DueDelivery,
   type NewDelivery, type WebhookRow,
 } from '../sql/webhooks.js';
@@ -202,6 +202,9 @@ export class WebhookService {
   private analyticsOn = false;
   private activeSubs = 0;
   private mailing: Promise<void> | null = null;
+  /** event ids ever tracked (webhook_tracked_events, loaded at start), and those not yet written */
+  private readonly tracked = new Set<string>();
+  private newTracked: string[] = [];
   /** counters for the benchmark */
   readonly stats = { events: 0, enqueued: 0, delivered: 0, failedAttempts: 0, rateLimited: 0, outOfCredits: 0 };
   /** counters for GET /metrics */
@@ -213,6 +216,13 @@ export class WebhookService {
       event: (idx) => rm.event(idx),
       player: (id) => (id < 0 ? null : d.hub.players.name(id)),
       emit: (ev) => this.onEvent(ev),
+      firstSeen: (id) => {
+        if (this.tracked.has(id)) return false;
+        this.tracked.add(id);
+        this.newTracked.push(id);
+        this.scheduleInsert();
+        return true;
+      },
       persist: (st, from) => this.onState(st, from),
       quoteTime: (idx, market, player, book, o) => {
         const r = rm.find(idx, market, player, book);
@@ -233,6 +243,7 @@ export class WebhookService {
     this.evaluator.restore(await loadCheckStates(this.d.db));
     const W = this.cfg.rateWindowMs;
     for (const c of await scheduledStarts(this.d.db, now - W)) this.subs.get(c.webhookPk)?.starts.push(c.at);
+    for (const id of await loadTrackedEvents(this.d.db)) this.tracked.add(id);
     this.reindex();
     await this.sender.start();
     this.d.hub.onBatch((b) => {
@@ -277,6 +288,7 @@ export class WebhookService {
         total += n;
         if (n < PRUNE_BATCH) break;
       }
+      if (!this.closed) await pruneTrackedEvents(this.d.db, before);
     } catch (e) {
       this.d.log?.(`webhook outbox prune failed: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -430,7 +442,7 @@ export class WebhookService {
   }
 
   private scheduleInsert(): void {
-    if (this.insertScheduled || (this.inserts.length === 0 && this.states.size === 0 && this.transitions.length === 0)) return;
+    if (this.insertScheduled || (this.inserts.length === 0 && this.states.size === 0 && this.transitions.length === 0 && this.newTracked.length === 0)) return;
     this.insertScheduled = true;
     setImmediate(() => {
       this.insertScheduled = false;
@@ -470,7 +482,9 @@ export class WebhookService {
     this.inserts = [];
     this.states = new Map();
     this.transitions = [];
-    if (batch.length === 0 && states.size === 0 && transitions.length === 0) return;
+    const tracked = this.newTracked;
+    this.newTracked = [];
+    if (batch.length === 0 && states.size === 0 && transitions.length === 0 && tracked.length === 0) return;
     const now = this.d.now();
     let out;
     this.insertsWriting++;
@@ -486,10 +500,19 @@ export class WebhookService {
       this.inserts = batch.concat(this.inserts);
       for (const [k, st] of states) if (!this.states.has(k)) this.states.set(k, st);
       this.transitions = transitions.concat(this.transitions);
+      this.newTracked = tracked.concat(this.newTracked);
       setTimeout(() => void this.op(() => this.flushInserts()), 500).unref();
       return;
     } finally {
       this.insertsWriting--;
+    }
+    // the events first seen, after their new_event rows: a kill between the two announces one again after the
+    // restart, to subscriptions that do not hold it yet (the dedupe key keeps it from the others), rather than never
+    try {
+      await insertTrackedEvents(this.d.db, tracked, now);
+    } catch (e) {
+      this.d.log?.(`webhook tracked events insert failed, retrying with the next write: ${String(e)}`);
+      this.newTracked = tracked.concat(this.newTracked);
     }
     // another node moved these checks first: follow the stored state (its events are that node's to announce)
     if (out.adopt.length > 0) this.evaluator.restore(out.adopt);
