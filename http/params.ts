@@ -131,8 +131,11 @@ export function invalid(name: string, msg: string, input: unknown): never {
   throw new ApiError('VALIDATION_ERROR', `invalid parameter: ${name} ${msg}`, [{ loc: ['query', name], msg, type: 'value_error', input }]);
 }
 
-/** A price typed into a query string: American with a sign (-110, +150) or decimal above 1 (1.91); NaN otherwise.
- *  An unencoded '+' arrives as a blank, so ' 150' is +150 American, not a decimal price of 150. */
+/** A price typed into a query string: American with a sign (-110, +150) or decimal (1.91); NaN otherwise.
+ *  An unencoded '+' arrives as a blank, so ' 150' is +150 American, not a decimal price of 150; a blank before what
+ *  no American price can be (' 1.6', a list typed with a space after its commas) leaves the decimal. */
 export function queryPrice(raw: string): number {
-  return parsePrice(/^ +\d/.test(raw) ? `+${raw.trimStart()}` : raw);
+  if (!/^ +\d/.test(raw)) return parsePrice(raw);
+  const american = parsePrice(`+${raw.trimStart()}`);
+  return american === american ? american : parsePrice(raw);
 }

@@ -182,6 +182,12 @@ t.test('calc - middle: hit and push numbers, nets per 100 a leg', async (t) => {
   t.same([b.body.hit_numbers, b.body.push_numbers], [[221], [{ number: 220, net: 91 }, { number: 222, net: 91 }]], 'pushes at whole lines');
 });
 
+t.test('calc - a blank before a price: an unencoded +, or a space after a comma', async (t) => {
+  // ' 150' can be +150 (an unencoded '+') and is read so; ' 1.6' can be no American price: the decimal 1.6
+  t.same((await calc('parlay?prices=2.5,%201.6')).body.price, 4, '2.5 x 1.6 = 4: the blank before 1.6 is a space');
+  t.same((await calc('parlay?prices=1.5,%20150')).body.price, 3.75, '1.5 x 2.5 = 3.75: the blank before 150 is a +');
+});
+
 t.test('calc - parlay: the product of the legs', async (t) => {
   // -110 twice: (21/11)^2 = 441/121 = 3.64462809917, +264; 10 staked pays 36.4462809917
   const { body } = await calc('parlay?prices=-110,%2D110&stake=10');
