@@ -238,6 +238,7 @@ export function openapiDocument(routes: readonly Route[]): object {
       security: r.auth === 'none' ? [] : r.auth === 'admin' ? [{ AdminBearer: [] }] : [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }, { Bearer: [] }],
       parameters: [
         ...pathParams,
+        ...(r.requestHeaders ?? []).map((h) => ({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } })),
         ...(r.params ?? []).flatMap((p) => [
           { name: p.name, in: 'query', required: p.required === true, description: p.description, schema: paramSchema(p) },
           // an alias is a parameter of its own to a client (SPEC lists min_edge_pct beside minEdge)

@@ -85,6 +85,8 @@ export interface Route {
   /** error codes the handler throws beyond those the declaration implies (auth, tier, {sport_key}, params, body),
    *  for /openapi.json */
   errors?: readonly ErrorCode[];
+  /** request headers the route reads beyond the key's (for /openapi.json) */
+  requestHeaders?: readonly { name: string; description: string }[];
   /** headers of the success response beyond those of every response (names in http/openapi.ts RESPONSE_HEADERS) */
   responseHeaders?: readonly string[];
   handle(ctx: RequestCtx): Reply | StreamReply | Promise<Reply | StreamReply>;

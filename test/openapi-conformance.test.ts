@@ -151,6 +151,8 @@ t.test('openapi conformance - served responses validate against /openapi.json', 
     }
     t.ok(doc.paths['/v1/ingest'].post.requestBody.content['application/msgpack'], 'ingest takes msgpack');
     t.equal(doc.paths['/v1/webhooks'].post.requestBody.content['application/json'].schema.oneOf.length, 2, 'both webhook variants');
+    t.ok(doc.paths['/v1/webhooks'].post.parameters.some((p: { name: string; in: string }) => p.name === 'Idempotency-Key' && p.in === 'header'),
+      'the create documents its Idempotency-Key request header');
     t.ok(doc.paths['/v1/verdict'].get.responses['404'], 'verdict lists 404 EVENT_NOT_FOUND');
   });
 

@@ -358,6 +358,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
     {
       method: 'POST', path: '/v1/webhooks', auth: 'key', tag: 'webhooks', tier: 'pro', okStatus: 201,
       summary: 'Create a subscription: {url, events, sport_filter?} (Variant A) or {destination_url, events, filters?, format?} (Variant B); honours Idempotency-Key for 24 h',
+      requestHeaders: [{ name: 'Idempotency-Key', description: 'at most 255 characters: a create repeated with the same key within 24 h answers the first answer (Idempotent-Replayed: true) and creates nothing' }],
       maxBody: 64 * 1024, cost: () => 0, response: WebhookSchema, requestBody: WebhookCreateBody, responseHeaders: ['Idempotent-Replayed'],
       errors: ['UNSUPPORTED_EVENT_TYPE', 'WEBHOOK_LIMIT', 'IDEMPOTENCY_KEY_REUSED'],
       handle: async (ctx) => {
