@@ -297,6 +297,7 @@ export class WebhookService {
 
   /** The subscription cache follows every change made through the API. */
   put(row: WebhookRow): void {
+    this.localChanges++;
     const old = this.subs.get(row.pk);
     if (old !== undefined) {
       old.row = row;
@@ -307,6 +308,7 @@ export class WebhookService {
   }
 
   remove(pk: number): void {
+    this.localChanges++;
     this.forget(pk);
     this.reindex();
   }
@@ -319,11 +321,19 @@ export class WebhookService {
 
   /** Follows the subscriptions as stored: created, changed, disabled or deleted through another node. */
   private refreshing = false;
+  /** changes this node made to the cache (API calls, failure counts, disables): a refresh whose read began before one
+   *  of them is dropped, or it would put back the row as it was (a PATCH {"is_active": true} undone for up to the
+   *  refresh period, its deliveries held back) */
+  private localChanges = 0;
+  /** the stored subscriptions, as a refresh reads them (a field, so a test can hold a read back) */
+  private loadSubs = (): Promise<WebhookRow[]> => loadWebhooks(this.d.db);
   private async refreshSubs(): Promise<void> {
     if (this.closed || this.refreshing) return;
     this.refreshing = true;
     try {
-      const rows = await loadWebhooks(this.d.db);
+      const before = this.localChanges;
+      const rows = await this.loadSubs();
+      if (this.localChanges !== before) return;
       let changed = false;
       const seen = new Set<number>();
       for (const row of rows) {
@@ -706,6 +716,7 @@ export class WebhookService {
       }
       b.done();
     }
+    if (outcome.failures.length > 0 || outcome.disabled.length > 0) this.localChanges++;
     for (const f of outcome.failures) {
       const s = this.subs.get(f.webhookPk);
       if (s !== undefined) s.row = { ...s.row, consecutiveFailures: f.count };
