@@ -95,6 +95,8 @@ function percents(name: string, raw: string | undefined, n: number): number[] {
 
 const priceOf = (d: number) => ({ price: tidy(d), price_american: decimalToAmerican(d), implied_pct: tidy(100 / d) });
 
+const commissionParam: ParamSpec = { name: 'commission_pct', type: 'number', default: 0, min: 0, max: 99.99, description: 'Commission on net winnings of the priced side (an exchange price), percent' };
+
 const kellyParams: ParamSpec[] = [
   { name: 'kelly', type: 'number', default: 0.5, min: 0, max: 1, description: 'Kelly fraction (0.5: half Kelly, as /ev serves kelly_fraction)' },
   { name: 'bankroll', type: 'number', min: 0.01, max: 1e12, description: 'With a +EV price, the stake kelly_fraction gives' },
@@ -182,7 +184,7 @@ export function calcRoutes(): Route[] {
         { name: 'price', type: 'string', required: true, description: `The price offered: ${PRICE_HELP}` },
         { name: 'fair_prob_pct', type: 'number', min: 0, max: 100, description: 'Fair probability of the side, percent (exclusive of 0 and 100)' },
         { name: 'fair_price', type: 'string', description: `Fair price of the side instead of fair_prob_pct: ${PRICE_HELP}` },
-        { name: 'commission_pct', type: 'number', default: 0, min: 0, max: 99.99, description: 'Commission on net winnings (an exchange price)' },
+        commissionParam,
         ...kellyParams,
       ],
       KellyCalcSchema,
@@ -210,7 +212,7 @@ export function calcRoutes(): Route[] {
         { name: 'sharp', type: 'string', required: true, description: `The sharp book's complete line, every outcome's price comma-separated (2 to ${MAX_OUTCOMES})` },
         { name: 'outcome', type: 'integer', default: 0, min: 0, max: MAX_OUTCOMES - 1, description: "Which of sharp's prices is the priced side's (0: the first)" },
         { name: 'devig', type: 'enum', values: DEVIG_METHODS, default: 'multiplicative', description: 'De-vig method of the fair line' },
-        { name: 'commission_pct', type: 'number', default: 0, min: 0, max: 99.99, description: 'Commission on net winnings of the priced side (an exchange price)' },
+        commissionParam,
         ...kellyParams,
       ],
       EvCalcSchema,
@@ -225,12 +227,12 @@ export function calcRoutes(): Route[] {
         const e = effectivePrice(d, (p.commission_pct as number) / 100);
         const out = new Float64Array(sharp.length);
         const by: Record<string, { fair_prob_pct: number | null; edge_pct: number | null }> = {};
+        let fair = Number.NaN;
         for (const m of DEVIG_METHODS) {
           const f = devig(implied, m as DevigMethod, out) && Number.isFinite(out[o]!) ? out[o]! : null;
           by[m] = { fair_prob_pct: f === null ? null : tidy(f * 100), edge_pct: f === null ? null : edgePct(f, e) };
+          if (m === p.devig && f !== null) fair = f;
         }
-        devig(implied, p.devig as DevigMethod, out);
-        const fair = out[o]!;
         if (!(fair > 0 && fair < 1)) invalid('devig', `${p.devig as string} gives this side no fair probability (additive goes negative on a longshot); choose another method`, p.devig);
         return ok(evJson({
           ...priceOf(d), effective_price: tidy(e), outcome: o, sharp_prices: sharp.map(tidy), devig: p.devig, fair_prob_pct: tidy(fair * 100),
