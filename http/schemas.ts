@@ -171,10 +171,11 @@ export const HealthSchema = {
 
 export const IngestResultSchema = {
   type: 'object',
-  required: ['events', 'accepted', 'rejected'],
+  required: ['events', 'accepted', 'ignored', 'rejected'],
   properties: {
     events: int,
     accepted: int,
+    ignored: int,
     rejected: { type: 'array', items: { type: 'object', properties: { index: int, error_code: str, message: str } } },
     rejected_events: { type: 'array', items: { type: 'object', properties: { index: int, error_code: str, message: str } } },
   },

@@ -58,7 +58,7 @@ t.test('cluster - two nodes, a late third, one stream', { skip: NATS_SKIP }, asy
     { book, event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: away },
   ];
   const res = await client(() => a).post('/v1/ingest', SERVICE_ADMIN_KEY, { events: [ev], prices: h2h('draftkings', 1.91, 1.99) });
-  t.same(await res.json(), { events: 1, accepted: 2, rejected: [], rejected_events: [] }, 'node A answers the ingest once applied from the stream');
+  t.same(await res.json(), { events: 1, accepted: 2, ignored: 0, rejected: [], rejected_events: [] }, 'node A answers the ingest once applied from the stream');
 
   await ws.until((f) => f.type === 'delta' && (f.changes ?? []).some((c) => c.event_id === ev.id && c.book === 'draftkings' && c.price === 1.91));
   t.pass('node B pushes the price over WebSocket');

@@ -263,7 +263,8 @@ t.test('odds - verification: verified_at, line_changed_at, is_current', async (t
   t.same(v3.markets[0].outcomes.map((o) => o.price), [1.83, 2.1], 'the new price');
 
   const stale = await app.ingest({ prices: [price('draftkings', ev, 'h2h', ev.home_team, 1.7, undefined, old)] });
-  t.equal(stale.status, 202, 'an observation older than the quote is accepted');
+  t.equal(stale.status, 202, 'an observation older than the quote is answered 202');
+  t.same([stale.json.accepted, stale.json.ignored, stale.json.rejected], [0, 1, []], 'counted as ignored, not as accepted');
   const v4 = ((await odds('basketball_euroleague', 'include=verification&bookmakers=draftkings')).body[0] as OddsEvent).bookmakers[0];
   t.same(v4, v3, 'but changes nothing');
 

@@ -55,3 +55,25 @@ t.test('hub - a final event leaves the store and the read model', async (t) => {
   t.equal(hub.event('f1'), undefined, 'registry dropped it');
 });
 
+
+t.test('hub - observations older than their quote are answered as ignored, across shards and chunks', async (t) => {
+  const hub = new Hub(2);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const ids = Array.from({ length: 30 }, (_, i) => `old_${i}`);
+  const books = ['pinnacle', 'draftkings', 'fanduel', 'betmgm', 'bovada', 'williamhill_us'];
+  // 30 events x 6 books x 2 markets x 2 sides = 720 observations: more than one chunk per shard
+  const obs = (ts: number, price: number) => ids.flatMap((id) => books.flatMap((book) => [
+    ...['H', 'A'].map((outcome) => ({ book, event_id: id, market: 'h2h', outcome, price, ts })),
+    ...['Over', 'Under'].map((outcome) => ({ book, event_id: id, market: 'totals', outcome, point: 5.5, price, ts })),
+  ]));
+  const first = await hub.ingest({ events: ids.map((id) => ev(id, 'icehockey_nhl', 'H', 'A')), prices: obs(now, 1.9) }, now);
+  t.same([first.accepted, first.ignored], [720, 0], 'all applied');
+  const older = obs(now - 1000, 1.8);
+  // every third one is newer instead: applied
+  for (let i = 0; i < older.length; i += 3) older[i].ts = now + 10;
+  const second = await hub.ingest({ prices: older }, now + 20);
+  t.same([second.accepted, second.ignored, second.rejected.length], [240, 480, 0], 'the older two in three ignored, the rest applied');
+  t.equal(hub.counters.accepted, 960, 'the accepted counter counts applied observations only');
+  t.equal(hub.counters.stale, 480, 'the stale counter the ignored ones');
+});

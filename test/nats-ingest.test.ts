@@ -26,7 +26,7 @@ t.test('nats ingest - applies a batch, counts bad ones, feeds parser.degraded', 
     { book: 'draftkings', event_id: nba.id, market: 'h2h', outcome: nba.home_team, price: 1.91 },
     { book: 'draftkings', event_id: nba.id, market: 'h2h', outcome: nba.away_team, price: 1.99 },
   ] }));
-  t.same(ok, { events: 1, accepted: 2, rejected: [], rejected_events: [] }, 'a request is answered with the ingest result');
+  t.same(ok, { events: 1, accepted: 2, ignored: 0, rejected: [], rejected_events: [] }, 'a request is answered with the ingest result');
   const odds = await (await app.get(`/v1/sports/basketball_nba/odds?markets=h2h&apiKey=${key}`)).json() as { id: string; bookmakers: { key: string; markets: { outcomes: { name: string; price: number }[] }[] }[] }[];
   const dk = odds.find((e) => e.id === nba.id)?.bookmakers.find((b) => b.key === 'draftkings');
   t.equal(dk?.markets[0].outcomes.find((o) => o.name === nba.home_team)?.price, 1.91, 'the price is served over REST');

@@ -57,7 +57,7 @@ export interface SubmitOptions {
   source?: string;
 }
 
-const EMPTY: IngestResult = { events: 0, accepted: 0, rejected: [], rejected_events: [] };
+const EMPTY: IngestResult = { events: 0, accepted: 0, ignored: 0, rejected: [], rejected_events: [] };
 
 export class Cluster {
   private readonly js: JetStreamClient;
@@ -224,10 +224,11 @@ export class Cluster {
     this.split(events, prices, 0, 0, t, flags, parts);
     const results = await Promise.all(parts.map((p, i) => this.publish(subject, parts.length === 1 ? id : `${id}.${i}`, p.bytes)));
     if (results.length === 1) return results[0];
-    const out: IngestResult = { events: 0, accepted: 0, rejected: [], rejected_events: [] };
+    const out: IngestResult = { events: 0, accepted: 0, ignored: 0, rejected: [], rejected_events: [] };
     results.forEach((r, i) => {
       out.events += r.events;
       out.accepted += r.accepted;
+      out.ignored += r.ignored;
       for (const x of r.rejected) out.rejected.push({ ...x, index: x.index + parts[i].priceOffset });
       for (const x of r.rejected_events) out.rejected_events.push({ ...x, index: x.index + parts[i].eventOffset });
     });

@@ -20,7 +20,10 @@ const CHUNK = 512;
 
 export interface IngestResult {
   events: number;
+  /** price observations applied: a change or a no-change verification of a quote */
   accepted: number;
+  /** valid price observations not applied because they are older than the quote they would update */
+  ignored: number;
   rejected: ({ index: number } & Rejection)[];
   rejected_events: ({ index: number } & Rejection)[];
 }
@@ -141,7 +144,7 @@ export class Hub {
    *  events of the batch with the built-in feed that sent them (raw_json.feed); omitted, they keep their label. */
   async ingest(body: unknown, now: number, source?: string): Promise<IngestResult> {
     const { events, prices } = batchShape(body);
-    const result: IngestResult = { events: 0, accepted: 0, rejected: [], rejected_events: [] };
+    const result: IngestResult = { events: 0, accepted: 0, ignored: 0, rejected: [], rejected_events: [] };
     const finals: EventRecord[] = [];
     for (let i = 0; i < events.length; i++) {
       const raw = events[i] as { id?: unknown } | null;
@@ -157,7 +160,7 @@ export class Hub {
     }
     const lookup = (id: string) => this.records.get(id);
     const touched = new Set<number>();
-    const sent: Promise<void>[] = [];
+    const sent: Promise<number>[] = [];
     // the last chunk of each shard goes whatever happens in the loop: a shard left with an unfinished batch would
     // hold back its analytics until the next ingest, and the observations parsed so far would go with it
     try {
@@ -194,16 +197,17 @@ export class Hub {
       }
     }
     this.counters.observations += prices.length;
-    this.counters.accepted += result.accepted;
     this.counters.rejected += result.rejected.length;
-    await Promise.all(sent);
+    for (const stale of await Promise.all(sent)) result.ignored += stale;
+    result.accepted -= result.ignored;
+    this.counters.accepted += result.accepted;
     if (finals.length > 0) await this.finish(finals);
     return result;
   }
 
   /** Sends pre-encoded observations straight to a shard (benchmarks, rebuilds). */
-  applyEncoded(shard: number, obs: Float64Array, n: number): Promise<void> {
-    return this.pool.apply(shard, obs, n);
+  async applyEncoded(shard: number, obs: Float64Array, n: number): Promise<void> {
+    await this.pool.apply(shard, obs, n);
   }
 
   upsertEvent(ev: EventRecord, source?: string): void {

@@ -27,7 +27,8 @@ const MAX_SPARES = 16;
 interface Pending {
   msg: ToShard;
   tries: number;
-  done: (error: Error | null) => void;
+  /** `stale`: observations of the batch ignored as older than the quote they would update */
+  done: (error: Error | null, stale: number) => void;
 }
 
 class Shard {
@@ -61,18 +62,19 @@ export class ShardPool {
     await Promise.all(this.shards.map((s) => this.spawn(s)));
   }
 
-  /** Sends a batch of observations to a shard; resolves once its change records were handed to onChanges. `more`:
-   *  a chunk of a batch whose next chunk follows in the same synchronous pass (ApplyMsg.more); it resolves with
-   *  the batch's last chunk. */
-  apply(shard: number, obs: Float64Array, n: number, more = false): Promise<void> {
+  /** Sends a batch of observations to a shard; resolves once its change records were handed to onChanges, with the
+   *  number of its observations the store ignored as older than the quote they would update. `more`: a chunk of a
+   *  batch whose next chunk follows in the same synchronous pass (ApplyMsg.more); it resolves with the batch's last
+   *  chunk (the chunks' ignored observations are counted once, by one of their promises). */
+  apply(shard: number, obs: Float64Array, n: number, more = false): Promise<number> {
     const s = this.shards[shard];
     if (!s.chunking) s.early = s.pending.size === 0;
     s.chunking = more;
     return this.send(s, { t: MSG.APPLY, seq: ++this.seq, n, obs, now: this.opts.now(), early: s.early, more });
   }
 
-  removeEvents(shard: number, events: number[]): Promise<void> {
-    return this.send(this.shards[shard], { t: MSG.REMOVE, seq: ++this.seq, events, now: this.opts.now() });
+  async removeEvents(shard: number, events: number[]): Promise<void> {
+    await this.send(this.shards[shard], { t: MSG.REMOVE, seq: ++this.seq, events, now: this.opts.now() });
   }
 
   /** Tells every shard the time: quotes that went stale leave the analytics. Nothing waits for it. */
@@ -100,9 +102,9 @@ export class ShardPool {
     await Promise.all(this.shards.map((s) => s.worker?.terminate()));
   }
 
-  private send(shard: Shard, msg: ToShard & { seq: number }): Promise<void> {
+  private send(shard: Shard, msg: ToShard & { seq: number }): Promise<number> {
     return new Promise((resolve, reject) => {
-      shard.pending.set(msg.seq, { msg, tries: 0, done: (e) => (e === null ? resolve() : reject(e)) });
+      shard.pending.set(msg.seq, { msg, tries: 0, done: (e, stale) => (e === null ? resolve(stale) : reject(e)) });
       this.post(shard, msg);
     });
   }
@@ -148,7 +150,8 @@ export class ShardPool {
           if (shard.spares.length < MAX_SPARES) shard.spares.push(buf.buffer as ArrayBuffer);
           else if (shard.worker === worker) this.post(shard, { t: MSG.SPARE, buffer: buf.buffer as ArrayBuffer });
         }
-        for (const p of answered) p.done(null);
+        // one answer covers one batch (its chunks' seqs): its ignored observations go to one of them
+        for (let i = 0; i < answered.length; i++) answered[i].done(null, i === 0 ? msg.stale : 0);
       });
       let failure: Error | null = null;
       worker.on('error', (e) => {
@@ -174,7 +177,7 @@ export class ShardPool {
     for (const [seq, p] of [...shard.pending].sort((a, b) => a[0] - b[0])) {
       if (++p.tries >= MAX_TRIES) {
         shard.pending.delete(seq);
-        p.done(new Error(`batch ${seq} dropped: shard ${shard.index} died ${MAX_TRIES} times while holding it`));
+        p.done(new Error(`batch ${seq} dropped: shard ${shard.index} died ${MAX_TRIES} times while holding it`), 0);
         continue;
       }
       this.post(shard, p.msg);
