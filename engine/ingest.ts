@@ -26,6 +26,14 @@ export const SLOT = { HOME: 0, AWAY: 1, DRAW: 2, OVER: 0, UNDER: 1, YES: 0, NO: 
 export type EventKind = 'game' | 'futures' | 'event_market';
 const KINDS: ReadonlySet<string> = new Set(['game', 'futures', 'event_market']);
 
+/** the last epoch millisecond a JavaScript Date holds (beyond it toISOString throws) */
+const MAX_DATE_MS = 8.64e15;
+/** Event start times and observation times are taken from 2000-01-01 to 2100-01-01 (UTC): outside it a value is a
+ *  feed's mistake (epoch seconds read as milliseconds land in January 1970) and would be served as a date no one
+ *  can use. */
+export const EARLIEST_TIME_MS = Date.UTC(2000, 0, 1);
+export const LATEST_TIME_MS = Date.UTC(2100, 0, 1);
+
 /** How far in the future a `ts` may be (clock skew between a feed and this server). */
 export const MAX_FUTURE_SKEW_MS = 60_000;
 const MAX_NAME = 200;
@@ -76,9 +84,9 @@ function text(v: unknown): string | null {
   return s.length > 0 && s.length <= MAX_NAME ? s : null;
 }
 
-/** ISO 8601 with a zone, or epoch milliseconds. NaN when neither. */
+/** ISO 8601 with a zone, or epoch milliseconds (a time a Date can hold). NaN when neither. */
 export function parseTime(v: unknown): number {
-  if (typeof v === 'number') return Number.isInteger(v) && v > 0 ? v : Number.NaN;
+  if (typeof v === 'number') return Number.isInteger(v) && v > 0 && v <= MAX_DATE_MS ? v : Number.NaN;
   if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(v)) return Number.NaN;
   // Date.parse rolls impossible days forward (2026-02-30 becomes March 2): refuse them instead
   const [y, m, d] = [Number(v.slice(0, 4)), Number(v.slice(5, 7)), Number(v.slice(8, 10))];
@@ -126,6 +134,9 @@ export function parseEvent(raw: unknown, now: number, known?: EventRecord): Even
   const commence = parseTime(e.commence_time);
   if (Number.isNaN(commence)) {
     return reject('INVALID_EVENT', 'commence_time must be ISO 8601 with a zone, or epoch milliseconds');
+  }
+  if (commence < EARLIEST_TIME_MS || commence >= LATEST_TIME_MS) {
+    return reject('INVALID_EVENT', `commence_time must fall in 2000 to 2099 (epoch milliseconds, not seconds): ${String(e.commence_time)}`);
   }
   // omitted: the known event's kind (an update need not repeat it), else a game
   let kind: EventKind = known?.kind ?? 'game';
@@ -285,7 +296,10 @@ function parsePriceValue(price: unknown): number | Rejection {
 
 function parseTs(ts: unknown, now: number): number | Rejection {
   if (ts === undefined || ts === null) return now;
-  if (typeof ts !== 'number' || !Number.isInteger(ts) || ts <= 0) return reject('INVALID_TIMESTAMP');
+  if (typeof ts !== 'number' || !Number.isInteger(ts)) return reject('INVALID_TIMESTAMP', 'ts must be an integer: epoch milliseconds');
+  if (ts < EARLIEST_TIME_MS) {
+    return reject('INVALID_TIMESTAMP', `ts ${ts} is before 2000-01-01: ts is epoch milliseconds, not seconds`);
+  }
   if (ts > now + MAX_FUTURE_SKEW_MS) return reject('INVALID_TIMESTAMP', `ts is more than ${MAX_FUTURE_SKEW_MS / 1000} s in the future`);
   // within the skew allowance a ts ahead of this clock is taken as now: kept as sent, a quote stamped 50 s ahead
   // would be served with a last_update in the future and would make every real-time update of the next 50 s

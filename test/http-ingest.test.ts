@@ -233,6 +233,8 @@ t.test('ingest - malformed bodies are 400 and apply nothing', async (t) => {
     ['a JSON string', '"events"'],
     ['events not an array', JSON.stringify({ events: { 0: newEvent }, prices: [move] })],
     ['prices not an array', JSON.stringify({ events: [newEvent], prices: move })],
+    ['events null', JSON.stringify({ events: null, prices: [move] })],
+    ['prices null', JSON.stringify({ events: [newEvent], prices: null })],
     ['an empty body', ''],
   ];
   for (const [name, raw] of cases) {
@@ -309,6 +311,47 @@ t.test('ingest - status final removes an event from /events and /odds', async (t
   t.same(await odds('icehockey_nhl', 'include_live=true'), [], 'also with include_live');
   const later = await app.ingest({ prices: [p('draftkings', ev, 'h2h', ev.home_team, 1.6)] });
   t.same(later.json.rejected.map((r: { error_code: string }) => r.error_code), ['EVENT_NOT_FOUND'], 'a later price finds no event');
+});
+
+t.test('ingest - a game made final and upserted again in one batch is not re-created (its prices would be lost)', async (t) => {
+  const ev = { id: 'ing_final_2', sport_key: 'icehockey_nhl', commence_time: NOW + 3_600_000, home_team: 'Boston Bruins', away_team: 'Buffalo Sabres' };
+  await app.ingest({ events: [ev], prices: [p('draftkings', ev, 'h2h', ev.home_team, 1.7), p('draftkings', ev, 'h2h', ev.away_team, 2.2)] });
+  const r = await app.ingest({ events: [{ ...ev, status: 'final' }, ev], prices: [p('fanduel', ev, 'h2h', ev.home_team, 1.75), p('fanduel', ev, 'h2h', ev.away_team, 2.1)] });
+  t.equal(r.status, 202, '202');
+  t.same([r.json.events, r.json.accepted], [1, 0], 'the final counts, nothing is applied');
+  t.same(r.json.rejected_events.map((x: { index: number; error_code: string }) => [x.index, x.error_code]), [[1, 'INVALID_EVENT']], 'the second upsert is rejected');
+  t.match(r.json.rejected_events[0].message, /final in this batch/, 'and says why');
+  t.same(r.json.rejected.map((x: { error_code: string }) => x.error_code), ['INVALID_EVENT', 'INVALID_EVENT'], 'its prices are rejected, not counted as applied');
+  t.notOk((await eventIds('icehockey_nhl')).includes('ing_final_2'), 'the game is gone');
+  const again = await app.ingest({ events: [ev], prices: [p('fanduel', ev, 'h2h', ev.home_team, 1.75), p('fanduel', ev, 'h2h', ev.away_team, 2.1)] });
+  t.same([again.json.events, again.json.accepted], [1, 2], 'a later batch re-creates it');
+  t.same((await odds('icehockey_nhl', 'eventIds=ing_final_2')).map((e) => e.bookmakers.map((b) => b.key)), [['fanduel']], 'with its new prices only');
+});
+
+t.test('ingest - times out of range: commence_time and ts outside 2000 to 2099 are rejected one by one', async (t) => {
+  const base = { sport_key: 'basketball_nba', home_team: 'Chicago Bulls', away_team: 'Detroit Pistons' };
+  const r = await app.ingest({ events: [
+    { ...base, id: 'ing_time_far', commence_time: 9_000_000_000_000_000 },
+    { ...base, id: 'ing_time_secs', commence_time: Math.floor(NOW / 1000) + 3600 },
+    { ...base, id: 'ing_time_2100', commence_time: '2100-01-01T00:00:00Z' },
+    { ...base, id: 'ing_time_ok', commence_time: NOW + 3_600_000 },
+  ] });
+  t.same(r.json.rejected_events.map((x: { index: number; error_code: string }) => [x.index, x.error_code]), [[0, 'INVALID_EVENT'], [1, 'INVALID_EVENT'], [2, 'INVALID_EVENT']], 'three rejected');
+  t.match(r.json.rejected_events[1].message, /not seconds/, 'the message names the likely mistake');
+  t.equal(r.json.events, 1, 'the good one upserted');
+  // a start time a Date cannot hold once made /events and /odds of the whole sport answer 500
+  t.equal((await app.get('/v1/sports/basketball_nba/events')).status, 200, '/events still answers');
+  t.equal((await app.get('/v1/sports/basketball_nba/odds', { 'X-API-Key': key })).status, 200, '/odds still answers');
+  const ev = { ...base, id: 'ing_time_ok', commence_time: NOW + 3_600_000 };
+  const prices = await app.ingest({ prices: [
+    { ...p('draftkings', ev, 'h2h', ev.home_team, 1.7), ts: Math.floor(NOW / 1000) },
+    { ...p('draftkings', ev, 'h2h', ev.home_team, 1.7), ts: 0 },
+    { ...p('draftkings', ev, 'h2h', ev.home_team, 1.7), ts: NOW - 0.5 },
+    { ...p('draftkings', ev, 'h2h', ev.home_team, 1.7), ts: NOW - 1000 },
+  ] });
+  t.same(prices.json.rejected.map((x: { index: number; error_code: string }) => [x.index, x.error_code]), [[0, 'INVALID_TIMESTAMP'], [1, 'INVALID_TIMESTAMP'], [2, 'INVALID_TIMESTAMP']], 'seconds, zero and fractions rejected');
+  t.match(prices.json.rejected[0].message, /not seconds/, 'a ts in seconds is named as such');
+  t.equal(prices.json.accepted, 1, 'the good one applied');
 });
 
 t.test('ingest - a repeated identical price is a verification', async (t) => {

@@ -46,8 +46,9 @@ export function batchShape(body: unknown): { events: unknown[]; prices: unknown[
     throw new ApiError('MALFORMED_BODY', 'body must be an object {"events": [...], "prices": [...]}');
   }
   const b = body as Record<string, unknown>;
-  const events = b.events ?? [];
-  const prices = b.prices ?? [];
+  // absent is an empty list; null, like any other non-array, is a malformed body
+  const events = b.events === undefined ? [] : b.events;
+  const prices = b.prices === undefined ? [] : b.prices;
   if (!Array.isArray(events) || !Array.isArray(prices)) {
     throw new ApiError('MALFORMED_BODY', '"events" and "prices" must be arrays when present');
   }
@@ -152,6 +153,13 @@ export class Hub {
       const ev = parseEvent(raw, now, known);
       if (isRejection(ev)) {
         result.rejected_events.push({ index: i, ...ev });
+        continue;
+      }
+      // a game finished earlier in this batch leaves the store after the batch: upserted again here it would be
+      // removed with the prices sent for it, which the answer would count as applied
+      if (ev.status !== 'final' && known?.status === 'final') {
+        result.rejected_events.push({ index: i, error_code: 'INVALID_EVENT',
+          message: `event ${ev.id} was made final in this batch (or one still being applied): re-create it in a later batch` });
         continue;
       }
       this.upsertEvent(ev, source);
