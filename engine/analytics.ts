@@ -351,6 +351,13 @@ export class Analytics implements StoreListener {
     // of the simulator's) skip the judgement (scripts/branchcmp.mjs sim)
     if (kind === CHANGE.REMOVED || store.lineMarket(line) !== H2H || (kind === CHANGE.VERIFIED && this.fresh(slot))) {
       this.update(line, outcome, slot, kind, oldPrice, oldRank, book, tuple, lu, removedFlag, true);
+      // a side that leaves alone (a game's start drops the sides observed before it: PriceStore.dropBefore) frees
+      // the other from an inconsistent pair: a side alone is not judged
+      if (kind === CHANGE.REMOVED && store.lineMarket(line) === H2H) {
+        const other = slot - outcome + (1 - outcome);
+        const otherPrice = store.priceOf(other);
+        if (otherPrice !== 0 && !consistentMoneyline(oldPrice, otherPrice)) this.pairChanged(line, 1 - outcome, other, book, true);
+      }
       return;
     }
     // a two-way moneyline counts only in a consistent pair (consistentMoneyline); a price that makes or breaks the

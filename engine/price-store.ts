@@ -518,24 +518,54 @@ export class PriceStore {
 
   /** Removes a book-line's quotes from its line's ladders, emitting REMOVED. */
   private clearQuotes(b: number, out: RecordBuffer): void {
+    for (let o = 0; o < MAX_OUTCOMES; o++) if (this.bl[b * BL.STRIDE + BL.Q + o * QF.SIZE + QF.PRICE] !== 0) this.removeQuote(b, o, out);
+  }
+
+  /** Removes one quote (outcome o of book-line b, which holds one) from its line's ladder, emitting REMOVED. */
+  private removeQuote(b: number, o: number, out: RecordBuffer): void {
     const d = this.bl;
     const base = b * BL.STRIDE;
     const line = d[base + BL.LINE];
-    for (let o = 0; o < MAX_OUTCOMES; o++) {
-      const q = base + BL.Q + o * QF.SIZE;
-      if (d[q + QF.PRICE] === 0) continue;
-      this.emit(out, CHANGE.REMOVED, b, o);
-      const ladder = this.ladders[line * MAX_OUTCOMES + o];
-      const at = findTuple(ladder, b * MAX_OUTCOMES + o, d[q + QF.AT]);
-      const flag = ladder[at + LD.FLAG];
-      // the tuples below move up one place; their QF.AT stay hints (findTuple)
-      ladder.splice(at, LD.STRIDE);
-      const old = d[q + QF.PRICE];
-      d[q + QF.PRICE] = 0;
-      this.ln[line * this.lnStride + LN.QUOTES]--;
-      this.live--;
-      if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old, at / LD.STRIDE, d[base + BL.BOOK], -1, 0, flag);
+    const q = base + BL.Q + o * QF.SIZE;
+    this.emit(out, CHANGE.REMOVED, b, o);
+    const ladder = this.ladders[line * MAX_OUTCOMES + o];
+    const at = findTuple(ladder, b * MAX_OUTCOMES + o, d[q + QF.AT]);
+    const flag = ladder[at + LD.FLAG];
+    // the tuples below move up one place; their QF.AT stay hints (findTuple)
+    ladder.splice(at, LD.STRIDE);
+    const old = d[q + QF.PRICE];
+    d[q + QF.PRICE] = 0;
+    this.ln[line * this.lnStride + LN.QUOTES]--;
+    this.live--;
+    if (this.listener !== null) this.listener.quote(line, o, b * MAX_OUTCOMES + o, CHANGE.REMOVED, old, at / LD.STRIDE, d[base + BL.BOOK], -1, 0, flag);
+  }
+
+  /** Removes every quote of an event last observed (changed or verified) before `t`, emitting REMOVED records; a
+   *  book-line left without quotes goes. At a game's start its pregame prices leave this way: a price observed
+   *  before the start is not one a book offers in play (workers/hub.ts tick()). Returns the quotes removed. */
+  dropBefore(event: number, t: number, out: RecordBuffer): number {
+    const list = this.byEvent[event];
+    if (list === undefined) return 0;
+    const before = this.live;
+    const d = this.bl;
+    // from the end: dropBookLine moves the list's last book-line into the place it frees
+    for (let i = list.length - 1; i >= 0; i--) {
+      const b = list[i];
+      const base = b * BL.STRIDE;
+      let left = 0;
+      for (let o = 0; o < MAX_OUTCOMES; o++) {
+        const q = base + BL.Q + o * QF.SIZE;
+        if (d[q + QF.PRICE] === 0) continue;
+        if (Math.max(d[q + QF.CHANGED], d[q + QF.VERIFIED]) < t) this.removeQuote(b, o, out);
+        else left++;
+      }
+      if (left === 0) this.dropBookLine(b, out);
     }
+    if (list.length === 0) {
+      this.byEvent[event] = undefined;
+      this.eventsHeld--;
+    }
+    return before - this.live;
   }
 
   private dropBookLine(b: number, out: RecordBuffer): void {

@@ -274,8 +274,8 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     const hub = new Hub(cfg.shards, now, { analytics: cfg.analytics !== false });
     await hub.start();
     cleanups.push(() => hub.close());
-    // quotes age without updates: once a second the shards drop newly stale quotes from the analytics
-    const ticker = setInterval(() => hub.pool.tick(), 1000);
+    // quotes age without updates, and games start: once a second (Hub.tick)
+    const ticker = setInterval(() => hub.tick(), 1000);
     ticker.unref();
     cleanups.push(async () => clearInterval(ticker));
 

@@ -108,6 +108,9 @@ function run(t: Asserts, seed: number, steps: number): void {
     const r = rnd();
     if (r < 0.03) {
       store.removeEvent(Math.floor(rnd() * 3), out);
+    } else if (r < 0.05) {
+      // a game's start: its quotes last observed before it go (Hub.tick)
+      store.dropBefore(Math.floor(rnd() * 3), clock - Math.floor(rnd() * 300_000), out);
     } else if (r > 0.1) {
       const apply = () => {
         const n = 1 + Math.floor(rnd() * 12);

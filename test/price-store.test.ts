@@ -375,6 +375,32 @@ t.test('price store - removeEvent emits REMOVED for every quote and frees the sl
   }
 });
 
+t.test('price store - dropBefore removes the quotes last observed before a time; emptied book-lines and events go', async (t) => {
+  const store = new PriceStore(64);
+  const out = new RecordBuffer(CHG.STRIDE);
+  // event 5: book 0 quoted both sides at 10; book 1 at 10, then its side 0 verified at 30; book 2 at 40.
+  // event 6: book 0 at 10 (another game, untouched)
+  applyObs(store, out, [ml(0, 0, 1.9, 10, 5), ml(0, 1, 2.0, 10, 5), ml(1, 0, 1.95, 10, 5), ml(1, 1, 1.9, 10, 5),
+    ml(2, 0, 1.8, 40, 5), ml(2, 1, 2.1, 40, 5), ml(0, 0, 1.9, 10, 6)]);
+  applyObs(store, out, [ml(1, 0, 1.95, 30, 5)]);
+  drain(out);
+  t.equal(store.dropBefore(5, 30, out), 3, 'three quotes observed before 30');
+  const recs = drain(out);
+  t.same(recs.map((r) => [r.kind, r.event, r.book, r.outcome]).sort(), [[CHANGE.REMOVED, 5, 0, 0], [CHANGE.REMOVED, 5, 0, 1], [CHANGE.REMOVED, 5, 1, 1]].sort(),
+    'each emitted as REMOVED');
+  t.same(store.ladderBooks(5, 0, NaN_, -1, 0), [1, 2], 'verified at the time itself: kept');
+  t.same(store.ladderBooks(5, 0, NaN_, -1, 1), [2], 'side 1 keeps the quote observed after');
+  t.equal(store.quote(5, 0, NaN_, -1, 0, 0), null, 'book 0 has no quote left on event 5');
+  t.equal(store.quoteCount, 4, 'event 6 untouched');
+  t.equal(store.dropBefore(5, 30, out), 0, 'again: nothing');
+  t.equal(store.dropBefore(5, 50, out), 3, 'every quote of event 5 is older than 50');
+  drain(out);
+  t.equal(store.eventCount, 1, 'event 5 emptied and gone');
+  applyObs(store, out, [ml(0, 0, 1.7, 60, 5), ml(0, 1, 2.2, 60, 5)]);
+  t.same(drain(out).map((r) => r.kind), [CHANGE.NEW, CHANGE.NEW], 'a book quoting again after the drop is NEW');
+  t.equal(store.dropBefore(99, 50, out), 0, 'an unknown event: nothing');
+});
+
 t.test('price store - restore rebuilds quotes without emitting and keeps both timestamps', async (t) => {
   const src = new PriceStore();
   const out = new RecordBuffer(CHG.STRIDE);

@@ -81,17 +81,26 @@ t.test('ws limits', async (t) => {
     t.equal(await closes('silence'), 1, 'counted in linewire_ws_server_closes_total{cause="silence"}');
   });
 
-  t.test('/ws/live carries in-play events only; an event that starts joins with its whole quote set', async (t) => {
+  t.test('/ws/live carries in-play events only, with in-play prices: an event joins at its start without its pregame quotes', async (t) => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const t0 = clock.freeze(now + 3_600_000 + 30_000); // lim_0 has started, the others not
+    // the start reaches the store at the hub's next tick (once a second): lim_0's pregame quotes go
+    await sleep(1300);
     const c = await connect(app, `/ws/live/icehockey_nhl?apiKey=${key}`);
     const snap = await c.until((f) => f.type === 'snapshot');
     t.same(snap.events!.map((e) => e.id), ['lim_0'], 'only the started event');
+    t.same(c.eventItems('lim_0'), [], 'without the quotes observed before its start');
     await app.ingest({ prices: prices(1.85) });
     const d = await c.until((f) => f.type === 'delta');
     t.ok(d.changes!.every((i) => i.event_id === 'lim_0'), 'deltas only for in-play events');
-    clock.freeze(t0 + 60_000); // lim_1 starts
+    t.equal(c.eventItems('lim_0').length, 6, 'lim_0 priced in play');
+    clock.freeze(t0 + 60_000); // lim_1 starts: its quotes were observed at t0, before its start
+    await sleep(1300);
+    await app.ingest({ prices: prices(1.86) });
     const joined = await c.until((f) => f.type === 'delta' && f.changes!.some((i) => i.event_id === 'lim_1'));
-    t.equal(joined.changes!.filter((i) => i.event_id === 'lim_1').length, 6, 'lim_1 joins with its six quotes');
+    t.ok(joined.changes!.filter((i) => i.event_id === 'lim_1').every((i) => i.removed !== true && (i.price === 1.86 || i.price === 3.9 - 1.86)),
+      'lim_1 joins with its in-play prices only');
+    t.equal(c.eventItems('lim_1').length, 6, 'lim_1 holds its six in-play quotes');
     // regression: an event whose start moves later is no longer in play; its quotes stayed in the clients' books
     const later = { ...events[1], commence_time: t0 + 3_600_000 };
     await app.ingest({ events: [later] });

@@ -7,7 +7,7 @@ import { isRejection, parseEvent, parsePrice, type EventRecord, type Rejection }
 import { Interner } from '../engine/interner.js';
 import { EventPlayers, PlayerNames } from '../engine/players.js';
 import { AnalyticsView, type AnalyticsChanges } from '../engine/analytics-view.js';
-import { ReadModel } from '../engine/read-model.js';
+import { ReadModel, type EventView } from '../engine/read-model.js';
 import { OBS, RecordBuffer } from '../engine/records.js';
 import type { ChangesMsg } from './protocol.js';
 import { ShardPool } from './shard-pool.js';
@@ -82,6 +82,11 @@ export class Hub {
   private readonly listeners: ((batch: ChangeBatch) => void)[] = [];
   private readonly analyticsListeners: ((changes: AnalyticsChanges) => void)[] = [];
   private readonly outs: RecordBuffer[] = [];
+  /** games not started yet, by event index: their start time. tick() hands the started ones to their shards, which
+   *  drop the quotes last observed before the start (a pregame price is not an in-play one) */
+  private readonly upcoming = new Map<number, number>();
+  /** games whose start was handed to their shard and not yet answered */
+  private readonly kicking = new Set<number>();
   readonly counters = { observations: 0, accepted: 0, rejected: 0, stale: 0, changeRecords: 0, shardRestarts: 0 };
 
   constructor(shards: number, readonly now: () => number = Date.now, opts: { analytics?: boolean } = {}) {
@@ -169,6 +174,7 @@ export class Hub {
     const lookup = (id: string) => this.records.get(id);
     const touched = new Set<number>();
     const sent: Promise<number>[] = [];
+    let late = 0;
     // the last chunk of each shard goes whatever happens in the loop: a shard left with an unfinished batch would
     // hold back its analytics until the next ingest, and the observations parsed so far would go with it
     try {
@@ -180,7 +186,14 @@ export class Hub {
         }
         const id = (prices[i] as { event_id: string }).event_id;
         const idx = this.eventIds.id(id);
-        const shard = this.readModel.event(idx)!.shard;
+        const view = this.readModel.event(idx)!;
+        // observed before the game started, sent after: a pregame price, not one the book offers in play (the
+        // start dropped the game's pregame quotes: tick())
+        if (p.ts < view.commence && view.commence <= now && view.kind === 'game') {
+          late++;
+          continue;
+        }
+        const shard = view.shard;
         const player = p.player === null ? -1 : this.eventPlayers.resolve(idx, p.market, p.book, this.players.id(p.player));
         const out = this.outs[shard];
         const off = out.push();
@@ -208,6 +221,7 @@ export class Hub {
     this.counters.rejected += result.rejected.length;
     for (const stale of await Promise.all(sent)) result.ignored += stale;
     result.accepted -= result.ignored;
+    result.ignored += late;
     this.counters.accepted += result.accepted;
     if (finals.length > 0) await this.finish(finals);
     return result;
@@ -227,6 +241,41 @@ export class Hub {
     view.kind = ev.kind ?? 'game';
     view.title = ev.title ?? null;
     if (source !== undefined) view.source = source;
+    // a game moved to a start already past (and known before it) starts at the next tick; one moved to a later start
+    // starts again then
+    if (view.kind === 'game' && ev.status !== 'final' && (ev.commence > this.now() || this.upcoming.has(idx))) this.upcoming.set(idx, ev.commence);
+    else this.upcoming.delete(idx);
+  }
+
+  /** Once a second (http/app.ts): the shards drop newly stale quotes from the analytics, and games whose start has
+   *  passed lose the quotes last observed before it, in the store and so in every view, stream and webhook. */
+  tick(): void {
+    this.pool.tick();
+    const now = this.now();
+    let due: Map<number, { events: number[]; at: number[] }> | null = null;
+    for (const [idx, at] of this.upcoming) {
+      if (at > now) continue;
+      this.upcoming.delete(idx);
+      const view = this.readModel.event(idx);
+      if (view === undefined) continue;
+      due ??= new Map();
+      let list = due.get(view.shard);
+      if (list === undefined) due.set(view.shard, (list = { events: [], at: [] }));
+      list.events.push(idx);
+      list.at.push(at);
+    }
+    if (due === null) return;
+    for (const [shard, list] of due) {
+      for (const idx of list.events) this.kicking.add(idx);
+      void this.pool.kickoff(shard, list.events, list.at).catch(() => undefined)
+        .finally(() => { for (const idx of list.events) this.kicking.delete(idx); });
+    }
+  }
+
+  /** A game is in play in the store: started, and its quotes observed before the start are gone from the read model
+   *  (the live stream admits a game then, so it never shows a pregame price as an in-play one). */
+  inPlay(ev: EventView, now: number): boolean {
+    return ev.commence <= now && !this.upcoming.has(ev.idx) && !this.kicking.has(ev.idx);
   }
 
   /** Final events leave the store, the read model and the registry. */
@@ -242,6 +291,7 @@ export class Hub {
     await Promise.all([...byShard].map(([shard, ids]) => this.pool.removeEvents(shard, ids)));
     for (const ev of finals) {
       const idx = this.eventIds.id(ev.id);
+      this.upcoming.delete(idx);
       this.readModel.removeEvent(idx);
       this.analytics.dropEvent(idx);
       this.eventPlayers.drop(idx);

@@ -24,6 +24,8 @@ export const MSG = {
   TICK: 6,
   /** either way: a buffer the sender has no use for, handed back for the other side's next message */
   SPARE: 7,
+  /** main -> shard: these games started: their quotes last observed before the start go */
+  KICKOFF: 8,
 } as const;
 
 export interface ReadyMsg { t: typeof MSG.READY }
@@ -44,10 +46,12 @@ export interface ApplyMsg {
 export interface RestoreMsg { t: typeof MSG.RESTORE; n: number; rec: Float64Array; now: number }
 export interface RemoveMsg { t: typeof MSG.REMOVE; seq: number; events: number[]; now: number }
 export interface TickMsg { t: typeof MSG.TICK; now: number }
+/** `at[i]`: the start time of `events[i]` (ms) */
+export interface KickoffMsg { t: typeof MSG.KICKOFF; seq: number; events: number[]; at: number[]; now: number }
 export interface SpareMsg { t: typeof MSG.SPARE; buffer: ArrayBuffer }
 export interface ChangesMsg extends AnalyticsBatch {
   t: typeof MSG.CHANGES;
-  /** seq of the APPLY or REMOVE this answers (none for the analytics of a tick or a restore) */
+  /** seq of the APPLY, REMOVE or KICKOFF this answers (none for the analytics of a tick or a restore) */
   seqs: number[];
   n: number;
   rec: Float64Array;
@@ -59,7 +63,7 @@ export interface ChangesMsg extends AnalyticsBatch {
   quotes: number;
   // and the analytics records (engine/records.ts CONSO, ARB, FAIR, EVQ, MID) with their counts
 }
-export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg | TickMsg | SpareMsg;
+export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg | TickMsg | SpareMsg | KickoffMsg;
 export type FromShard = ReadyMsg | ChangesMsg | SpareMsg;
 
 const packr = new Packr({ useRecords: false, moreTypes: true });

@@ -77,6 +77,12 @@ export class ShardPool {
     await this.send(this.shards[shard], { t: MSG.REMOVE, seq: ++this.seq, events, now: this.opts.now() });
   }
 
+  /** Tells a shard that games started (`at[i]` the start of `events[i]`): their quotes last observed before the start
+   *  leave the store. Pending until answered, as a batch (a restarted shard is sent it again). */
+  async kickoff(shard: number, events: number[], at: number[]): Promise<void> {
+    await this.send(this.shards[shard], { t: MSG.KICKOFF, seq: ++this.seq, events, at, now: this.opts.now() });
+  }
+
   /** Tells every shard the time: quotes that went stale leave the analytics. Nothing waits for it. */
   tick(): void {
     const now = this.opts.now();

@@ -96,6 +96,11 @@ port.on('message', (buf: Encoded) => {
       for (const ev of msg.events) store.removeEvent(ev, out);
       reply([msg.seq], 0, 0);
       break;
+    case MSG.KICKOFF:
+      analytics?.begin(msg.now);
+      for (let i = 0; i < msg.events.length; i++) store.dropBefore(msg.events[i], msg.at[i], out);
+      reply([msg.seq], 0, 0);
+      break;
     case MSG.TICK:
       analytics?.begin(msg.now);
       analytics?.tick();

@@ -225,7 +225,9 @@ export function analyticsRoutes(s: Services): Route[] {
   /** a book's quote on a line is there and not older than its book's stale threshold at `now` */
   const freshAt = (ev: EventView, market: number, player: number, point: number, book: number, o: number, now: number): boolean => {
     const lu = lastUpdate(ev, market, player, point, book, o);
-    return lu !== 0 && now - lu <= STALE_MS[book];
+    // of a started game, a quote observed before the start is a pregame price: the shards drop it at the first tick
+    // after the start (Hub.tick), the request in the second before
+    return lu !== 0 && now - lu <= STALE_MS[book] && !(lu < ev.commence && ev.commence <= now);
   };
   const playerName = (id: number): string | null => (id < 0 ? null : hub.players.name(id));
   const head = (ev: EventView) => (ev.kind === 'game'
@@ -420,7 +422,8 @@ export function analyticsRoutes(s: Services): Route[] {
             oldest = Math.min(oldest, lu);
             fresh &&= ctx.now - lu <= STALE_MS[sharp];
           }
-          if (!fresh) continue;
+          // of a started game, the oldest leg observed before the start is a pregame price (freshAt)
+          if (!fresh || (oldest < e.commence && e.commence <= ctx.now)) continue;
           rows.push({
             ...head(e), game_date: isoSeconds(e.commence).slice(0, 10),
             market: MARKETS[market].key, point: outcomePoint(market, point, o), player: playerName(player),

@@ -149,6 +149,15 @@ function completeOutcomes(rm: ReadModel, r: number, shape: string): boolean {
   return rm.consistent(r);
 }
 
+/** Outcomes from..n-1 of record r are prices of the game as it stands: of a started game, only quotes observed since
+ *  the start. The shards drop a game's older quotes at the first tick after its start (Hub.tick); this covers the
+ *  second before it. */
+function inPlayOk(rm: ReadModel, r: number, n: number, commence: number, now: number, from = 0): boolean {
+  if (commence > now) return true;
+  for (let o = from; o < n; o++) if (Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o)) < commence) return false;
+  return true;
+}
+
 export class OddsView {
   private readonly cache = new Map<string, Built & { version: string }>();
   private readonly serializers = new Map<string, (doc: unknown) => string>();
@@ -235,7 +244,7 @@ export class OddsView {
           const r = rm.find(ev.idx, idx, -1, bookId);
           if (r < 0) continue;
           const mdef = MARKETS[idx];
-          if (!completeOutcomes(rm, r, mdef.shape)) continue;
+          if (!completeOutcomes(rm, r, mdef.shape) || !inPlayOk(rm, r, mdef.shape === 'three_way' ? 3 : 2, ev.commence, now)) continue;
           const outcomes = [];
           const n = mdef.shape === 'three_way' ? 3 : 2;
           const linePoint = rm.point(r);
@@ -265,7 +274,7 @@ export class OddsView {
             const player = this.s.hub.players.name(rm.player(r));
             for (let o = 0; o < 2; o++) {
               const d = rm.price(r, o);
-              if (d === 0) continue;
+              if (d === 0 || !inPlayOk(rm, r, o + 1, ev.commence, now, o)) continue;
               const lu = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
               m.outcomes.push({ name: o === 0 ? 'Over' : 'Under', price: q.american ? decimalToAmerican(d) : d, point: rm.point(r), description: player });
               m._t = Math.max(m._t ?? 0, lu);

@@ -198,7 +198,8 @@ export class Streams {
     for (const sp of ch.sports) {
       for (const ev of this.s.hub.readModel.sportEvents(sp)) {
         // game odds only, like /odds: futures and event markets are served by /props and /v1/prediction-markets
-        if (ev.status === 'final' || ev.kind !== 'game' || (ch.kind === 'live' && ev.commence > now)) continue;
+        // a started game joins the live channel once its pregame quotes have left the store (Hub.inPlay)
+        if (ev.status === 'final' || ev.kind !== 'game' || (ch.kind === 'live' && !this.s.hub.inPlay(ev, now))) continue;
         out.push(ev);
       }
     }
