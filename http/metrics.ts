@@ -45,9 +45,9 @@ export class Metrics {
   /** linewire_ws_server_closes_total{cause}: WebSocket streams the server closed, read from `read` at scrape time. */
   watchStreams(read: () => StreamCloses): void {
     scrapedCounter(this.registry, 'linewire_ws_server_closes_total',
-      'WebSocket streams closed by the server: backpressure (4008, too far behind), silence (4002), revoked (4001)', () => {
+      'WebSocket streams closed by the server: backpressure (4008, too far behind), silence (4002), revoked (4001), tier (4003, below business)', () => {
         const c = read();
-        return { backpressure: c.backpressure, silence: c.silence, revoked: c.revoked };
+        return { backpressure: c.backpressure, silence: c.silence, revoked: c.revoked, tier: c.tier };
       }, 'cause');
   }
 

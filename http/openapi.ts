@@ -57,16 +57,16 @@ export const API_VERSION = '3.2.0';
 export const WEBSOCKET_DOC = {
   paths: ['/ws/odds/{sport_key}', '/ws/live/{sport_key}', '/v1/ws/odds-fast/{sport_key}', '/v4/ws/odds/{sport_key}', '/v4/ws/live/{sport_key}', '/v4/ws/odds-fast/{sport_key}'],
   auth: 'apiKey query parameter (or X-API-Key, or Authorization: Bearer); business tier and above',
-  query: { markets: 'CSV of market keys', bookmakers: 'CSV of book keys', eventIds: 'CSV', oddsFormat: 'decimal | american', format: 'json | msgpack', resume: '<epoch>:<seq>' },
-  close_codes: { 4001: 'missing, invalid or revoked key', 4003: 'tier below business', 4400: 'bad parameter', 4404: 'unknown sport key', 4008: 'too far behind (backpressure); reconnect with resume', 4002: 'no frame or pong from the client for 60 s' },
+  query: { markets: 'CSV of market keys', bookmakers: 'CSV of book keys (overrides regions)', regions: 'CSV of regions: their books, as on /odds', eventIds: 'CSV', oddsFormat: 'decimal | american', format: 'json | msgpack', resume: '<epoch>:<seq>' },
+  close_codes: { 4001: 'missing, invalid or revoked key', 4003: 'tier below business (also when an open stream\'s account moves below it)', 4400: 'bad parameter', 4404: 'unknown sport key', 4008: 'too far behind (backpressure); reconnect with resume', 4002: 'no frame or pong from the client for 60 s' },
   frames: {
     common: 'channel, epoch (changes when the server restarts), seq (per channel, +1 per delta), prev_seq, pt (publish time, ms)',
     snapshot: 'events in the odds shape (all markets; props as outcomes with description); seg start|mid|end above a size bound; reason on resume or subscribe',
-    delta: 'changes [{event_id, market, point, player, outcome, book, price, last_update, removed?}]; crc {event_id: CRC32} for sockets without filters; con: true when merged after backpressure',
+    delta: 'changes [{event_id, market, point, player, outcome, book, price, last_update, removed?}]; events? [{id, sport_key, sport_title, commence_time, home_team, away_team}]: heads of events the channel has not announced yet or whose start or teams changed; crc {event_id: CRC32} for sockets without filters (none on a catch-up or resume for an event with changes waiting in a merge window); con: true when merged after backpressure',
     heartbeat: 'every 5 s: quiet_seconds, upstream {worst_sla, counts {ok, degraded, breach, stale}}',
     error: 'code, message (a bad client message)',
   },
-  client_messages: '{"op": "subscribe", "markets"?, "bookmakers"?, "eventIds"?, "oddsFormat"?} (answered by a snapshot with reason subscribed), {"op": "ping"}',
+  client_messages: '{"op": "subscribe", "markets"?, "bookmakers"?, "regions"?, "eventIds"?, "oddsFormat"?} (answered by a snapshot with reason subscribed), {"op": "ping"}',
   crc_canonical_string: 'one line per quote of the event, book|market|player|point|outcome|price (player and point empty when none; point as sent for that outcome; price the decimal price as JavaScript prints it); lines sorted by code point, joined with a newline; CRC-32 (zlib) of the UTF-8 bytes, unsigned',
 } as const;
 

@@ -85,6 +85,19 @@ t.test('admin - accounts listed, tier changed, payment ids and credits set', asy
   await badTier.arrayBuffer();
 });
 
+t.test('tier - an account moved below business has its open streams closed with 4003', async (t) => {
+  const a = await issue({ tier: 'business' });
+  const ws = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${a.key}`);
+  await ws.until((f) => f.type === 'snapshot');
+  const down = await send('PATCH', `/v1/admin/accounts/${a.account_id}`, { tier: 'pro' }, admin);
+  t.equal(down.status, 200, 'moved to pro');
+  await down.arrayBuffer();
+  const closed = await ws.closedWith(5000);
+  t.same([closed.code, closed.reason], [4003, 'WebSocket streams need the business tier or above (this key is now pro)'], 'closed with 4003');
+  const metrics = await (await app.get('/metrics')).text();
+  t.match(metrics, /^linewire_ws_server_closes_total\{cause="tier"\} 1$/m, 'counted in /metrics');
+});
+
 t.test('revocation - takes effect at once, for admin and for the account itself', async (t) => {
   const a = await issue({ tier: 'business' });
   const b = await issue({ account_id: a.account_id });

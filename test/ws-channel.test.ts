@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { WebSocket } from 'uWebSockets.js';
-import { Channel, DEFAULT_LIMITS, type SocketState } from '../http/ws/channel.js';
+import { Channel, DEFAULT_LIMITS, type EventHead, type SocketState } from '../http/ws/channel.js';
 import type { DeltaItem } from '../http/ws/frames.js';
 
 // The channel's send decisions, driven through a stand-in socket whose buffered amount the test sets: the
@@ -30,9 +30,10 @@ const item = (n: number, removed = false): DeltaItem => ({
   last_update: 1000 + n, ...(removed ? { removed: true as const } : {}),
 });
 
-function setup(limits = DEFAULT_LIMITS) {
+function setup(limits = DEFAULT_LIMITS, opts: { window?: number; heads?: Map<string, EventHead>; state?: (id: string) => DeltaItem[] } = {}) {
   const snaps: string[] = [];
-  const ch: Channel = new Channel('odds-fast:basketball_nba', 'odds-fast', ['basketball_nba'], 0, 'ep', () => [],
+  const ch: Channel = new Channel('odds-fast:basketball_nba', 'odds-fast', ['basketball_nba'], opts.window ?? 0, 'ep', opts.state ?? (() => []),
+    (id) => opts.heads?.get(id) ?? null,
     (_ws, reason) => [JSON.stringify({ type: 'snapshot', reason })],
     (ws, frames) => {
       for (const f of frames) snaps.push(f as string);
@@ -94,4 +95,47 @@ t.test('channel - past the resume ring a dirty socket gets a snapshot; past the 
   t.equal(fake.ended, null, 'not before the time bound');
   ch.enforce(200 + DEFAULT_LIMITS.hardMs + 1);
   t.equal(fake.ended?.[0], 4008, 'closed with 4008');
+});
+
+const head = (id: string, commence = '2026-11-27T00:00:00Z'): EventHead => ({
+  id, sport_key: 'basketball_nba', sport_title: 'NBA', commence_time: commence, home_team: `H ${id}`, away_team: `A ${id}`,
+});
+
+t.test('channel - a delta announces an event new to the channel with its head, again when its head changes', async (t) => {
+  const heads = new Map([['e1', head('e1')], ['e2', head('e2')]]);
+  const { ch, fake } = setup(DEFAULT_LIMITS, { heads });
+  type F = { events?: EventHead[]; changes: DeltaItem[] };
+  const last = () => JSON.parse(fake.sent[fake.sent.length - 1]) as F;
+  ch.offer([item(1), item(51)], 1);
+  t.same(last().events, [head('e1')], 'first quotes of e1: its head comes with them, once');
+  ch.offer([item(101), item(2)], 2);
+  t.same(last().events, [head('e2')], 'e1 known already; e2 new');
+  ch.offer([item(1)], 3);
+  t.equal(last().events, undefined, 'nothing new: no events field');
+  heads.set('e1', head('e1', '2026-11-27T01:00:00Z'));
+  ch.offer([item(1)], 4);
+  t.same(last().events, [head('e1', '2026-11-27T01:00:00Z')], 'a moved start is announced again');
+  ch.forget('e1');
+  ch.offer([item(1)], 5);
+  t.same(last().events?.map((h) => h.id), ['e1'], 'forgotten (left a live channel): announced again when it comes back');
+  heads.delete('e2');
+  ch.offer([item(2, true)], 6);
+  t.equal(last().events, undefined, 'a gone event is not announced');
+});
+
+t.test('channel - a coalescing channel gives no CRC for an event with changes waiting in its window', async (t) => {
+  // the store (eventState) already holds the waiting change: a CRC of it would match no state the client is sent
+  const { ch, fake, ws } = setup(DEFAULT_LIMITS, { window: 1000, state: (id) => (id === 'e1' ? [item(1)] : [item(2)]) });
+  ch.offer([item(1), item(2)], 1);
+  ch.flush(1);
+  const first = JSON.parse(fake.sent[0]) as { crc: Record<string, number> };
+  t.same(Object.keys(first.crc).sort(), ['e1', 'e2'], 'a flushed window: CRCs for both events');
+  ch.offer([item(1)], 2);
+  t.same(Object.keys(ch.crcs([item(1), item(2)])), ['e2'], 'e1 has a change waiting: only e2');
+  fake.state.lastSeq = 0;
+  ch.catchUp(ws, 3);
+  const merged = JSON.parse(fake.sent[1]) as { con: boolean; crc: Record<string, number>; events?: EventHead[] };
+  t.same([merged.con, Object.keys(merged.crc)], [true, ['e2']], 'a catch-up in the window leaves e1 to the next delta');
+  ch.flush(4);
+  t.same(Object.keys((JSON.parse(fake.sent[2]) as { crc: Record<string, number> }).crc), ['e1'], 'which carries it');
 });

@@ -68,6 +68,7 @@ t.test('ws streams', async (t) => {
       [`/v1/ws/odds-fast/no_such_sport?apiKey=${apiKey}`, 4404],
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&format=xml`, 4400],
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=foo`, 4400],
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&regions=zz`, 4400],
     ];
     for (const [path, code] of cases) {
       const c = await connect(app, path);
@@ -101,6 +102,23 @@ t.test('ws streams', async (t) => {
       t.same(clientBook(c), await oddsBook(app, apiKey), `${format}: book from frames equals /odds`);
       c.ws.close();
     }
+  });
+
+  t.test('a delta announces an event new to the stream with its head (teams, start), before a client could know it', async (t) => {
+    const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}`);
+    await c.until((f) => f.type === 'snapshot');
+    const fresh = { id: 'ws_new_1', sport_key: 'basketball_nba', commence_time: Date.now() + 7_200_000, home_team: 'Miami Heat', away_team: 'Orlando Magic' };
+    const quote = (p: number) => [{ book: 'fanduel', event_id: fresh.id, market: 'h2h', outcome: fresh.home_team, price: p }, { book: 'fanduel', event_id: fresh.id, market: 'h2h', outcome: fresh.away_team, price: 3.9 - p }];
+    await app.ingest({ events: [fresh], prices: quote(1.8) });
+    const d = await c.until((f) => f.type === 'delta' && (f.changes ?? []).some((i) => i.event_id === fresh.id));
+    const heads = (d.events ?? []) as unknown as { id: string; home_team: string; away_team: string; commence_time: string; sport_key: string }[];
+    t.same(heads.map((h) => [h.id, h.sport_key, h.home_team, h.away_team, h.commence_time]),
+      [[fresh.id, 'basketball_nba', 'Miami Heat', 'Orlando Magic', new Date(fresh.commence_time).toISOString().slice(0, 19) + 'Z']], 'the head comes with the first quotes');
+    await app.ingest({ prices: quote(1.85) });
+    const next = await c.until((f) => f.type === 'delta' && f.seq > d.seq && (f.changes ?? []).some((i) => i.event_id === fresh.id));
+    t.equal(next.events, undefined, 'announced once');
+    await app.ingest({ events: [{ ...fresh, status: 'final' }] });
+    c.ws.close();
   });
 
   t.test('a corrupted local book is detected by the CRC', async (t) => {
@@ -178,6 +196,20 @@ t.test('ws streams', async (t) => {
     t.same(d.changes!.map((i) => [i.market, i.outcome, i.price]), [['h2h_3_way', 'Draw', 3.75]], 'and its deltas');
     c.ws.close();
     await app.ingest({ events: [{ ...epl, status: 'final' }] });
+  });
+
+  t.test('regions filter books as on /odds; bookmakers override them', async (t) => {
+    const booksOf = async (query: string) => {
+      const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&${query}`);
+      const snap = await c.until((f) => f.type === 'snapshot');
+      c.ws.close();
+      return [...new Set(snap.events!.flatMap((e) => e.bookmakers.map((b) => b.key)))].sort();
+    };
+    const odds = (await (await app.get(`/v1/sports/basketball_nba/odds?apiKey=${apiKey}&regions=us`)).json()) as { bookmakers: { key: string }[] }[];
+    const rest = [...new Set(odds.flatMap((e) => e.bookmakers.map((b) => b.key)))].sort();
+    t.same(await booksOf('regions=us'), rest, 'regions=us: the books /odds serves for us');
+    t.notOk(rest.includes('pinnacle'), 'pinnacle is not a us book');
+    t.same(await booksOf('regions=us&bookmakers=pinnacle'), ['pinnacle'], 'bookmakers win');
   });
 
   t.test('filters on connect and by a subscribe message; bad messages get an error frame', async (t) => {

@@ -66,7 +66,19 @@ interface RingEntry {
   seq: number;
   pt: number;
   items: DeltaItem[];
+  /** the heads of the events the delta announced (new to the channel, or changed since announced) */
+  heads: EventHead[];
   bytes: number;
+}
+
+/** What a client needs to know of an event beside its quotes: the odds shape without `bookmakers`. */
+export interface EventHead {
+  id: string;
+  sport_key: string;
+  sport_title: string;
+  commence_time: string;
+  home_team: string;
+  away_team: string;
 }
 
 export function unfiltered(f: Filters): boolean {
@@ -86,6 +98,10 @@ export class Channel {
   private ringBytes = 0;
   /** coalescing: changes waiting for the next window, last writer wins per quote */
   private readonly pending = new Map<string, DeltaItem>();
+  /** the events a delta has announced, by id, with their head as announced (JSON): a delta carries the head of an
+   *  event new to the channel, or whose start or teams changed, so a client never holds quotes of an event it
+   *  does not know (a snapshot carries every event whole) */
+  private readonly announced = new Map<string, string>();
 
   constructor(
     readonly name: string,
@@ -95,6 +111,8 @@ export class Channel {
     readonly epoch: string,
     /** the current quote set of one event, for CRCs */
     readonly eventState: (eventId: string) => DeltaItem[],
+    /** an event's head, null when the event is gone */
+    readonly eventHead: (eventId: string) => EventHead | null,
     readonly buildSnapshot: (ws: WebSocket<SocketState>, reason: string | null) => (string | Uint8Array)[],
     readonly sendSnapshot: (ws: WebSocket<SocketState>, frames: (string | Uint8Array)[]) => void,
     readonly limits: StreamLimits,
@@ -118,12 +136,38 @@ export class Channel {
     this.publish(items, now);
   }
 
+  /** Forgets that an event was announced (it left a live channel): a delta that brings it back announces it again. */
+  forget(eventId: string): void {
+    this.announced.delete(eventId);
+  }
+
+  /** the heads of the events of `items` that the channel has not announced as they are now */
+  private newHeads(items: readonly DeltaItem[]): EventHead[] {
+    const heads: EventHead[] = [];
+    const seen = new Set<string>();
+    for (const i of items) {
+      if (seen.has(i.event_id)) continue;
+      seen.add(i.event_id);
+      const head = this.eventHead(i.event_id);
+      if (head === null) {
+        this.announced.delete(i.event_id);
+        continue;
+      }
+      const sig = JSON.stringify(head);
+      if (this.announced.get(i.event_id) === sig) continue;
+      this.announced.set(i.event_id, sig);
+      heads.push(head);
+    }
+    return heads;
+  }
+
   private publish(items: DeltaItem[], now: number): void {
     const prev = this.seq;
     const seq = ++this.seq;
     this.lastDeltaAt = now;
-    const bytes = 64 + items.length * 120;
-    this.ring.push({ seq, pt: now, items, bytes });
+    const heads = this.newHeads(items);
+    const bytes = 64 + items.length * 120 + heads.length * 200;
+    this.ring.push({ seq, pt: now, items, heads, bytes });
     this.ringBytes += bytes;
     while (this.ring.length > 1 && (this.ringBytes > this.limits.ringBytes || now - this.ring[0].pt > this.limits.ringMs)) {
       this.ringBytes -= this.ring.shift()!.bytes;
@@ -146,28 +190,54 @@ export class Channel {
         let bytes = shared.get(k);
         if (bytes === undefined) {
           crc ??= this.crcs(items);
-          bytes = encode(this.delta(items, seq, prev, now, s.american, crc, false), s.format);
+          bytes = encode(this.delta(items, heads, seq, prev, now, s.american, crc, false), s.format);
           shared.set(k, bytes);
         }
         ws.send(bytes, s.format === 'msgpack');
       } else {
         const mine = items.filter((i) => passes(s.filters, i));
-        ws.send(encode(this.delta(mine, seq, prev, now, s.american, null, false), s.format), s.format === 'msgpack');
+        ws.send(encode(this.delta(mine, headsOf(heads, mine), seq, prev, now, s.american, null, false), s.format), s.format === 'msgpack');
       }
       s.lastSeq = seq;
     }
   }
 
-  /** the CRC of each event's current quote set, for the events of `items` */
+  /** The CRC of each event's current quote set, for the events of `items`, as the state after the deltas published so
+   *  far: an event with changes waiting in the window has moved on from that state, so it gets none (the delta
+   *  that publishes its changes carries it). */
   crcs(items: readonly DeltaItem[]): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const i of items) if (!(i.event_id in out)) out[i.event_id] = crcOf(this.eventState(i.event_id));
+    let waiting: Set<string> | null = null;
+    if (this.pending.size > 0) {
+      waiting = new Set();
+      for (const i of this.pending.values()) waiting.add(i.event_id);
+    }
+    for (const i of items) {
+      if (i.event_id in out || (waiting !== null && waiting.has(i.event_id))) continue;
+      out[i.event_id] = crcOf(this.eventState(i.event_id));
+    }
     return out;
   }
 
-  delta(items: DeltaItem[], seq: number, prev: number, now: number, american: boolean, crc: Record<string, number> | null,
-    con: boolean): object {
-    const f: Record<string, unknown> = { type: 'delta', channel: this.name, epoch: this.epoch, seq, prev_seq: prev, pt: now, changes: priced(items, american) };
+  /** The heads of the events of `items` as they are now, for a catch-up that merges deltas whose own heads are
+   *  not sent. */
+  currentHeads(items: readonly DeltaItem[]): EventHead[] {
+    const heads: EventHead[] = [];
+    const seen = new Set<string>();
+    for (const i of items) {
+      if (seen.has(i.event_id)) continue;
+      seen.add(i.event_id);
+      const head = this.eventHead(i.event_id);
+      if (head !== null) heads.push(head);
+    }
+    return heads;
+  }
+
+  delta(items: DeltaItem[], heads: readonly EventHead[], seq: number, prev: number, now: number, american: boolean,
+    crc: Record<string, number> | null, con: boolean): object {
+    const f: Record<string, unknown> = { type: 'delta', channel: this.name, epoch: this.epoch, seq, prev_seq: prev, pt: now };
+    if (heads.length > 0) f.events = heads;
+    f.changes = priced(items, american);
     if (crc !== null) f.crc = crc;
     if (con) f.con = true;
     return f;
@@ -197,7 +267,7 @@ export class Channel {
     const mine = merged.filter((i) => passes(s.filters, i));
     // it brings the socket to the current state, so the CRCs of now are the ones after it
     const crc = unfiltered(s.filters) ? this.crcs(mine) : null;
-    const delta = encode(this.delta(mine, this.seq, s.lastSeq, now, s.american, crc, true), s.format);
+    const delta = encode(this.delta(mine, this.currentHeads(mine), this.seq, s.lastSeq, now, s.american, crc, true), s.format);
     // a merge of many deltas can outgrow the state itself: then the snapshot is the cheaper way to catch up
     if (delta.length > this.limits.segmentBytes) {
       const snap = this.buildSnapshot(ws, 'caught_up');
@@ -245,4 +315,11 @@ export class Channel {
     }
     return closed;
   }
+}
+
+/** the heads of `heads` whose event has a change in `items` (a filtered socket's part of a delta) */
+export function headsOf(heads: readonly EventHead[], items: readonly DeltaItem[]): EventHead[] {
+  if (heads.length === 0) return [];
+  const ids = new Set(items.map((i) => i.event_id));
+  return heads.filter((h) => ids.has(h.id));
 }

@@ -12,6 +12,7 @@ import { BOOKMAKERS, MARKETS, sportByKey } from '../../engine/catalogue.js';
 import { MARKET_INDEX, SLOT, outcomeLabel } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
 import type { EventView, ReadModel } from '../../engine/read-model.js';
+import type { EventHead } from './channel.js';
 
 const SPREADS = MARKET_INDEX.get('spreads')!;
 
@@ -70,6 +71,14 @@ export function crcOf(items: Iterable<DeltaItem>): number {
   return crc32(Buffer.from(canonical(items), 'utf8')) >>> 0;
 }
 
+/** An event's head: the odds shape without `bookmakers` (a delta announces an event with it). */
+export function eventHead(ev: EventView): EventHead {
+  return {
+    id: ev.id, sport_key: ev.sport, sport_title: sportByKey(ev.sport)?.title ?? ev.sport,
+    commence_time: new Date(ev.commence).toISOString().slice(0, 19) + 'Z', home_team: ev.home, away_team: ev.away,
+  };
+}
+
 /** The v4 odds shape of one event from its items (all markets, props as outcomes with `description`). */
 export function v4Event(ev: EventView, items: DeltaItem[], american: boolean): object {
   const books = new Map<string, Map<string, { last: number; outcomes: object[] }>>();
@@ -94,11 +103,7 @@ export function v4Event(ev: EventView, items: DeltaItem[], american: boolean): o
     markets: [...markets].map(([mkey, m]) => ({ key: mkey, last_update: new Date(m.last).toISOString(), outcomes: m.outcomes })),
   }));
   bookLast = new Map();
-  return {
-    id: ev.id, sport_key: ev.sport, sport_title: sportByKey(ev.sport)?.title ?? ev.sport,
-    commence_time: new Date(ev.commence).toISOString().slice(0, 19) + 'Z', home_team: ev.home, away_team: ev.away,
-    bookmakers,
-  };
+  return { ...eventHead(ev), bookmakers };
 }
 
 const packr = new Packr({ useRecords: false });

@@ -7,15 +7,16 @@
 import { randomBytes } from 'node:crypto';
 import { unpack } from 'msgpackr';
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
-import { BOOKMAKERS, MARKETS, resolveSportKeys } from '../../engine/catalogue.js';
+import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, isRegion, resolveSportKeys } from '../../engine/catalogue.js';
 import type { EventView } from '../../engine/read-model.js';
+import type { Region } from '../../engine/types.js';
 import { CHANGE, CHG } from '../../engine/records.js';
 import { slaClassOf } from '../../engine/sla.js';
 import { TIERS } from '../../engine/tiers.js';
 import type { ChangeBatch } from '../../workers/hub.js';
 import type { Services } from '../services.js';
-import { Channel, DEFAULT_LIMITS, passes, unfiltered, type Filters, type SocketState, type StreamLimits } from './channel.js';
-import { encode, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
+import { Channel, DEFAULT_LIMITS, headsOf, passes, unfiltered, type Filters, type SocketState, type StreamLimits } from './channel.js';
+import { encode, eventHead, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
 
 export const HEARTBEAT_MS = 5000;
 /** the largest client message handled (a subscribe with a few thousand event ids) */
@@ -41,12 +42,16 @@ function parseFilters(get: (name: string) => string | null): Filters | string {
   const books = csv(get('bookmakers'));
   const badBooks = books?.filter((b) => !BOOK_KEYS.has(b)) ?? [];
   if (badBooks.length > 0) return `unknown bookmakers: ${badBooks.join(', ')}`;
+  const regions = csv(get('regions'));
+  const badRegions = regions?.filter((r) => !isRegion(r)) ?? [];
+  if (badRegions.length > 0) return `unknown regions: ${badRegions.join(', ')} (known: ${REGIONS.join(', ')})`;
   const ids = csv(get('eventIds'));
   // a soccer moneyline is its three-way line, as /odds reads markets=h2h
   if (markets !== null && markets.includes('h2h') && !markets.includes('h2h_3_way')) markets.push('h2h_3_way');
   return {
     markets: markets === null ? null : new Set(markets),
-    bookmakers: books === null ? null : new Set(books),
+    // as on /odds, bookmakers override regions; neither: every book
+    bookmakers: books !== null ? new Set(books) : regions !== null ? new Set(booksForRegions(regions as Region[]).map((b) => b.key)) : null,
     eventIds: ids === null ? null : new Set(ids),
   };
 }
@@ -57,11 +62,13 @@ export interface StreamCloses {
   backpressure: number;
   silence: number;
   revoked: number;
+  /** 4003: the key's tier went below the streaming tiers */
+  tier: number;
 }
 
 export class Streams {
   readonly epoch = Date.now().toString(36) + randomBytes(3).toString('hex');
-  readonly closes: StreamCloses = { backpressure: 0, silence: 0, revoked: 0 };
+  readonly closes: StreamCloses = { backpressure: 0, silence: 0, revoked: 0, tier: 0 };
   private readonly channels = new Map<string, Channel>();
   private readonly bySport = new Map<string, Channel[]>();
   private readonly liveSeen = new Map<Channel, Set<string>>();
@@ -173,6 +180,10 @@ export class Streams {
         if (ev === undefined || (kind === 'live' && this.liveSeen.get(ch!)?.has(id) !== true)) return [];
         return eventItems(this.s.hub.readModel, ev, this.player);
       },
+      (id) => {
+        const ev = this.eventById(id);
+        return ev === undefined ? null : eventHead(ev);
+      },
       (ws, reason) => this.buildSnapshot(ws, reason), (ws, frames) => this.sendSnapshot(ws, frames), this.limits);
     this.channels.set(key, ch);
     for (const sp of sports) {
@@ -231,7 +242,7 @@ export class Streams {
         const mine = e.items.filter((i) => passes(st.filters, i));
         if (unfiltered(st.filters)) touched.push(...e.items);
         const crc = unfiltered(st.filters) && k === entries.length - 1 ? ch.crcs(touched) : null;
-        ws.send(encode(ch.delta(mine, e.seq, prev, e.pt, st.american, crc, false), st.format), st.format === 'msgpack');
+        ws.send(encode(ch.delta(mine, headsOf(e.heads, mine), e.seq, prev, e.pt, st.american, crc, false), st.format), st.format === 'msgpack');
         prev = e.seq;
       }
       st.lastSeq = ch.seq;
@@ -296,7 +307,7 @@ export class Streams {
       return;
     }
     if (m.op !== 'subscribe') return fail(`unknown op ${JSON.stringify(m.op)}: use subscribe or ping`);
-    for (const n of ['markets', 'bookmakers', 'eventIds']) {
+    for (const n of ['markets', 'bookmakers', 'regions', 'eventIds']) {
       const v = m[n];
       if (v === undefined || v === null || typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'))) continue;
       return fail(`${n} is a comma-separated string or an array of strings`);
@@ -392,6 +403,13 @@ export class Streams {
           ws.end(4001, 'API key revoked');
           continue;
         }
+        // the account moved below the streaming tiers (an admin's change, or a cluster peer's)
+        if (st.keyState !== null && !(st.keyState.tier in WINDOW_MS)) {
+          st.closed = true;
+          this.closes.tier++;
+          ws.end(4003, `WebSocket streams need the business tier or above (this key is now ${st.keyState.tier})`);
+          continue;
+        }
         const quiet = wall - st.lastInbound;
         if (quiet > idle) {
           st.closed = true;
@@ -420,6 +438,7 @@ export class Streams {
     for (const id of seen) {
       if (current.has(id)) continue;
       seen.delete(id);
+      ch.forget(id);
       // a final event's quotes leave by the store's removals; one that is no longer in play but still held (its
       // start moved later) leaves the live book here, or the clients would keep it for good
       const ev = this.eventById(id);
