@@ -77,7 +77,8 @@ function parseOne(spec: ParamSpec, name: string, raw: string, errors: Validation
       return [...new Set(items)];
     }
     case 'datetime': {
-      const t = parseTime(raw);
+      // an unencoded '+' of a zone offset reaches us as a blank (2026-11-27T01:00:00 01:00), as it does for numbers
+      const t = parseTime(/T[\d:.]+ \d{2}:?\d{2}$/.test(raw) ? raw.replace(/ (\d{2}:?\d{2})$/, '+$1') : raw);
       if (Number.isNaN(t)) return fail('must be ISO 8601 with a zone, e.g. 2026-11-23T18:00:00Z', 'datetime_parsing');
       return new Date(t).toISOString();
     }
@@ -99,6 +100,13 @@ export function parseParams(specs: readonly ParamSpec[], query: URLSearchParams)
   for (const spec of specs) {
     let name = spec.name;
     let raw = query.get(name);
+    // a parameter repeated with different values: neither silently wins (a list is one comma-separated value)
+    for (const n of spec.alias === undefined ? [spec.name] : [spec.name, spec.alias]) {
+      const all = query.getAll(n);
+      if (all.length > 1 && !all.every((v) => v === all[0])) {
+        errors.push({ loc: ['query', n], msg: `is given ${all.length} times with different values: send it once${spec.type === 'csv' ? ` (a list is comma-separated: ${n}=a,b)` : ''}`, type: 'value_error', input: all });
+      }
+    }
     if (spec.alias !== undefined) {
       const other = query.get(spec.alias);
       if (raw === null) {

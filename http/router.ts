@@ -11,6 +11,11 @@ import { endpointLabel, meteredRoute } from './credit-costs.js';
 import { errorBody } from './serialize.js';
 import { parseParams, type ParamSpec, type Params } from './params.js';
 
+/** the presented key of a request whose query names two different apiKey values (no real key contains a NUL) */
+const AMBIGUOUS_KEY = '\u0000ambiguous';
+
+const credits = (n: number): string => (n === 1 ? '1 credit' : `${n} credits`);
+
 export interface RequestCtx {
   method: string;
   path: string;
@@ -200,7 +205,11 @@ export class Router {
     const query = new URLSearchParams(req.getQuery() ?? '');
     let key = apiKey;
     if (key === '' && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') key = auth.slice(7).trim();
-    if (key === '') key = query.get('apiKey') ?? '';
+    if (key === '') {
+      const keys = query.getAll('apiKey');
+      // two different keys in one request: neither is charged, the request is refused (authenticate)
+      key = keys.length === 0 ? '' : keys.every((k) => k === keys[0]) ? keys[0] : AMBIGUOUS_KEY;
+    }
     return {
       method: req.getMethod().toUpperCase(),
       path: req.getUrl(),
@@ -305,7 +314,7 @@ export class Router {
         const cost = route.cost(ctx.params, ctx);
         const head = ctx.method === 'HEAD';
         if (!(head ? this.opts.accounts.affords(ctx.key, cost, ctx.now) : this.opts.accounts.reserve(ctx.key, cost, ctx.now))) {
-          throw new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${cost} credits and ${ctx.key.remaining} remain in the period`);
+          throw new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${credits(cost)} and ${ctx.key.remaining} remain in the period`);
         }
         if (!head) charged = cost;
       }
@@ -336,6 +345,7 @@ export class Router {
       if (!this.opts.accounts.isAdmin(raw)) throw new ApiError('ADMIN_KEY_REQUIRED');
       return;
     }
+    if (raw === AMBIGUOUS_KEY) throw new ApiError('INVALID_KEY', 'apiKey is given more than once with different keys: send one');
     const key = this.opts.accounts.resolve(raw);
     if (key === null) throw new ApiError('INVALID_KEY');
     ctx.key = key;
@@ -373,7 +383,7 @@ export class Router {
       if (!(head ? this.opts.accounts.affords(ctx.key, reply.cost, ctx.now) : this.opts.accounts.reserve(ctx.key, reply.cost, ctx.now))) {
         this.refund(ctx, charged);
         reply.settle(false);
-        const err = new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${reply.cost} credits and ${ctx.key.remaining} remain in the period`);
+        const err = new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${credits(reply.cost)} and ${ctx.key.remaining} remain in the period`);
         if (!state.aborted) res.cork(() => this.fail(res, ctx, err, started, route.path));
         return;
       }

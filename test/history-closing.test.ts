@@ -3,6 +3,7 @@
 
 import { rmSync } from 'node:fs';
 import t from 'tap';
+import { csvField } from '../workers/export-format.js';
 import { TestClock, appDatabases, startTestApp, type TestApp } from './helpers/app.js';
 import { freshDataDir } from './helpers/db.js';
 
@@ -129,7 +130,8 @@ for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, 
   t.equal(body.row_count, 416, 'filtered by sport and source (even and multiple of 3 up to 2,500)');
   t.ok(body.rows.every((r) => r.sport_key === 'basketball_nba' && r.source === 'pinnacle'), 'only matching rows');
   res = await get('&date=2026-11-18');
-  t.equal(((await res.json()) as Body).row_count, 2500, 'the first date given is used (URLSearchParams.get)');
+  t.equal(res.status, 422, 'a second, different date is 422 (the first one won silently before)');
+  await res.arrayBuffer();
   res = await app.get(`/v1/historical/closing-lines.json?date=2026-11-18&apiKey=${key}`);
   body = (await res.json()) as Body;
   t.same([body.row_count, body.rows, res.headers.get('x-export-credits')], [0, [], '1'], 'an empty day: no rows, minimum 1 credit');
@@ -181,4 +183,13 @@ for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, 
   t.equal((await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&limit=1001`)).status, 422, 'limit 1001: 422');
   const doc = (await (await app.get('/openapi.json')).json()) as { paths: Record<string, unknown> };
   t.ok(doc.paths['/v1/historical/closing-lines.csv'] && doc.paths['/v1/sports/{sport_key}/closing-lines'], 'exports listed in /openapi.json');
+});
+
+t.test('closing lines - CSV: a text a spreadsheet would run as a formula is written with a leading apostrophe', async (t) => {
+  t.equal(csvField("=cmd|' /C calc'!A0"), "'=cmd|' /C calc'!A0", '= is neutralised');
+  t.equal(csvField('+1 (555) 0100'), "'+1 (555) 0100", '+');
+  t.equal(csvField('@SUM(A1)'), "'@SUM(A1)", '@');
+  t.equal(csvField('-2+3,x'), `"'-2+3,x"`, '- and still quoted for its comma');
+  t.equal(csvField(-3.5), '-3.5', 'a number is written as it is');
+  t.equal(csvField('Boston Celtics'), 'Boston Celtics', 'a plain name unchanged');
 });

@@ -80,6 +80,23 @@ t.test('auth - missing and invalid keys are 401 and carry no usage headers', asy
   }
 });
 
+t.test('auth - two different apiKey values: 401, neither key charged; the same key twice works', async (t) => {
+  const a = await app.key('starter', 10);
+  const b = await app.key('free', 10);
+  const res = await odds(app, `apiKey=${a}&apiKey=${b}`, {});
+  t.equal(res.status, 401, '401');
+  const body = (await res.json()) as ErrBody;
+  t.same([body.error_code, /more than once/.test(body.message)], ['INVALID_KEY', true], 'INVALID_KEY, saying why');
+  for (const k of [a, b]) {
+    const check = await odds(app, `apiKey=${k}`, {});
+    t.equal(check.headers.get('x-ratelimit-remaining'), '9', 'neither key was charged for it');
+    await check.arrayBuffer();
+  }
+  const same = await odds(app, `apiKey=${a}&apiKey=${a}`, {});
+  t.equal(same.status, 200, 'the same key twice: 200');
+  await same.arrayBuffer();
+});
+
 t.test('admin keys - POST /v1/admin/keys needs the admin key', async (t) => {
   const user = await app.key('business');
   const cases: [string, Record<string, string>][] = [
@@ -164,6 +181,7 @@ t.test('credits - a refused call leaves the balance untouched, X-RateLimit-Remai
   await step('markets=h2h', 200, '1', '0', '1 credit of 1');
   const empty = (await step('markets=h2h', 401, '0', '0', '1 credit of 0')) as ErrBody;
   t.equal(empty.error_code, 'OUT_OF_USAGE_CREDITS', 'still OUT_OF_USAGE_CREDITS at 0');
+  t.match(empty.message, /costs 1 credit and/, 'one credit in the singular');
   const free = await app.get('/v1/bookmakers', h);
   t.equal(free.status, 200, 'a free endpoint still answers at 0 credits');
   await free.arrayBuffer();

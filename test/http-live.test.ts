@@ -66,7 +66,8 @@ t.test('prediction markets', async (t) => {
   const ev = { id: 'pm_1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'Boston Celtics', away_team: 'New York Knicks' };
   await app.ingest({ events: [ev], prices: [
     { book: 'kalshi', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1 / 0.55 },
-    { book: 'kalshi', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 1 / 0.47 },
+    // a 29-cent contract as a feed may send it: its inverse is 0.29000000000000004 in doubles
+    { book: 'kalshi', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 3.4482758620689653 },
     { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.8 },
   ] });
   const res = await app.get(`/v1/prediction-markets/basketball_nba?apiKey=${key}`);
@@ -76,5 +77,6 @@ t.test('prediction markets', async (t) => {
   t.same(rows.map((r) => r.book), ['kalshi', 'kalshi'], 'prediction-market books only');
   const home = rows.find((r) => r.outcome === 'Boston Celtics')!;
   t.ok(Math.abs(home.implied_prob - 0.55) < 1e-12, 'a 55-cent contract implies 0.55');
+  t.equal(rows.find((r) => r.outcome === 'New York Knicks')!.implied_prob, 0.29, 'served tidied: 0.29, not 0.29000000000000004');
   t.equal(home.price_american, -122, '1/0.55 = 1.8182 is -122');
 });

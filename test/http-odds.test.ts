@@ -221,6 +221,11 @@ t.test('odds - include shapes: normalized has raw_json, slim drops it, raw gives
     { key: 'fanduel', raw_json: { feed: 'none', quotes: [rawQuote('h2h', 'Boston Celtics', 1.55), rawQuote('h2h', 'Miami Heat', 2.5)] } },
   ], 'raw bookmakers: key and raw_json only');
 
+  for (const q of ['include=raw,verification', 'include=raw&verified=true']) {
+    const both = await odds('basketball_nba', q);
+    t.equal(both.res.status, 422, `${q}: 422 (raw returns only ids and raw_json; the verification fields were dropped silently)`);
+  }
+
   const slimVer = (await odds('basketball_nba', 'include=slim,verification&bookmakers=draftkings')).body[0] as OddsEvent;
   t.same(Object.keys(slimVer.bookmakers[0]).sort(), ['is_current', 'key', 'last_update', 'line_changed_at', 'markets', 'title', 'verified_at'], 'slim,verification');
 });

@@ -102,3 +102,21 @@ t.test('params - a date of year 0000 is 422 (PostgreSQL has no year 0; the expor
   const ok = parse('date=0001-01-01');
   t.equal(ok.ok && ok.params.date, '0001-01-01', 'year 0001 passes');
 });
+
+t.test('params - a parameter repeated with different values is 422 (the first no longer wins silently); repeated alike is one', async (t) => {
+  const twice = parse('limit=5&limit=abc');
+  t.same(twice.ok ? twice.params : twice.detail.map((d) => [d.loc, d.type]), [[['query', 'limit'], 'value_error']], 'limit=5&limit=abc: 422 naming limit');
+  const alike = parse('limit=5&limit=5');
+  t.equal(alike.ok && alike.params.limit, 5, 'the same value twice: one value');
+  const alias = parse('min_edge_pct=1&min_edge_pct=2');
+  t.same(alias.ok ? alias.params : alias.detail.map((d) => d.loc), [['query', 'min_edge_pct']], 'an alias repeated: 422 naming the alias');
+});
+
+t.test('params - a datetime whose zone offset lost its unencoded + to a blank is read as +hh:mm', async (t) => {
+  const specs: ParamSpec[] = [{ name: 'from', type: 'datetime', description: 'a time' }];
+  const read = (q: string) => parseParams(specs, new URLSearchParams(q)).from;
+  t.equal(read('from=2026-11-27T01:00:00+01:00'), '2026-11-27T00:00:00.000Z', 'an unencoded + arrives as a blank: +01:00');
+  t.equal(read('from=2026-11-27T01:00:00%2B01:00'), '2026-11-27T00:00:00.000Z', 'encoded: the same');
+  t.equal(read('from=2026-11-27T01:00:00-01:00'), '2026-11-27T02:00:00.000Z', 'a minus is unchanged');
+  t.throws(() => read('from=2026-11-27 01:00:00Z'), 'a blank elsewhere is still refused');
+});

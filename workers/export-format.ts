@@ -40,10 +40,12 @@ export function formatRow(r: ExportRow): Formatted {
   };
 }
 
-/** RFC 4180 field: quoted when it holds a comma, a quote, CR or LF; quotes doubled; null is empty */
+/** RFC 4180 field: quoted when it holds a comma, a quote, CR or LF; quotes doubled; null is empty. A text that a
+ *  spreadsheet would read as a formula (it starts with =, +, -, @, a tab or CR: names come from feeds) is written
+ *  with a leading apostrophe, as OWASP advises for CSV exports; numbers are written as they are. */
 export function csvField(v: string | number | null): string {
   if (v === null) return '';
-  const s = String(v);
+  const s = typeof v === 'string' && /^[=+\-@\t\r]/.test(v) ? `'${v}` : String(v);
   return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
 }
 

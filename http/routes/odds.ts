@@ -88,6 +88,10 @@ function toQuery(p: Params): OddsQuery {
   const include = Array.isArray(p.include) ? p.include : [String(p.include)];
   const shapes = include.filter((t) => t !== 'verification');
   if (shapes.length > 1) invalid('include', 'takes at most one of normalized, slim, raw', include.join(','));
+  // raw returns only ids and raw_json (SPEC): the verification fields would be dropped without a word
+  if (shapes[0] === 'raw' && (include.includes('verification') || p.verified === true)) {
+    invalid(include.includes('verification') ? 'include' : 'verified', 'raw returns only ids and raw_json: verification combines with normalized or slim', include.join(','));
+  }
   let from = -Infinity;
   let to = Infinity;
   if (p.date !== undefined) {

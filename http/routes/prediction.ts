@@ -5,7 +5,7 @@
 
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { OUTRIGHT_MARKET, outcomeLabel } from '../../engine/ingest.js';
-import { decimalToAmerican } from '../../engine/odds.js';
+import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import type { Route } from '../router.js';
 import { compile } from '../serialize.js';
 import { isoMillis, isoSeconds, type Services } from '../services.js';
@@ -68,7 +68,7 @@ export function predictionRoutes(s: Services): Route[] {
                 outcome: outcomeLabel(ev, market, o),
                 selection: outright ? name ?? undefined : undefined,
                 point: outcomePoint(market, rm.point(r), o), player: outright ? null : name, price,
-                price_american: decimalToAmerican(price), implied_prob: 1 / price,
+                price_american: decimalToAmerican(price), implied_prob: tidy(1 / price),
                 last_update: isoMillis(Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o))), _t: ev.commence,
               });
             }
