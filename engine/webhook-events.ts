@@ -398,7 +398,8 @@ export class WebhookEvaluator {
     if (!isArbitrageSum(S)) return;
     // served as the REST row serves it (tidied), and held to min_edge_pct as served
     const edge = profitPct(S);
-    const live = ev.status === 'live' || ev.commence <= now;
+    // in play as REST and the streams judge it: from the start time (SPEC's rule for /live), whatever a feed's status
+    const live = ev.commence <= now;
     const books = new Set<number>();
     const legs: { book: number; o: number; price: number; eff: number }[] = [];
     // the arb's data version: the newest write among its legs (an arb found again after it closed has a newer one)

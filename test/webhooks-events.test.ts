@@ -96,6 +96,13 @@ for (const database of appDatabases().slice(-1)) {
       t.equal(rx.requests.filter(A_('arb_flagged', live.id)).length, 0, 'not also arb_flagged');
     });
 
+    t.test('a feed\'s status live does not put a game in play before its start (as REST and the streams judge it)', async (t) => {
+      const g = { id: 'we_status_live', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Miami Heat', away_team: 'Chicago Bulls', status: 'live' };
+      await app.ingest({ events: [g], prices: [...h2h(g, 'betmgm', 2.3, 1.5), ...h2h(g, 'bovada', 1.5, 2.3)] });
+      await rx.waitFor(A_('arb_flagged', g.id));
+      t.equal(rx.requests.filter(A_('live_arb', g.id)).length, 0, 'arb_flagged, not live_arb');
+    });
+
     t.test('ev_alert and ev.flagged against the sharp no-vig line', async (t) => {
       const g = { id: 'we_ev', sport_key: 'basketball_nba', commence_time: Date.now() + 7_200_000, home_team: 'Denver Nuggets', away_team: 'Phoenix Suns' };
       await app.ingest({ events: [g], prices: [...h2h(g, 'pinnacle', 1.952, 1.952), ...h2h(g, 'draftkings', 2.1, 1.7)] });
