@@ -69,6 +69,7 @@ t.test('ws streams', async (t) => {
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&format=xml`, 4400],
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=foo`, 4400],
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&regions=zz`, 4400],
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&resume=garbage`, 4400],
     ];
     for (const [path, code] of cases) {
       const c = await connect(app, path);

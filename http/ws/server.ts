@@ -158,6 +158,8 @@ export class Streams {
     const fmt = query.get('format') ?? 'json';
     if (fmt !== 'json' && fmt !== 'msgpack') refuse(4400, 'format must be json or msgpack');
     else state.format = fmt;
+    // a token that cannot be one of ours is a client's mistake, not a restart of the server
+    if (state.resume !== null && !/^[A-Za-z0-9_-]{1,64}:\d{1,15}$/.test(state.resume)) refuse(4400, 'resume is <epoch>:<seq> as a frame of the channel gave them');
     const odds = query.get('oddsFormat') ?? 'decimal';
     if (odds !== 'decimal' && odds !== 'american') refuse(4400, 'oddsFormat must be decimal or american');
     else state.american = odds === 'american';
