@@ -141,8 +141,10 @@ export class Channel {
     this.announced.delete(eventId);
   }
 
-  /** the heads of the events of `items` that the channel has not announced as they are now */
-  private newHeads(items: readonly DeltaItem[]): EventHead[] {
+  /** The heads of the events of `items`, each once, as they are now: with `announce`, only those the channel has not
+   *  announced so (which it then marks announced); without, all of them (a catch-up merges deltas whose own heads
+   *  it does not send). */
+  private headsFor(items: readonly DeltaItem[], announce: boolean): EventHead[] {
     const heads: EventHead[] = [];
     const seen = new Set<string>();
     for (const i of items) {
@@ -150,12 +152,14 @@ export class Channel {
       seen.add(i.event_id);
       const head = this.eventHead(i.event_id);
       if (head === null) {
-        this.announced.delete(i.event_id);
+        if (announce) this.announced.delete(i.event_id);
         continue;
       }
-      const sig = JSON.stringify(head);
-      if (this.announced.get(i.event_id) === sig) continue;
-      this.announced.set(i.event_id, sig);
+      if (announce) {
+        const sig = JSON.stringify(head);
+        if (this.announced.get(i.event_id) === sig) continue;
+        this.announced.set(i.event_id, sig);
+      }
       heads.push(head);
     }
     return heads;
@@ -165,7 +169,7 @@ export class Channel {
     const prev = this.seq;
     const seq = ++this.seq;
     this.lastDeltaAt = now;
-    const heads = this.newHeads(items);
+    const heads = this.headsFor(items, true);
     const bytes = 64 + items.length * 120 + heads.length * 200;
     this.ring.push({ seq, pt: now, items, heads, bytes });
     this.ringBytes += bytes;
@@ -219,20 +223,6 @@ export class Channel {
     return out;
   }
 
-  /** The heads of the events of `items` as they are now, for a catch-up that merges deltas whose own heads are
-   *  not sent. */
-  currentHeads(items: readonly DeltaItem[]): EventHead[] {
-    const heads: EventHead[] = [];
-    const seen = new Set<string>();
-    for (const i of items) {
-      if (seen.has(i.event_id)) continue;
-      seen.add(i.event_id);
-      const head = this.eventHead(i.event_id);
-      if (head !== null) heads.push(head);
-    }
-    return heads;
-  }
-
   delta(items: DeltaItem[], heads: readonly EventHead[], seq: number, prev: number, now: number, american: boolean,
     crc: Record<string, number> | null, con: boolean): object {
     const f: Record<string, unknown> = { type: 'delta', channel: this.name, epoch: this.epoch, seq, prev_seq: prev, pt: now };
@@ -267,7 +257,7 @@ export class Channel {
     const mine = merged.filter((i) => passes(s.filters, i));
     // it brings the socket to the current state, so the CRCs of now are the ones after it
     const crc = unfiltered(s.filters) ? this.crcs(mine) : null;
-    const delta = encode(this.delta(mine, this.currentHeads(mine), this.seq, s.lastSeq, now, s.american, crc, true), s.format);
+    const delta = encode(this.delta(mine, this.headsFor(mine, false), this.seq, s.lastSeq, now, s.american, crc, true), s.format);
     // a merge of many deltas can outgrow the state itself: then the snapshot is the cheaper way to catch up
     if (delta.length > this.limits.segmentBytes) {
       const snap = this.buildSnapshot(ws, 'caught_up');
