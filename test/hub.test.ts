@@ -77,3 +77,25 @@ t.test('hub - observations older than their quote are answered as ignored, acros
   t.equal(hub.counters.accepted, 960, 'the accepted counter counts applied observations only');
   t.equal(hub.counters.stale, 480, 'the stale counter the ignored ones');
 });
+
+t.test('hub - a game upserted by a batch from before its start (a cluster replay) is still handed its start', async (t) => {
+  const clock = now + 3_600_000; // the node replays a batch an hour old: the game started half an hour ago
+  const hub = new Hub(1, () => clock);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const start = now + 1_800_000;
+  const game = { id: 'replayed_1', sport_key: 'basketball_nba', commence_time: start, home_team: 'H', away_team: 'A' };
+  const r = await hub.ingest({ events: [game], prices: [
+    { book: 'fanduel', event_id: game.id, market: 'h2h', outcome: 'H', price: 1.9, ts: now },
+    { book: 'fanduel', event_id: game.id, market: 'h2h', outcome: 'A', price: 1.95, ts: now },
+  ] }, now);
+  t.equal(r.accepted, 2, 'pregame quotes applied at the batch time');
+  const view = hub.readModel.event(hub.eventIds.peek(game.id))!;
+  t.equal(view.quotes, 2, 'held');
+  t.notOk(hub.inPlay(view, clock), 'not in play until its start has reached the store');
+  hub.tick();
+  for (let i = 0; i < 100 && view.quotes > 0; i++) await new Promise((res) => setTimeout(res, 10));
+  t.equal(view.quotes, 0, 'the tick dropped the quotes observed before the start');
+  for (let i = 0; i < 100 && !hub.inPlay(view, clock); i++) await new Promise((res) => setTimeout(res, 10));
+  t.ok(hub.inPlay(view, clock), 'in play once the kickoff is answered');
+});

@@ -167,7 +167,7 @@ export class Hub {
           message: `event ${ev.id} was made final in this batch (or one still being applied): re-create it in a later batch` });
         continue;
       }
-      this.upsertEvent(ev, source);
+      this.upsertEvent(ev, source, now);
       if (ev.status === 'final') finals.push(ev);
       result.events++;
     }
@@ -232,7 +232,9 @@ export class Hub {
     await this.pool.apply(shard, obs, n);
   }
 
-  upsertEvent(ev: EventRecord, source?: string): void {
+  /** `now`: the time of the batch that brings the event (a node replaying the cluster's stream applies batches at
+   *  their own time, so a game that started since is still handed its start, as on the node that took it live). */
+  upsertEvent(ev: EventRecord, source?: string, now = this.now()): void {
     this.records.set(ev.id, ev);
     const idx = this.eventIds.id(ev.id);
     const view = this.readModel.upsertEvent(idx, ev.id, ev.sport.key, ev.commence, ev.home, ev.away, ev.status,
@@ -243,7 +245,7 @@ export class Hub {
     if (source !== undefined) view.source = source;
     // a game moved to a start already past (and known before it) starts at the next tick; one moved to a later start
     // starts again then
-    if (view.kind === 'game' && ev.status !== 'final' && (ev.commence > this.now() || this.upcoming.has(idx))) this.upcoming.set(idx, ev.commence);
+    if (view.kind === 'game' && ev.status !== 'final' && (ev.commence > now || this.upcoming.has(idx))) this.upcoming.set(idx, ev.commence);
     else this.upcoming.delete(idx);
   }
 
