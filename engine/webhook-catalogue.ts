@@ -37,7 +37,7 @@ export const EVENT_TYPES: Readonly<Record<string, EventTypeDef>> = Object.freeze
     fires: 'a new arbitrage on a pregame event, any market: the best fresh prices of a line\'s outcomes across books have implied probabilities summing below 1',
     data: obj({
       sport_key: str, match_id: str, home_team: str, away_team: str, market: str, edge_pct: num,
-      legs: { type: 'array', items: obj({ book: str, side: str, price: num }) },
+      legs: { type: 'array', items: obj({ book: str, side: str, price: num, effective_price: num }) },
     }),
   },
   live_arb: {
@@ -45,7 +45,7 @@ export const EVENT_TYPES: Readonly<Record<string, EventTypeDef>> = Object.freeze
     fires: 'the same as arb_flagged on an event already in play; data as arb_flagged',
     data: obj({
       sport_key: str, match_id: str, home_team: str, away_team: str, market: str, edge_pct: num,
-      legs: { type: 'array', items: obj({ book: str, side: str, price: num }) },
+      legs: { type: 'array', items: obj({ book: str, side: str, price: num, effective_price: num }) },
     }),
   },
   ev_alert: {

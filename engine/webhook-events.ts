@@ -129,6 +129,10 @@ export function sideLabel(ev: EventInfo, market: number, point: number, o: numbe
   return market === SPREADS ? `${name} ${signed(p)}` : `${name} ${p}`;
 }
 
+function playerSide(player: string | null, side: string): string {
+  return player === null ? side : `${player} ${side}`;
+}
+
 class QuoteState {
   last = 0;
   /** line_move: price reported last (or first seen) */
@@ -248,7 +252,9 @@ export class WebhookEvaluator {
           this.lineMove(ev, market, point, player, o, book, 'points', anchorPoint, q.anchor || price, price, move, 0, t, now);
         }
       } else if (anchorPoint === undefined) this.anchors.set(lineKey, point);
-      if (fresh) q.anchor = price;
+      // a quote first seen, or tracked so far only for odds_drop or steam (no anchor: 0), anchors at its price; a move
+      // is measured from there (it was reported from a price of 0)
+      if (fresh || q.anchor === 0) q.anchor = price;
       else if (kind === CHANGE.PRICE) {
         const move = Math.abs(cents(price) - cents(q.anchor));
         if (move >= LINE_MOVE_CENTS) {
@@ -275,8 +281,8 @@ export class WebhookEvaluator {
             type: 'odds_drop', sport: ev.sport, edge: Number.NaN, dedupe: `odds_drop:${this.quoteKey(ev, market, point, player, o, book)}:${t}`,
             check: null, at: now,
             data: {
-              ...this.quoteHeadA(ev, market, point, player, o, book), price, average_price: avg,
-              drop_pct: (1 - price / avg) * 100, window_s: ODDS_DROP_WINDOW_MS / 1000,
+              ...this.quoteHeadA(ev, market, point, player, o, book), price, average_price: tidy(avg),
+              drop_pct: tidy((1 - price / avg) * 100), window_s: ODDS_DROP_WINDOW_MS / 1000,
             },
           });
         }
@@ -421,7 +427,12 @@ export class WebhookEvaluator {
           type, sport: ev.sport, edge, dedupe: `${type}:${arbKey}`, check: null, at: now,
           data: {
             sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, market: MARKETS[market].key, edge_pct: edge,
-            legs: legs.map((l) => ({ book: BOOKMAKERS[l.book].key, side: sideLabel(ev, market, point, l.o), price: l.price })),
+            // a player prop's side names the player (two players' props on one line are two arbitrages); an
+            // exchange leg's effective price (after commission) is the one edge_pct was computed with
+            legs: legs.map((l) => ({
+              book: BOOKMAKERS[l.book].key, side: playerSide(this.o.player(rec[ARB.PLAYER]), sideLabel(ev, market, point, l.o)),
+              price: l.price, effective_price: tidy(l.eff),
+            })),
           },
         });
       }
@@ -604,7 +615,7 @@ export class WebhookEvaluator {
       if (this.wanted.has('parser.degraded')) {
         this.o.emit({
           type: 'parser.degraded', sport: null, edge: Number.NaN, dedupe: null, check: `parser:${this.o.feed}`, at: now,
-          data: { feed: this.o.feed, window_s: Math.round((now - first.t) / 1000), observations: obs, rejected: rej, rejected_pct: pct, threshold_pct: PARSER_DEGRADED_PCT },
+          data: { feed: this.o.feed, window_s: Math.round((now - first.t) / 1000), observations: obs, rejected: rej, rejected_pct: tidy(pct), threshold_pct: PARSER_DEGRADED_PCT },
         });
       }
       this.o.persist?.({ kind: 'parser', key: this.o.feed, state: 'degraded', since: now, detail: null, newestAt: null }, 'ok');

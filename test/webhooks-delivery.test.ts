@@ -89,6 +89,7 @@ for (const database of appDatabases()) {
       t.equal(r.headers['x-service-event'], 'test', 'X-Service-Event');
       t.equal(r.headers['x-service-delivery-id'], out.delivery_id, 'X-Service-Delivery-Id');
       t.match(r.headers['x-service-timestamp'], /^\d+$/, 'X-Service-Timestamp');
+      t.equal(r.headers['x-service-delivery-attempt'], '1', 'X-Service-Delivery-Attempt on Variant B too');
       t.same(Object.keys(r.body).sort(), ['data', 'event', 'id', 'timestamp'], 'json envelope');
       const sig = r.headers['x-service-signature'] as string;
       const ts = r.headers['x-service-timestamp'] as string;

@@ -120,3 +120,24 @@ t.test('line_move accumulates from the last report; no state without subscribers
   ev.changes(chg([[CHANGE.PRICE, a, 0, 1.5, T0 + 5]]), 1, T0 + 5);
   t.equal(out.length, 1, 'nothing evaluated');
 });
+
+t.test('line_move: a quote tracked only for steam or odds_drop so far anchors at its price when line_move is wanted (it was reported from 0)', async (t) => {
+  const { ev, out } = setup(['line_move.steam']);
+  const a = book('draftkings');
+  ev.changes(chg([[CHANGE.NEW, a, 0, 1.95, T0]]), 1, T0);
+  ev.setWanted(['line_move.steam', 'line_move']);
+  ev.changes(chg([[CHANGE.PRICE, a, 0, 1.93, T0 + 1]]), 1, T0 + 1);
+  t.equal(out.filter((e) => e.type === 'line_move').length, 0, 'a 3-cent move is no line move (from 0 it read as 8 cents and more)');
+  ev.changes(chg([[CHANGE.PRICE, a, 0, 1.6, T0 + 2]]), 1, T0 + 2);
+  const moves = out.filter((e) => e.type === 'line_move');
+  t.same(moves.map((e) => (e.data.from as { price: number }).price), [1.93], 'measured from the anchored price');
+});
+
+t.test('odds_drop and parser.degraded percents are served to 12 significant digits', async (t) => {
+  const { ev, out } = setup(['odds_drop']);
+  const a = book('draftkings');
+  ev.changes(chg([[CHANGE.NEW, a, 0, 2.08, T0]]), 1, T0);
+  ev.changes(chg([[CHANGE.PRICE, a, 0, 1.85, T0 + 1000]]), 1, T0 + 1000);
+  const drop = out.find((e) => e.type === 'odds_drop')!;
+  t.equal(drop.data.drop_pct, 11.0576923077, '(1 - 1.85 / 2.08) * 100 is 11.057692307692301 in doubles');
+});

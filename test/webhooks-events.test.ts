@@ -52,7 +52,8 @@ for (const database of appDatabases().slice(-1)) {
       t.same([d.sport_key, d.match_id, d.home_team, d.away_team, d.market], ['basketball_nba', nba.id, 'Boston Celtics', 'Miami Heat', 'h2h'], 'event and market');
       // (1 / (2 / 2.2) - 1) * 100 is 10.000000000000009 in doubles: served to 12 significant digits, as over REST
       t.equal(d.edge_pct, 10, 'edge_pct 10');
-      t.same(d.legs, [{ book: 'draftkings', side: 'Boston Celtics', price: 2.2 }, { book: 'fanduel', side: 'Miami Heat', price: 2.2 }], 'legs {book, side, price}');
+      t.same(d.legs, [{ book: 'draftkings', side: 'Boston Celtics', price: 2.2, effective_price: 2.2 }, { book: 'fanduel', side: 'Miami Heat', price: 2.2, effective_price: 2.2 }],
+        'legs {book, side, price} and the effective price');
       const [op] = await rx.waitFor(B_('arbitrage.opened', (x) => x.event_id === nba.id));
       t.equal(op.body.data.market, 'h2h', 'moneyline');
       t.equal(op.body.data.implied_sum, 0.909090909091, 'implied_sum 2 / 2.2 to 12 significant digits');
@@ -101,6 +102,28 @@ for (const database of appDatabases().slice(-1)) {
       await app.ingest({ events: [g], prices: [...h2h(g, 'betmgm', 2.3, 1.5), ...h2h(g, 'bovada', 1.5, 2.3)] });
       await rx.waitFor(A_('arb_flagged', g.id));
       t.equal(rx.requests.filter(A_('live_arb', g.id)).length, 0, 'arb_flagged, not live_arb');
+    });
+
+    t.test('arb_flagged: an exchange leg carries the effective price edge_pct was computed with; a prop\'s side names the player', async (t) => {
+      const g = { id: 'we_exch', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Atlanta Hawks', away_team: 'Toronto Raptors' };
+      await app.ingest({ events: [g], prices: [...h2h(g, 'betfair_ex_uk', 2.3, 1.75), ...h2h(g, 'draftkings', 1.75, 2.0)] });
+      const [r] = await rx.waitFor(A_('arb_flagged', g.id));
+      const legs = r.body.data.legs as { book: string; price: number; effective_price: number }[];
+      const ex = legs.find((l) => l.book === 'betfair_ex_uk')!;
+      t.ok(ex.effective_price < ex.price, 'the exchange leg: effective price below its price (commission)');
+      const S = legs.reduce((sum, l) => sum + 1 / l.effective_price, 0);
+      t.ok(close(r.body.data.edge_pct, (1 / S - 1) * 100), 'edge_pct follows from the legs\' effective prices');
+      const p = { id: 'we_prop', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Utah Jazz', away_team: 'Denver Nuggets' };
+      const prop = (player: string) => [
+        { book: 'fanduel', event_id: p.id, market: 'player_rebounds', player, point: 8.5, outcome: 'Over', price: 2.1 },
+        { book: 'fanduel', event_id: p.id, market: 'player_rebounds', player, point: 8.5, outcome: 'Under', price: 1.8 },
+        { book: 'draftkings', event_id: p.id, market: 'player_rebounds', player, point: 8.5, outcome: 'Over', price: 1.8 },
+        { book: 'draftkings', event_id: p.id, market: 'player_rebounds', player, point: 8.5, outcome: 'Under', price: 2.05 },
+      ];
+      await app.ingest({ events: [p], prices: [...prop('Player One'), ...prop('Player Two')] });
+      const both = await rx.waitFor(A_('arb_flagged', p.id), 5000, 2);
+      t.same(both.map((x) => (x.body.data.legs as { side: string }[]).map((l) => l.side)).sort(),
+        [['Player One Over 8.5', 'Player One Under 8.5'], ['Player Two Over 8.5', 'Player Two Under 8.5']], 'each player\'s arbitrage names its player');
     });
 
     t.test('ev_alert and ev.flagged against the sharp no-vig line', async (t) => {

@@ -45,6 +45,8 @@ function headersFor(job: SendJob, unix: number): Record<string, string> {
     base['X-Service-Timestamp'] = String(unix);
     base['X-Service-Event'] = job.eventType;
     base['X-Service-Delivery-Id'] = job.deliveryId;
+    // SPEC's delivery attempts carry the attempt number whatever the variant (a replay goes out as attempt 1)
+    base['X-Service-Delivery-Attempt'] = String(job.attempt);
   }
   if (job.replay > 0) base['X-Service-Replay'] = String(job.replay);
   return base;
