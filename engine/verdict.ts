@@ -95,10 +95,17 @@ export function findGame(events: readonly EventView[], q: BetQuery, c: Complaint
     const parts = q.event.split('@');
     if (parts.length !== 2) c.invalid('event', 'must be "Away @ Home"', q.event);
     [away, home] = [parts[0].trim(), parts[1].trim()];
+    // two ways of naming the game that disagree: neither silently wins
+    if (q.home !== undefined && !same(q.home, home)) c.invalid('home', `differs from event's home team ${home}`, q.home);
+    if (q.away !== undefined && !same(q.away, away)) c.invalid('away', `differs from event's away team ${away}`, q.away);
   }
   if (home !== undefined && away !== undefined) {
     const ev = events.find((e) => same(home!, e.home) && same(away!, e.away));
     if (ev === undefined) c.notFound(`no upcoming or live game ${away} @ ${home}`);
+    if (q.team !== undefined) {
+      const t = fold(q.team);
+      if (!fold(ev.home).includes(t) && !fold(ev.away).includes(t)) c.invalid('team', `names neither team of ${ev.away} @ ${ev.home}`, q.team);
+    }
     return ev;
   }
   if (q.team !== undefined) {
@@ -108,7 +115,11 @@ export function findGame(events: readonly EventView[], q: BetQuery, c: Complaint
     if (hits.length > 1) c.invalid('team', `matches several games: ${hits.map((e) => `${e.away} @ ${e.home}`).join('; ')}`, q.team);
     return hits[0];
   }
-  return c.invalid('home', 'identify the game with home and away, event ("Away @ Home") or team', null);
+  if (q.home !== undefined || q.away !== undefined) {
+    const name = q.home !== undefined ? 'home' : 'away';
+    return c.invalid(name, 'alone does not identify the game: give home and away, event ("Away @ Home") or team', q[name]);
+  }
+  return c.invalid('event', 'is required to identify the game, or home and away, or team', null);
 }
 
 /** Resolves market, side, player and line of a bet on a found game; the line defaults to the sharp book's. */

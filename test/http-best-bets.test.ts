@@ -112,7 +112,7 @@ t.test('best bets', async (t) => {
     t.equal(saved.body.scope.source, 'saved_books', 'saved books');
     t.same(saved.body.bets.map((b: Json) => b.book), ['fanduel', 'fanduel', 'fanduel'], 'only fanduel prices');
     t.equal((await get('min_books=4&region=us')).body.bets[0].book, 'espnbet', 'an explicit region wins');
-    await app.post('/v1/verdict/prefs', { region: 'uk' }, auth);
+    await app.post('/v1/verdict/prefs', { region: 'uk', books: null }, auth);
     t.same([(await get('min_books=4')).body.scope.source, (await get('min_books=4')).body.bets.length], ['saved_region', 0], 'a saved region');
     await app.post('/v1/verdict/prefs', { region: null, books: null }, auth);
   });

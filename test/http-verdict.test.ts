@@ -59,12 +59,14 @@ t.test('verdict', async (t) => {
       t.equal(body.verdict, verdict, `${price}: ${verdict}`);
       t.ok(Math.abs(body.yours!.ev_pct - edge) < 1e-9, `${price}: edge ${edge.toFixed(3)} %`);
     }
+    const american = await v(`&event=Miami Heat @ Boston Celtics&side=Boston Celtics&price=${encodeURIComponent('-105')}`);
+    t.equal(american.body.yours?.price, 1.95238095238, '-105 served as a decimal to 12 significant digits (1.9523809523809523 in doubles)');
     const { body } = await v('&team=heat&side=away&book=fanduel');
     t.equal(body.yours?.book, 'fanduel', 'book: its price graded');
     t.ok(Math.abs(body.yours!.ev_pct - (0.5 * 1.83 - 1) * 100) < 1e-9, 'fanduel away 1.83: -8.5 %');
     // regression: a book without a price on the side was replaced by the best book's, graded BET with a Kelly stake
     const none = await v('&team=heat&side=away&book=betmgm&bankroll=1000');
-    t.same([none.body.verdict, none.body.yours, none.body.kelly?.fraction], ['NO_DATA', null, 0], 'betmgm has no price: NO_DATA, nothing graded');
+    t.same([none.body.verdict, none.body.yours, none.body.kelly], ['NO_DATA', null, null], 'betmgm has no price: NO_DATA, nothing graded, no stake');
     t.ok(none.body.reasons.some((r) => /betmgm has no fresh price/.test(r)), 'saying why');
     t.equal(none.body.best?.book, 'fanduel', 'the best price is still shown');
     // regression: a price typed for an exchange was graded without its commission (the exchange's own quote is net)
@@ -96,10 +98,13 @@ t.test('verdict', async (t) => {
     t.equal((await v('&team=heat&side=home&region=us')).body.best?.book, 'draftkings', 'an explicit region wins');
     const rows = await app.app.services.db.sql<{ books: string[] }[]>`select books from verdict_prefs`;
     t.same(rows.map((r) => r.books), [['fanduel']], 'stored in PostgreSQL');
-    for (const body of [{ region: 'mars' }, { books: [] }, { books: ['nosuchbook'] }, { books: ['pointsbetus'] }]) {
+    const kept = await app.post('/v1/verdict/prefs', { region: 'uk' }, auth);
+    t.same(await kept.json(), { region: 'uk', books: ['fanduel'] }, 'a field left out keeps its saved value');
+    for (const body of [{ region: 'mars' }, { books: [] }, { books: ['nosuchbook'] }, { books: ['pointsbetus'] }, { bookz: ['fanduel'] }]) {
       t.equal((await app.post('/v1/verdict/prefs', body, auth)).status, 422, `${JSON.stringify(body)}: 422`);
     }
     t.equal((await app.post('/v1/verdict/prefs', 'not json', auth)).status, 400, 'malformed: 400');
+    t.same(await (await app.get('/v1/verdict/prefs', auth)).json(), { region: 'uk', books: ['fanduel'] }, 'a refused body (a misspelt field) changes nothing');
     await app.post('/v1/verdict/prefs', { region: null, books: null }, auth);
     t.equal((await v('&team=heat&side=home')).body.best?.book, 'draftkings', 'cleared: us again');
   });
@@ -134,6 +139,24 @@ t.test('verdict', async (t) => {
       t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');
     }
     t.equal((await v('&team=lakers&side=home')).res.status, 404, 'no such game: 404');
+  });
+
+  t.test('game identifiers that disagree are 422 naming the one that disagrees (one silently won)', async (t) => {
+    const cases: [string, string][] = [
+      ['&home=Boston Celtics&away=Miami Heat&team=Jazz&side=home', 'team'],
+      ['&event=Miami Heat @ Boston Celtics&home=Utah Jazz&side=home', 'home'],
+      ['&event=Miami Heat @ Boston Celtics&away=Chicago Bulls&side=home', 'away'],
+      ['&home=Boston Celtics&side=home', 'home'],
+    ];
+    for (const [q, loc] of cases) {
+      const { res, body } = await v(q);
+      t.equal(res.status, 422, `${q}: 422`);
+      t.same((body as unknown as { detail: { loc: string[] }[] }).detail.map((d) => d.loc[1]), [loc], `naming ${loc}`);
+      t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');
+    }
+    const alone = await v('&home=Boston Celtics&side=home');
+    t.equal((alone.body as unknown as { detail: { input: unknown }[] }).detail[0].input, 'Boston Celtics', 'the input sent, not null');
+    t.equal((await v('&home=Boston Celtics&away=Miami Heat&team=heat&side=home')).res.status, 200, 'identifiers that agree: 200');
   });
 
   t.test('a side naming part of both teams is 422; an unencoded + is American', async (t) => {

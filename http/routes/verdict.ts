@@ -83,9 +83,13 @@ export function verdictRoutes(s: Services): Route[] {
       handle: async (ctx) => {
         const b = jsonObject(ctx);
         const bad = invalidField;
-        const region = b.region === undefined || b.region === null ? null : b.region;
+        // a misspelt field would otherwise change nothing while the answer looked like a save
+        for (const k of Object.keys(b)) if (k !== 'region' && k !== 'books') bad(k, 'unknown field; allowed: region, books', b[k]);
+        const saved = await prefs.get(ctx.key!.id);
+        // absent keeps the saved value, null clears it
+        const region = b.region === undefined ? saved.region : b.region;
         if (region !== null && (typeof region !== 'string' || !VERDICT_REGIONS.includes(region))) bad('region', `must be one of ${VERDICT_REGIONS.join(', ')}`, region);
-        let books: string[] | null = null;
+        let books: string[] | null = b.books === undefined ? saved.books : null;
         if (b.books !== undefined && b.books !== null) {
           if (!Array.isArray(b.books) || b.books.length === 0 || b.books.length > 200) bad('books', 'must be a list of 1 to 200 book keys', b.books);
           const list = b.books as unknown[];
@@ -170,8 +174,10 @@ export function verdictRoutes(s: Services): Route[] {
         fair_price_american: has ? decimalToAmerican(1 / pr) : null,
         devig: 'multiplicative', sharp_book: p.sharpBook,
         best: best === null ? null : { book: BOOKMAKERS[best.book].key, price: best.price, effective_price: tidy(best.eff), ev_pct: has ? edgePct(pr, best.eff) : null },
-        yours: yours === null ? null : { book: yours.book, price: yours.price, ev_pct: has ? edgePct(pr, yours.eff) : null },
-        kelly: p.bankroll === undefined || !has ? null
+        // a price typed in American becomes a decimal with noise in its last digits: served to 12 significant digits
+        yours: yours === null ? null : { book: yours.book, price: tidy(yours.price), ev_pct: has ? edgePct(pr, yours.eff) : null },
+        // no stake without a graded price (NO_DATA), whichever part is missing
+        kelly: p.bankroll === undefined || !has || graded === null ? null
           : { fraction: tidy(fraction), stake: tidy(fraction * (p.bankroll as number)) },
         books_compared: compared,
         scope: scopeJson(scope),
