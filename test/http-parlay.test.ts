@@ -148,6 +148,9 @@ t.test('parlay verdict', async (t) => {
       [{ legs: [leg1, { ...leg1, side: 'away' }] }, 422, [['body', 'legs', 1, 'market']]],
       [{ legs: [leg1, { sport: 'basketball_nba', team: 'a', side: 'home' }] }, 422, [['body', 'legs', 1, 'team']]],
       [{ legs: [leg1, leg2], stake: -5 }, 422, [['body', 'stake']]],
+      // every leg's problems in one 422: no game identified, and a prop without its player
+      [{ legs: [{ sport: 'basketball_nba', side: 'home', home: 'Boston Celtics' }, { sport: 'basketball_nba', side: 'over', market: 'player_points' }] }, 422,
+        [['body', 'legs', 0, 'home'], ['body', 'legs', 1, 'event'], ['body', 'legs', 1, 'player']]],
       [{ legs: [leg1, leg2], region: 'mars', book: 'pointsbetus' }, 422, [['body', 'region'], ['body', 'book']]],
       [{ legs: [leg1, leg2], extra: 1 }, 422, [['body', 'extra']]],
       [{ legs: [leg1, { sport: 'basketball_nba', team: 'lakers', side: 'home' }] }, 404, [['body', 'legs', 1]]],

@@ -122,6 +122,15 @@ function parseBody(b: Record<string, unknown>): ParlayInput {
       if (leg.line !== undefined && leg.line !== null && (typeof leg.line !== 'number' || !Number.isFinite(leg.line) || Math.abs(leg.line) > 2000)) {
         bad(['legs', i, 'line'], 'must be a number within ±2000', leg.line);
       }
+      // what a leg needs besides its types, checked here so that one 422 lists every leg's problems
+      const given = (k: string) => typeof leg[k] === 'string' && (leg[k] as string).trim() !== '';
+      if (!(given('home') && given('away')) && !given('event') && !given('team')) {
+        const k = given('home') ? 'home' : given('away') ? 'away' : 'event';
+        bad(['legs', i, k], 'identify the game: home and away, event ("Away @ Home") or team', leg[k] ?? null);
+      }
+      if (typeof leg.market === 'string' && MARKETS.some((m) => m.key === leg.market && m.kind === 'prop') && !given('player')) {
+        bad(['legs', i, 'player'], `required for the player-prop market ${leg.market}`, leg.player ?? null);
+      }
       const str = (k: string) => (typeof leg[k] === 'string' ? (leg[k] as string) : undefined);
       legs.push({
         sport: str('sport') ?? '', market: str('market') ?? 'h2h', side: str('side') ?? '', home: str('home'), away: str('away'),
