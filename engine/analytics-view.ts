@@ -93,6 +93,8 @@ const EVENT = 1;
  *  the ARB / EVR layouts of engine/records.ts; a closed record is the last one the view held. */
 export interface AnalyticsChanges {
   arbOpened: Float64Array[];
+  /** arbitrages held already whose record changed (its legs' prices, so perhaps its edge) */
+  arbUpdated: Float64Array[];
   arbClosed: Float64Array[];
   /** EV rows (one quote against one sharp) that entered the positive-EV set */
   evOpened: Float64Array[];
@@ -294,6 +296,7 @@ export class AnalyticsView {
       }
       const copy = rec.slice(off, off + ARB.STRIDE);
       if (arbs?.has(key) !== true) this.changes?.arbOpened.push(copy);
+      else this.changes?.arbUpdated.push(copy);
       this.ensure(event).arbs.set(key, copy);
     }
     if (n > 0) this.version++;

@@ -176,7 +176,7 @@ export interface SubscriptionFilter {
 
 /** Whether an event goes to a subscription: its variant's type, subscribed, its sport (events without a sport
  *  pass sport filters), and its edge against the threshold of the type. */
-export function matches(f: SubscriptionFilter, ev: { type: string; sport: string | null; edge: number }): boolean {
+export function matches(f: SubscriptionFilter, ev: { type: string; sport: string | null; edge: number; floor?: number }): boolean {
   if (!f.events.has(ev.type)) return false;
   if (f.sports !== null && ev.sport !== null && !f.sports.has(ev.sport)) return false;
   switch (ev.type) {
@@ -185,6 +185,8 @@ export function matches(f: SubscriptionFilter, ev: { type: string; sport: string
     case 'ev.flagged':
       return ev.edge >= (f.minEdge ?? EV_ALERT_MIN_EDGE);
     case 'arbitrage.opened':
+      // announced again as it grew (floor: the edge announced before): only to those it did not reach then
+      return ev.edge >= (f.minEdge ?? 0) && !(ev.floor !== undefined && ev.floor >= (f.minEdge ?? 0));
     case 'arbitrage.closed':
       return ev.edge >= (f.minEdge ?? 0);
     default:

@@ -30,6 +30,9 @@ export interface WebhookEvent {
    *  (ids, catalogue keys, the data times of the quotes involved), never from a node's clock or interned ids.
    *  null for the checks' events, which are claimed with their transition instead (`check`). */
   dedupe: string | null;
+  /** arbitrage.opened announced again as the arbitrage grew: the edge it had been announced at, so only subscriptions
+   *  whose threshold lies above it (they were not told) receive it */
+  floor?: number;
   /** check events: the check (`kind:key`) whose transition, persisted right after the event, announces it */
   check: string | null;
   at: number;
@@ -152,7 +155,9 @@ class SteamState {
 
 interface ArbOpen {
   arbId: string;
+  /** the edge at opening, and the highest it was announced at since (arbGrew) */
   edge: number;
+  top: number;
   openedAt: number;
 }
 
@@ -386,10 +391,12 @@ export class WebhookEvaluator {
   }
 
   /** Arbitrages and EV rows opened and closed by one applied batch (hub.onAnalytics). */
-  analytics(ch: { arbOpened: Float64Array[]; arbClosed: Float64Array[]; evOpened: Float64Array[]; evClosed: Float64Array[] }, now: number): void {
+  analytics(ch: { arbOpened: Float64Array[]; arbUpdated: Float64Array[]; arbClosed: Float64Array[]; evOpened: Float64Array[]; evClosed: Float64Array[] },
+    now: number): void {
     const a = this.wanted.has('arb_flagged') || this.wanted.has('live_arb');
     const b = this.wanted.has('arbitrage.opened') || this.wanted.has('arbitrage.closed');
     if (a || b) for (const rec of ch.arbOpened) this.arbOpened(rec, now, a, b);
+    if (b) for (const rec of ch.arbUpdated) this.arbGrew(rec, now);
     for (const rec of ch.arbClosed) this.arbClosed(rec, now);
     if (this.wanted.has('ev_alert') || this.wanted.has('ev.flagged')) for (const rec of ch.evOpened) this.evOpened(rec, now);
   }
@@ -442,7 +449,7 @@ export class WebhookEvaluator {
       // named after the data version when there is one: every node of a cluster names the arb alike, so its
       // opened and closed events carry one arb_id whichever node wrote each
       const arbId = `arb_${ev.id}_${MARKETS[market].key}_${version > 0 ? version : detected}`;
-      this.arbs.set(`${rec[ARB.EVENT]}:${market}`, { arbId, edge, openedAt: detected });
+      this.arbs.set(`${rec[ARB.EVENT]}:${market}`, { arbId, edge, top: edge, openedAt: detected });
       if (this.wanted.has('arbitrage.opened')) {
         this.o.emit({
           type: 'arbitrage.opened', sport: ev.sport, edge, dedupe: `arbitrage.opened:${arbKey}`, check: null, at: now,
@@ -459,6 +466,39 @@ export class WebhookEvaluator {
     }
   }
 
+  /** An announced Variant B arbitrage whose edge rose past the highest it was announced at: announced again to the
+   *  subscriptions whose min_edge_pct it now reaches and did not reach before (WebhookEvent.floor), so an arbitrage
+   *  that opened below a threshold and grew past it is not lost to them. Its close then goes to them too. */
+  private arbGrew(rec: Float64Array, now: number): void {
+    const open = this.arbs.get(`${rec[ARB.EVENT]}:${rec[ARB.MARKET]}`);
+    if (open === undefined) return;
+    const S = rec[ARB.SUM];
+    if (!isArbitrageSum(S)) return;
+    const edge = profitPct(S);
+    if (!(edge > open.top)) return;
+    const floor = open.top;
+    open.top = edge;
+    const ev = this.o.event(rec[ARB.EVENT]);
+    if (ev === undefined || !this.wanted.has('arbitrage.opened')) return;
+    const market = rec[ARB.MARKET];
+    const legs = [];
+    for (let o = 0; o < rec[ARB.N]; o++) {
+      const leg = ARB.LEGS + o * ARB.ALTS * ARB.LSIZE;
+      const eff = rec[leg + ARB.EFF];
+      legs.push({
+        book: BOOKMAKERS[rec[leg + ARB.BOOK]].key, outcome: outcomeName(ev, market, o), price: rec[leg + ARB.PRICE],
+        effective_price: tidy(eff), stake_pct: tidy((1 / eff / S) * 100),
+      });
+    }
+    this.o.emit({
+      type: 'arbitrage.opened', sport: ev.sport, edge, floor, dedupe: `arbitrage.opened:${open.arbId}:grew:${edge}`, check: null, at: now,
+      data: {
+        ...this.gameB(ev), arb_id: open.arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: tidy(S),
+        is_live: ev.commence <= now, detected_at: iso(open.openedAt), legs,
+      },
+    });
+  }
+
   private arbClosed(rec: Float64Array, now: number): void {
     const key = `${rec[ARB.EVENT]}:${rec[ARB.MARKET]}`;
     const open = this.arbs.get(key);
@@ -467,7 +507,8 @@ export class WebhookEvaluator {
     const ev = this.o.event(rec[ARB.EVENT]);
     if (ev === undefined || !this.wanted.has('arbitrage.closed')) return;
     this.o.emit({
-      type: 'arbitrage.closed', sport: ev.sport, edge: open.edge, dedupe: `arbitrage.closed:${open.arbId}`, check: null, at: now,
+      // to every subscription an opening reached (its highest announced edge), with the edge it opened at
+      type: 'arbitrage.closed', sport: ev.sport, edge: open.top, dedupe: `arbitrage.closed:${open.arbId}`, check: null, at: now,
       data: {
         ...this.gameB(ev), arb_id: open.arbId, market: MARKETS[rec[ARB.MARKET]].key, edge_pct_at_open: open.edge,
         opened_at: iso(open.openedAt), closed_at: iso(now), duration_s: Math.max(0, (now - open.openedAt) / 1000),

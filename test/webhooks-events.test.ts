@@ -126,6 +126,27 @@ for (const database of appDatabases().slice(-1)) {
         [['Player One Over 8.5', 'Player One Under 8.5'], ['Player Two Over 8.5', 'Player Two Under 8.5']], 'each player\'s arbitrage names its player');
     });
 
+    t.test('arbitrage.opened: an arbitrage that grows past a threshold after it opened reaches that subscription then, once', async (t) => {
+      const three = await create({ destination_url: rx.url + '?three', events: ['arbitrage.opened', 'arbitrage.closed'], filters: { min_edge_pct: 3 } });
+      const g = { id: 'we_grow', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Sacramento Kings', away_team: 'Portland Trail Blazers' };
+      const here = (path: string, type: string) => (r: Received) => r.path.endsWith(path) && r.body?.event === type && r.body.data.event_id === g.id;
+      await app.ingest({ events: [g], prices: [...h2h(g, 'fanduel', 2.06, 1.8), ...h2h(g, 'draftkings', 1.8, 2.0)] });
+      const [opened] = await rx.waitFor(here('?B', 'arbitrage.opened'));
+      t.ok(close(opened.body.data.edge_pct, 1.47783251232), 'opened at 1.478 % (min 0 hears it)');
+      await app.ingest({ prices: h2h(g, 'fanduel', 2.2, 1.75) });
+      const [grown] = await rx.waitFor(here('?three', 'arbitrage.opened'));
+      t.ok(close(grown.body.data.edge_pct, 4.7619047619), 'the min 3 % subscription hears it at 4.76 %');
+      t.equal(grown.body.data.arb_id, opened.body.data.arb_id, 'the same arbitrage (arb_id)');
+      await app.ingest({ prices: h2h(g, 'fanduel', 2.25, 1.72) });
+      await app.ingest({ prices: [...h2h(g, 'fanduel', 1.8, 1.9), ...h2h(g, 'draftkings', 1.8, 1.9)] });
+      await rx.waitFor(here('?three', 'arbitrage.closed'));
+      t.equal(rx.requests.filter(here('?three', 'arbitrage.opened')).length, 1, 'told once, though it grew again');
+      t.equal(rx.requests.filter(here('?B', 'arbitrage.opened')).length, 1, 'the subscription told at the opening is not told again');
+      const [closedB] = await rx.waitFor(here('?B', 'arbitrage.closed'));
+      t.ok(close(closedB.body.data.edge_pct_at_open, 1.47783251232), 'its close carries the edge at the opening');
+      await call(app, 'DELETE', `/v1/webhooks/${three.id as string}`, key);
+    });
+
     t.test('ev_alert and ev.flagged against the sharp no-vig line', async (t) => {
       const g = { id: 'we_ev', sport_key: 'basketball_nba', commence_time: Date.now() + 7_200_000, home_team: 'Denver Nuggets', away_team: 'Phoenix Suns' };
       await app.ingest({ events: [g], prices: [...h2h(g, 'pinnacle', 1.952, 1.952), ...h2h(g, 'draftkings', 2.1, 1.7)] });

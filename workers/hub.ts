@@ -120,7 +120,7 @@ export class Hub {
   /** Called after each shard answer that opened or closed an arbitrage or a positive-EV row (webhooks). */
   onAnalytics(fn: (changes: AnalyticsChanges) => void): void {
     this.analyticsListeners.push(fn);
-    this.analytics.changes ??= { arbOpened: [], arbClosed: [], evOpened: [], evClosed: [] };
+    this.analytics.changes ??= { arbOpened: [], arbUpdated: [], arbClosed: [], evOpened: [], evClosed: [] };
   }
 
   sportSeq(sport: string): number {
@@ -307,8 +307,8 @@ export class Hub {
     const a = this.analytics;
     a.apply(msg);
     const ch = a.changes;
-    if (ch !== null && ch.arbOpened.length + ch.arbClosed.length + ch.evOpened.length + ch.evClosed.length > 0) {
-      a.changes = { arbOpened: [], arbClosed: [], evOpened: [], evClosed: [] };
+    if (ch !== null && ch.arbOpened.length + ch.arbUpdated.length + ch.arbClosed.length + ch.evOpened.length + ch.evClosed.length > 0) {
+      a.changes = { arbOpened: [], arbUpdated: [], arbClosed: [], evOpened: [], evClosed: [] };
       for (const fn of this.analyticsListeners) fn(ch);
     }
     if (msg.n === 0) return;
