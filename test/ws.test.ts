@@ -271,6 +271,11 @@ t.test('ws streams', async (t) => {
     t.ok(['ok', 'degraded', 'breach', 'stale'].includes(hb.upstream!.worst_sla), 'worst_sla');
     t.ok(hb.upstream!.counts.ok >= 1, 'fresh books counted ok');
     c.ws.close();
+    // a channel that never changed: quiet since it opened (it was null)
+    const idle = await connect(app, `/v1/ws/odds-fast/esports?apiKey=${apiKey}`);
+    const quiet = await idle.until((f) => f.type === 'heartbeat', 7000);
+    t.ok(typeof quiet.quiet_seconds === 'number' && quiet.quiet_seconds >= 0, 'quiet_seconds on a channel with no delta yet: a number');
+    idle.ws.close();
   });
 
   t.test('a client that stops reading ends with exactly the current state; another meanwhile got every delta', async (t) => {

@@ -92,6 +92,7 @@ export function passes(f: Filters, i: DeltaItem): boolean {
 
 export class Channel {
   seq = 0;
+  /** when the last delta was published, or the channel opened (ms) */
   lastDeltaAt = 0;
   readonly sockets = new Set<WebSocket<SocketState>>();
   private readonly ring: RingEntry[] = [];

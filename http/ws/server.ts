@@ -187,6 +187,8 @@ export class Streams {
         return ev === undefined ? null : eventHead(ev);
       },
       (ws, reason) => this.buildSnapshot(ws, reason), (ws, frames) => this.sendSnapshot(ws, frames), this.limits);
+    // quiet since it opened: a heartbeat's quiet_seconds counts from here until the first delta
+    ch.lastDeltaAt = this.s.now();
     this.channels.set(key, ch);
     for (const sp of sports) {
       let list = this.bySport.get(sp);
@@ -474,7 +476,7 @@ export class Streams {
     for (const ch of this.channels.values()) {
       if (ch.sockets.size === 0) continue;
       const frame = { type: 'heartbeat', channel: ch.name, epoch: ch.epoch, seq: ch.seq, prev_seq: ch.seq, pt: now,
-        quiet_seconds: ch.lastDeltaAt === 0 ? null : (now - ch.lastDeltaAt) / 1000, upstream };
+        quiet_seconds: (now - ch.lastDeltaAt) / 1000, upstream };
       const json = encode(frame, 'json');
       const pack = encode(frame, 'msgpack');
       for (const ws of ch.sockets) {
