@@ -453,17 +453,29 @@ export class WebhookEvaluator {
       if (this.wanted.has('arbitrage.opened')) {
         this.o.emit({
           type: 'arbitrage.opened', sport: ev.sport, edge, dedupe: `arbitrage.opened:${arbKey}`, check: null, at: now,
-          data: {
-            ...this.gameB(ev), arb_id: arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: tidy(S),
-            is_live: live, detected_at: iso(detected),
-            legs: legs.map((l) => ({
-              book: BOOKMAKERS[l.book].key, outcome: outcomeName(ev, market, l.o), price: l.price,
-              effective_price: tidy(l.eff), stake_pct: tidy((1 / l.eff / S) * 100),
-            })),
-          },
+          data: this.openedB(ev, rec, arbId, edge, detected, live),
         });
       }
     }
+  }
+
+  /** The data of arbitrage.opened for an ARB record (its best leg per outcome), at its opening or as it grew. */
+  private openedB(ev: EventInfo, rec: Float64Array, arbId: string, edge: number, detected: number, live: boolean) {
+    const market = rec[ARB.MARKET];
+    const S = rec[ARB.SUM];
+    const legs = [];
+    for (let o = 0; o < rec[ARB.N]; o++) {
+      const leg = ARB.LEGS + o * ARB.ALTS * ARB.LSIZE;
+      const eff = rec[leg + ARB.EFF];
+      legs.push({
+        book: BOOKMAKERS[rec[leg + ARB.BOOK]].key, outcome: outcomeName(ev, market, o), price: rec[leg + ARB.PRICE],
+        effective_price: tidy(eff), stake_pct: tidy((1 / eff / S) * 100),
+      });
+    }
+    return {
+      ...this.gameB(ev), arb_id: arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: tidy(S),
+      is_live: live, detected_at: iso(detected), legs,
+    };
   }
 
   /** An announced Variant B arbitrage whose edge rose past the highest it was announced at: announced again to the
@@ -480,22 +492,9 @@ export class WebhookEvaluator {
     open.top = edge;
     const ev = this.o.event(rec[ARB.EVENT]);
     if (ev === undefined || !this.wanted.has('arbitrage.opened')) return;
-    const market = rec[ARB.MARKET];
-    const legs = [];
-    for (let o = 0; o < rec[ARB.N]; o++) {
-      const leg = ARB.LEGS + o * ARB.ALTS * ARB.LSIZE;
-      const eff = rec[leg + ARB.EFF];
-      legs.push({
-        book: BOOKMAKERS[rec[leg + ARB.BOOK]].key, outcome: outcomeName(ev, market, o), price: rec[leg + ARB.PRICE],
-        effective_price: tidy(eff), stake_pct: tidy((1 / eff / S) * 100),
-      });
-    }
     this.o.emit({
       type: 'arbitrage.opened', sport: ev.sport, edge, floor, dedupe: `arbitrage.opened:${open.arbId}:grew:${edge}`, check: null, at: now,
-      data: {
-        ...this.gameB(ev), arb_id: open.arbId, market: MARKETS[market].key, edge_pct: edge, implied_sum: tidy(S),
-        is_live: ev.commence <= now, detected_at: iso(open.openedAt), legs,
-      },
+      data: this.openedB(ev, rec, open.arbId, edge, open.openedAt, ev.commence <= now),
     });
   }
 
