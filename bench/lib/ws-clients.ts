@@ -11,7 +11,8 @@ const ingest = createHistogram();
 let frames = 0;
 let bytes = 0;
 const PT = /"pt":(\d+)/;
-const LU = /"last_update":(\d+(?:\.\d+)?)/g;
+/** a change's last_update, and whether it is a removal (its `removed` follows it) */
+const LU = /"last_update":(\d+(?:\.\d+)?)(,"removed":true)?/g;
 
 const sockets: WebSocket[] = [];
 let open = 0;
@@ -34,9 +35,11 @@ await new Promise<void>((resolve, reject) => {
       const pt = PT.exec(head);
       if (pt !== null) publish.record(Math.max(1, (now - Number(pt[1])) * 1000));
       if (!ingestClock) return;
-      // the newest observation in the frame: the simulator stamps observations when it ingests them
+      // the newest observation in the frame: the simulator stamps observations when it ingests them. A removal carries
+      // the removed quote's last write (a game's start removes quotes observed before it), not an ingest time: a
+      // frame of removals alone is no ingest latency
       let newest = 0;
-      for (const m of data.toString('latin1').matchAll(LU)) newest = Math.max(newest, Number(m[1]));
+      for (const m of data.toString('latin1').matchAll(LU)) if (m[2] === undefined) newest = Math.max(newest, Number(m[1]));
       if (newest > 0) ingest.record(Math.max(1, Math.round((now - newest) * 1000)));
     });
     sockets.push(ws);
