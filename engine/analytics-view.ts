@@ -3,14 +3,18 @@
 // ARB / FAIR / EVQ / MID records. Requests filter and page these sets; nothing is recomputed per request (an EV
 // row's edge is its quote's price times the fair probability of the sharp's current no-vig line).
 
-import { hasEdge } from './analytics-math.js';
+import { edgePct, hasEdge } from './analytics-math.js';
 import { SHARP_BOOK, SHARP_INDEX, N_METHODS, lineKeyOf, evKeyOf, midKeyOf } from './analytics-rows.js';
 import type { AnalyticsBatch } from './analytics.js';
 import type { ScratchSets } from './analytics-scratch.js';
 import { FlatIndex } from './flat-index.js';
 import { RecordPool, copyRecord } from './record-pool.js';
 import { effectiveAt, pointCode } from './price-store.js';
-import { ARB, CONS, CONSO, EVQ, EVR, FAIR, MID, ROW } from './records.js';
+import { ARB, CHANGE, CHG, CONS, CONSO, EVQ, EVR, FAIR, MID, ROW } from './records.js';
+import { DEVIG_METHODS } from './devig.js';
+
+const MULTIPLICATIVE = DEVIG_METHODS.indexOf('multiplicative');
+const N_SHARPS = SHARP_BOOK.length;
 
 function lineNum(market: number, player: number, point: number): number {
   return (market * 2097152 + (player + 1)) * 16384 + pointCode(point);
@@ -99,11 +103,24 @@ export interface AnalyticsChanges {
   /** EV rows (one quote against one sharp) that entered the positive-EV set */
   evOpened: Float64Array[];
   evClosed: Float64Array[];
+  /** EV rows held whose edge (multiplicative, as the webhooks report it) rose past the highest it was reported at
+   *  (`floor`: opened or grown before), priced at the quote's price now; only while `AnalyticsView.evGrowth` */
+  evGrew: { row: Float64Array; floor: number }[];
+}
+
+export function noChanges(): AnalyticsChanges {
+  return { arbOpened: [], arbUpdated: [], arbClosed: [], evOpened: [], evClosed: [], evGrew: [] };
 }
 
 export class AnalyticsView {
   /** set by the hub while it has analytics listeners; filled by each apply and reset by the hub */
   changes: AnalyticsChanges | null = null;
+  /** set while a webhook subscription wants +EV events: `changes.evGrew` is filled (settleEvGrowth) */
+  evGrowth = false;
+  /** per EV record slot and sharp index: the highest edge reported for the row (opened or grown), 0 at least */
+  private evTop = new Float64Array(1024 * N_SHARPS);
+  /** no-vig lines replaced in the batch being applied: event, line number, sharp index (settleEvGrowth) */
+  private readonly fairMoved: number[] = [];
   private readonly byEvent: (EventAnalytics | undefined)[] = [];
   private readonly cons = new Pool(CONS.STRIDE, eventKey, consK2, (e) => e.cons);
   private readonly ev = new Pool(EVQ.STRIDE, evK1, evK2, (e) => e.ev);
@@ -232,14 +249,97 @@ export class AnalyticsView {
 
   applyFair(rec: Float64Array, n: number): void {
     this.applyTo(this.fair, rec, n);
+    if (!this.evGrowth || this.changes === null) return;
+    for (let off = 0, end = n * FAIR.STRIDE; off < end; off += FAIR.STRIDE) {
+      if (rec[off + KIND] !== ROW.REMOVE) {
+        this.fairMoved.push(rec[off + FAIR.EVENT], lineNum(rec[off + FAIR.MARKET], rec[off + FAIR.PLAYER], rec[off + FAIR.POINT]), SHARP_INDEX[rec[off + FAIR.SHARP]]);
+      }
+    }
   }
 
   applyEv(rec: Float64Array, n: number): void {
     const changes = this.changes;
     if (changes === null) this.applyTo(this.ev, rec, n);
     else {
+      const first = changes.evOpened.length;
       this.applyTo(this.ev, rec, n, (q, off, r) => this.notify(changes, q, off, r));
+      if (!this.evGrowth) return;
+      // a row opened is reported at its edge then: only growth beyond it is news (in order: a row opened twice in
+      // the batch keeps the last)
+      for (let i = first; i < changes.evOpened.length; i++) {
+        const row = changes.evOpened[i];
+        const r = this.ev.index.get(evK1(row, 0), evK2(row, 0));
+        if (r >= 0) this.top(r)[r * N_SHARPS + SHARP_INDEX[row[EVR.SHARP]]] = reported(row[EVR.FAIR + MULTIPLICATIVE], row[EVR.EFF]);
+      }
     }
+  }
+
+  /** evTop, grown to hold slot r */
+  private top(r: number): Float64Array {
+    if ((r + 1) * N_SHARPS > this.evTop.length) {
+      const grown = new Float64Array(Math.max((r + 1) * N_SHARPS, this.evTop.length * 2));
+      grown.set(this.evTop);
+      this.evTop = grown;
+    }
+    return this.evTop;
+  }
+
+  /**
+   * After a batch's analytics and its quote records are applied (the read model's prices are the batch's): the +EV
+   * rows whose edge rose past the highest reported, into `changes.evGrew`. An edge moves without its row's EV bits
+   * changing (the shard sends nothing then) when the quote's price moves (CHG records `rec`) or the sharp's no-vig
+   * line does (the FAIR records applied); a row is reported again only above its previous report, so a threshold
+   * it crosses upwards (ev_alert's 2 %, a min_edge_pct) is announced once (the webhook evaluator's `floor`).
+   */
+  settleEvGrowth(rec: Float64Array, n: number, priceOf: QuotePrice): void {
+    const changes = this.changes;
+    const moved = this.fairMoved;
+    if (!this.evGrowth || changes === null) {
+      moved.length = 0;
+      return;
+    }
+    const d = this.ev.data;
+    for (let i = 0; i < moved.length; i += 3) {
+      const e = this.byEvent[moved[i]];
+      if (e === undefined) continue;
+      const line = moved[i + 1];
+      const s = moved[i + 2];
+      for (const r of e.ev.slots) {
+        const off = r * EVQ.STRIDE;
+        if (((d[off + EVQ.MASK] >>> s) & 1) !== 0 && lineNum(d[off + EVQ.MARKET], d[off + EVQ.PLAYER], d[off + EVQ.POINT]) === line) {
+          this.grew(changes, r, s, priceOf);
+        }
+      }
+    }
+    moved.length = 0;
+    for (let off = 0, end = n * CHG.STRIDE; off < end; off += CHG.STRIDE) {
+      if (rec[off + CHG.KIND] !== CHANGE.PRICE) continue;
+      const r = this.ev.index.get(evK1(rec, off), evK2(rec, off));
+      if (r < 0) continue;
+      for (let s = 0, mask = d[r * EVQ.STRIDE + EVQ.MASK]; mask !== 0; s++, mask >>>= 1) {
+        if ((mask & 1) !== 0) this.grew(changes, r, s, priceOf);
+      }
+    }
+  }
+
+  /** EV record r against sharp index s, priced now: reported when its edge passed the highest reported */
+  private grew(changes: AnalyticsChanges, r: number, s: number, priceOf: QuotePrice): void {
+    const d = this.ev.data;
+    const off = r * EVQ.STRIDE;
+    const book = d[off + EVQ.BOOK];
+    const price = priceOf(d[off + EVQ.EVENT], d[off + EVQ.MARKET], d[off + EVQ.POINT], d[off + EVQ.PLAYER], d[off + EVQ.OUTCOME], book);
+    if (price === 0) return;
+    const eff = effectiveAt(price, book);
+    const f = this.fair.index.get(d[off + EVQ.EVENT], lineNum(d[off + EVQ.MARKET], d[off + EVQ.PLAYER], d[off + EVQ.POINT]) * 8 + s);
+    if (f < 0 || (this.fair.data[f * FAIR.STRIDE + FAIR.VALID] & (1 << MULTIPLICATIVE)) === 0) return;
+    const edge = reported(this.fair.data[f * FAIR.STRIDE + FAIR.P + MULTIPLICATIVE * 3 + d[off + EVQ.OUTCOME]], eff);
+    const top = this.top(r);
+    const floor = top[r * N_SHARPS + s];
+    if (!(edge > floor)) return;
+    top[r * N_SHARPS + s] = edge;
+    const row = this.evRow(d, off, s, eff);
+    row[EVR.PRICE] = price;
+    changes.evGrew.push({ row, floor });
   }
 
   /** Opened and closed (quote, sharp) rows of one EVQ record replacing the held record `r` (-1: none). A closed
@@ -337,6 +437,12 @@ export class AnalyticsView {
     }
     return sets;
   }
+}
+
+/** the edge percent a webhook reports for fair probability p at effective price eff (0 when none is positive) */
+function reported(p: number, eff: number): number {
+  const edge = p === p ? edgePct(p, eff) : 0;
+  return edge > 0 ? edge : 0;
 }
 
 function eventKey(d: Float64Array, o: number): number {

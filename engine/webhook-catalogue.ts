@@ -179,14 +179,16 @@ export interface SubscriptionFilter {
 export function matches(f: SubscriptionFilter, ev: { type: string; sport: string | null; edge: number; floor?: number }): boolean {
   if (!f.events.has(ev.type)) return false;
   if (f.sports !== null && ev.sport !== null && !f.sports.has(ev.sport)) return false;
+  // an arbitrage or a +EV row announced again as it grew (floor: the edge announced before) goes only to those it
+  // did not reach then
+  const reached = (min: number) => ev.edge >= min && !(ev.floor !== undefined && ev.floor >= min);
   switch (ev.type) {
     case 'ev_alert':
-      return ev.edge >= EV_ALERT_MIN_EDGE;
+      return reached(EV_ALERT_MIN_EDGE);
     case 'ev.flagged':
-      return ev.edge >= (f.minEdge ?? EV_ALERT_MIN_EDGE);
+      return reached(f.minEdge ?? EV_ALERT_MIN_EDGE);
     case 'arbitrage.opened':
-      // announced again as it grew (floor: the edge announced before): only to those it did not reach then
-      return ev.edge >= (f.minEdge ?? 0) && !(ev.floor !== undefined && ev.floor >= (f.minEdge ?? 0));
+      return reached(f.minEdge ?? 0);
     case 'arbitrage.closed':
       return ev.edge >= (f.minEdge ?? 0);
     default:

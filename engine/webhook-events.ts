@@ -30,8 +30,8 @@ export interface WebhookEvent {
    *  (ids, catalogue keys, the data times of the quotes involved), never from a node's clock or interned ids.
    *  null for the checks' events, which are claimed with their transition instead (`check`). */
   dedupe: string | null;
-  /** arbitrage.opened announced again as the arbitrage grew: the edge it had been announced at, so only subscriptions
-   *  whose threshold lies above it (they were not told) receive it */
+  /** arbitrage.opened, ev_alert or ev.flagged announced again as the arbitrage or the +EV row grew: the edge it had
+   *  been announced at, so only subscriptions whose threshold lies above it (they were not told) receive it */
   floor?: number;
   /** check events: the check (`kind:key`) whose transition, persisted right after the event, announces it */
   check: string | null;
@@ -391,14 +391,19 @@ export class WebhookEvaluator {
   }
 
   /** Arbitrages and EV rows opened and closed by one applied batch (hub.onAnalytics). */
-  analytics(ch: { arbOpened: Float64Array[]; arbUpdated: Float64Array[]; arbClosed: Float64Array[]; evOpened: Float64Array[]; evClosed: Float64Array[] },
-    now: number): void {
+  analytics(ch: {
+    arbOpened: Float64Array[]; arbUpdated: Float64Array[]; arbClosed: Float64Array[]; evOpened: Float64Array[]; evClosed: Float64Array[];
+    evGrew?: { row: Float64Array; floor: number }[];
+  }, now: number): void {
     const a = this.wanted.has('arb_flagged') || this.wanted.has('live_arb');
     const b = this.wanted.has('arbitrage.opened') || this.wanted.has('arbitrage.closed');
     if (a || b) for (const rec of ch.arbOpened) this.arbOpened(rec, now, a, b);
     if (b) for (const rec of ch.arbUpdated) this.arbGrew(rec, now);
     for (const rec of ch.arbClosed) this.arbClosed(rec, now);
-    if (this.wanted.has('ev_alert') || this.wanted.has('ev.flagged')) for (const rec of ch.evOpened) this.evOpened(rec, now);
+    if (this.wanted.has('ev_alert') || this.wanted.has('ev.flagged')) {
+      for (const rec of ch.evOpened) this.evOpened(rec, now);
+      for (const g of ch.evGrew ?? []) this.evOpened(g.row, now, g.floor);
+    }
   }
 
   private arbOpened(rec: Float64Array, now: number, a: boolean, b: boolean): void {
@@ -515,7 +520,11 @@ export class WebhookEvaluator {
     });
   }
 
-  private evOpened(rec: Float64Array, now: number): void {
+  /** A +EV row that entered the set, or (`floor` given) one held whose edge rose past the highest it was reported
+   *  at: announced again to the subscriptions whose threshold it now reaches and did not reach before
+   *  (WebhookEvent.floor), so a pick that entered below ev_alert's 2 % or a min_edge_pct and grew past it is not
+   *  lost to them (AnalyticsView.settleEvGrowth). */
+  private evOpened(rec: Float64Array, now: number, floor?: number): void {
     const fair = rec[EVR.FAIR + MULTIPLICATIVE];
     if (fair !== fair) return;
     const eff = rec[EVR.EFF];
@@ -540,11 +549,18 @@ export class WebhookEvaluator {
       fair_prob_pct: tidy(fair * 100), fair_price: tidy(1 / fair), edge_pct: edge,
       sharp_book: BOOKMAKERS[rec[EVR.SHARP]].key, devig: 'multiplicative',
     };
+    const grew = floor === undefined ? '' : `:grew:${edge}`;
     if (this.wanted.has('ev_alert')) {
-      this.o.emit({ type: 'ev_alert', sport: ev.sport, edge, dedupe: `ev_alert:${evKey}`, check: null, at: now, data: { ...this.gameA(ev), side: outcomeName(ev, market, o), ...fields } });
+      this.o.emit({
+        type: 'ev_alert', sport: ev.sport, edge, floor, dedupe: `ev_alert:${evKey}${grew}`, check: null, at: now,
+        data: { ...this.gameA(ev), side: outcomeName(ev, market, o), ...fields },
+      });
     }
     if (this.wanted.has('ev.flagged')) {
-      this.o.emit({ type: 'ev.flagged', sport: ev.sport, edge, dedupe: `ev.flagged:${evKey}`, check: null, at: now, data: { ...this.gameB(ev), outcome: outcomeName(ev, market, o), ...fields } });
+      this.o.emit({
+        type: 'ev.flagged', sport: ev.sport, edge, floor, dedupe: `ev.flagged:${evKey}${grew}`, check: null, at: now,
+        data: { ...this.gameB(ev), outcome: outcomeName(ev, market, o), ...fields },
+      });
     }
   }
 

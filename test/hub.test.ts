@@ -1,4 +1,5 @@
 import t from 'tap';
+import { ARB } from '../engine/records.js';
 import { Hub, shardOf } from '../workers/hub.js';
 
 const now = Date.now();
@@ -98,4 +99,39 @@ t.test('hub - a game upserted by a batch from before its start (a cluster replay
   t.equal(view.quotes, 0, 'the tick dropped the quotes observed before the start');
   for (let i = 0; i < 100 && !hub.inPlay(view, clock); i++) await new Promise((res) => setTimeout(res, 10));
   t.ok(hub.inPlay(view, clock), 'in play once the kickoff is answered');
+});
+
+t.test('hub - analytics listeners see the read model with the batch applied, however the shard answered it', async (t) => {
+  // a batch alone in flight is answered in two messages (quotes, then analytics), batches queued behind others in one:
+  // either way an opened arbitrage's legs are in the read model when listeners hear of it (the webhooks' event keys
+  // and arb_id are built from their data times, and must agree between nodes of a cluster)
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const ids = Array.from({ length: 16 }, (_, i) => `arbq_${i}`);
+  await hub.ingest({ events: ids.map((id) => ev(id, 'basketball_nba', 'H', 'A')) }, now);
+  let checked = 0;
+  const wrong: string[] = [];
+  hub.onAnalytics((ch) => {
+    for (const rec of ch.arbOpened) {
+      const e = rec[ARB.EVENT];
+      for (let o = 0; o < rec[ARB.N]; o++) {
+        const leg = ARB.LEGS + o * ARB.ALTS * ARB.LSIZE;
+        const book = rec[leg + ARB.BOOK];
+        const held = hub.readModel.quotePrice(e, rec[ARB.MARKET], rec[ARB.POINT], rec[ARB.PLAYER], o, book);
+        if (held !== rec[leg + ARB.PRICE]) wrong.push(`event ${e} outcome ${o}: read model ${held}, arbitrage ${rec[leg + ARB.PRICE]}`);
+        checked++;
+      }
+    }
+  });
+  await Promise.all(ids.map((id) => hub.ingest({
+    prices: [
+      { book: 'fanduel', event_id: id, market: 'h2h', outcome: 'H', price: 2.2 },
+      { book: 'fanduel', event_id: id, market: 'h2h', outcome: 'A', price: 1.6 },
+      { book: 'draftkings', event_id: id, market: 'h2h', outcome: 'H', price: 1.6 },
+      { book: 'draftkings', event_id: id, market: 'h2h', outcome: 'A', price: 2.2 },
+    ],
+  }, now)));
+  t.equal(checked, 32, 'sixteen arbitrages opened, two legs each');
+  t.same(wrong, [], 'every leg\'s price was in the read model');
 });

@@ -159,6 +159,41 @@ for (const database of appDatabases().slice(-1)) {
       t.same([b.body.data.outcome, b.body.data.book], ['Denver Nuggets', 'draftkings'], 'ev.flagged');
     });
 
+    t.test('ev_alert and ev.flagged: a +EV pick that grows past a threshold, by its own move or the sharp\'s, is announced then, once', async (t) => {
+      const three = await create({ destination_url: rx.url + '?ev3', events: ['ev.flagged'], filters: { min_edge_pct: 3 } });
+      const g = { id: 'we_evgrow', sport_key: 'basketball_nba', commence_time: Date.now() + 7_500_000, home_team: 'Utah Jazz', away_team: 'Memphis Grizzlies' };
+      const at = (path: string, type: string, book: string) => (r: Received) =>
+        r.path.endsWith(path) && (r.body?.event_type ?? r.body?.event) === type && (r.body.data.match_id ?? r.body.data.event_id) === g.id && r.body.data.book === book;
+      // pinnacle's no-vig line is 0.5 / 0.5: draftkings' 2.02 on the home side and fanduel's 2.02 on the away side are
+      // +1 %, below ev_alert's 2 % and the default min_edge_pct
+      await app.ingest({ events: [g], prices: [...h2h(g, 'pinnacle', 1.952, 1.952), ...h2h(g, 'draftkings', 2.02, 1.8), ...h2h(g, 'fanduel', 1.8, 2.02)] });
+      await new Promise((r) => setTimeout(r, 300));
+      const evTold = () => rx.requests.filter((r) => ['ev_alert', 'ev.flagged'].includes(r.body?.event_type ?? r.body?.event) && (r.body.data.match_id ?? r.body.data.event_id) === g.id);
+      t.equal(evTold().length, 0, '+1 % edges reach no +EV subscription (the two 2.02 sides are an arbitrage, announced as such)');
+      // draftkings moves to 2.08: 0.5 * 2.08 - 1 = +4 %, its EV bits unchanged (the shard sends no EV record)
+      await app.ingest({ prices: [{ book: 'draftkings', event_id: g.id, market: 'h2h', outcome: g.home_team, price: 2.08 }] });
+      const [a] = await rx.waitFor(at('?A', 'ev_alert', 'draftkings'));
+      t.same([a.body.data.side, a.body.data.price, a.body.data.edge_pct], ['Utah Jazz', 2.08, 4], 'ev_alert once the edge passes 2 %: +4 % at 2.08');
+      const [b3] = await rx.waitFor(at('?ev3', 'ev.flagged', 'draftkings'));
+      t.equal(b3.body.data.edge_pct, 4, 'ev.flagged to the min 3 % subscription at +4 %');
+      await rx.waitFor(at('?B', 'ev.flagged', 'draftkings'));
+      // growing further tells nobody again
+      await app.ingest({ prices: [{ book: 'draftkings', event_id: g.id, market: 'h2h', outcome: g.home_team, price: 2.1 }] });
+      // pinnacle moves to 2.0 / 1.9: the away side's fair probability (1 / 1.9) / (1 / 2 + 1 / 1.9) = 0.512820...,
+      // fanduel's 2.02 on it is +3.59 % (and draftkings' home side falls to +2.3 %: no news)
+      await app.ingest({ prices: h2h(g, 'pinnacle', 2.0, 1.9) });
+      const [f] = await rx.waitFor(at('?A', 'ev_alert', 'fanduel'));
+      t.ok(close(f.body.data.edge_pct, (1 / 1.9) / (1 / 2 + 1 / 1.9) * 2.02 * 100 - 100), `the sharp's move takes fanduel's away side to +3.59 % (${f.body.data.edge_pct})`);
+      t.equal(f.body.data.side, 'Memphis Grizzlies', 'the away side');
+      await rx.waitFor(at('?ev3', 'ev.flagged', 'fanduel'));
+      await new Promise((r) => setTimeout(r, 300));
+      for (const [path, type] of [['?A', 'ev_alert'], ['?B', 'ev.flagged'], ['?ev3', 'ev.flagged']]) {
+        for (const book of ['draftkings', 'fanduel']) t.equal(rx.requests.filter(at(path, type, book)).length, 1, `${path} ${type} ${book}: told once`);
+      }
+      t.equal(rx.requests.filter((r) => r.path.endsWith('?edge') && r.body?.data?.event_id === g.id).length, 0, 'nothing reaches min_edge_pct 50');
+      await call(app, 'DELETE', `/v1/webhooks/${three.id as string}`, key);
+    });
+
     t.test('line_move (points and price), odds_drop and line_move.steam', async (t) => {
       const g = { id: 'we_move', sport_key: 'basketball_nba', commence_time: Date.now() + 9_000_000, home_team: 'Chicago Bulls', away_team: 'Detroit Pistons' };
       const spread = (home: number, price: number) => [

@@ -6,7 +6,7 @@ import { ApiError } from '../engine/errors.js';
 import { isRejection, parseEvent, parsePrice, type EventRecord, type Rejection } from '../engine/ingest.js';
 import { Interner } from '../engine/interner.js';
 import { EventPlayers, PlayerNames } from '../engine/players.js';
-import { AnalyticsView, type AnalyticsChanges } from '../engine/analytics-view.js';
+import { AnalyticsView, noChanges, type AnalyticsChanges, type QuotePrice } from '../engine/analytics-view.js';
 import { ReadModel, type EventView } from '../engine/read-model.js';
 import { OBS, RecordBuffer } from '../engine/records.js';
 import type { ChangesMsg } from './protocol.js';
@@ -80,6 +80,9 @@ export class Hub {
   private readonly records = new Map<string, EventRecord>();
   private readonly seqs = new Map<string, number>();
   private readonly listeners: ((batch: ChangeBatch) => void)[] = [];
+  /** the read model's raw price of a quote (the analytics view prices +EV rows' growth with it) */
+  private readonly priceOf: QuotePrice = (event, market, point, player, outcome, book) =>
+    this.readModel.quotePrice(event, market, point, player, outcome, book);
   private readonly analyticsListeners: ((changes: AnalyticsChanges) => void)[] = [];
   private readonly outs: RecordBuffer[] = [];
   /** games not started yet, by event index: their start time. tick() hands the started ones to their shards, which
@@ -120,7 +123,7 @@ export class Hub {
   /** Called after each shard answer that opened or closed an arbitrage or a positive-EV row (webhooks). */
   onAnalytics(fn: (changes: AnalyticsChanges) => void): void {
     this.analyticsListeners.push(fn);
-    this.analytics.changes ??= { arbOpened: [], arbUpdated: [], arbClosed: [], evOpened: [], evClosed: [] };
+    this.analytics.changes ??= noChanges();
   }
 
   sportSeq(sport: string): number {
@@ -306,13 +309,16 @@ export class Hub {
     this.counters.changeRecords += msg.n;
     const a = this.analytics;
     a.apply(msg);
+    // the quotes before the analytics' listeners: an event's data time (webhook keys, arb_id) is the newest write of
+    // its quotes with this batch's, whether the shard answered the batch in one message or in two (quotes first)
+    const touched = msg.n === 0 ? null : this.readModel.apply(msg.rec, msg.n);
+    a.settleEvGrowth(msg.rec, msg.n, this.priceOf);
     const ch = a.changes;
-    if (ch !== null && ch.arbOpened.length + ch.arbUpdated.length + ch.arbClosed.length + ch.evOpened.length + ch.evClosed.length > 0) {
-      a.changes = { arbOpened: [], arbUpdated: [], arbClosed: [], evOpened: [], evClosed: [] };
+    if (ch !== null && ch.arbOpened.length + ch.arbUpdated.length + ch.arbClosed.length + ch.evOpened.length + ch.evClosed.length + ch.evGrew.length > 0) {
+      a.changes = noChanges();
       for (const fn of this.analyticsListeners) fn(ch);
     }
-    if (msg.n === 0) return;
-    const touched = this.readModel.apply(msg.rec, msg.n);
+    if (touched === null) return;
     const seqs = new Map<string, number>();
     for (const sport of touched) {
       const seq = (this.seqs.get(sport) ?? 0) + 1;

@@ -375,6 +375,8 @@ export class WebhookService {
     this.activeSubs = 0;
     for (const x of this.subs.values()) if (x.row.isActive) this.activeSubs++;
     this.evaluator.setWanted(byType.keys());
+    // +EV rows' growth past a threshold is followed only while someone is told of +EV rows
+    this.d.hub.analytics.evGrowth = byType.has('ev_alert') || byType.has('ev.flagged');
     // the hub copies opened and closed analytics rows only once someone listens: listen from the first
     // subscription that needs them (and for good: the arbitrages announced must be followed to their close)
     if (!this.analyticsOn && ANALYTICS_TYPES.some((x) => byType.has(x))) {
