@@ -27,8 +27,11 @@ t.test('kickoff - pregame quotes leave every in-play view at the start; in-play 
   const books = (list: Ev[]) => list.map((e) => [e.id, e.bookmakers.map((b) => b.key).sort()]);
 
   // a pregame arbitrage: 2.2 and 2.1 across two books (implied sum 0.93)
-  const pre = await app.ingest({ events: [ev], prices: [...h2h('draftkings', 2.2, 1.8), ...h2h('fanduel', 1.75, 2.1)] });
-  t.same([pre.json.accepted, pre.json.ignored], [4, 0], 'pregame quotes applied');
+  // and a pregame player prop, which /live merges in play (regression: its book was served with an empty market
+  // stamped 1970-01-01)
+  const prop = ['Over', 'Under'].map((outcome) => ({ book: 'draftkings', event_id: ev.id, market: 'player_points', player: 'Jayson Tatum', outcome, point: 27.5, price: 1.9 }));
+  const pre = await app.ingest({ events: [ev], prices: [...h2h('draftkings', 2.2, 1.8), ...h2h('fanduel', 1.75, 2.1), ...prop] });
+  t.same([pre.json.accepted, pre.json.ignored], [6, 0], 'pregame quotes applied');
   t.same(books(await get<Ev[]>('/v1/sports/basketball_nba/odds')), [['ko_1', ['draftkings', 'fanduel']]], 'served pregame');
   const arbs = await get<ArbRow[]>('/v1/sports/basketball_nba/arbitrage');
   t.same(arbs.map((a) => a.event_id), ['ko_1'], 'the pregame arbitrage is listed');

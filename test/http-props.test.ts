@@ -68,7 +68,7 @@ t.test('props', async (t) => {
   t.test('dfsOdds=effective, oddsFormat=decimal', async (t) => {
     const { body } = await get('&dfsOdds=effective&oddsFormat=decimal&bookmakers=prizepicks');
     t.equal(body.length, 1, 'one row');
-    t.equal(body[0].over_price, Math.sqrt(3), "prizepicks' per-leg price from its 2-leg payout of 3.0: sqrt(3)");
+    t.equal(body[0].over_price, 1.73205080757, "prizepicks' per-leg price from its 2-leg payout of 3.0: sqrt(3), served to 12 significant digits");
   });
 
   t.test('filters: player (partial, case- and accent-insensitive), markets, bookmakers, eventId, maxAgeSec', async (t) => {

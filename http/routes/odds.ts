@@ -273,12 +273,13 @@ export class OddsView {
           for (const r of ev.records) {
             if (rm.book(r) !== bookId || MARKETS[rm.market(r)].kind !== 'prop') continue;
             const mdef = MARKETS[rm.market(r)];
-            let m = markets.find((x) => x.key === mdef.key);
-            if (m === undefined) markets.push((m = { key: mdef.key, last_update: time(0), outcomes: [], _t: 0 }));
             const player = this.s.hub.players.name(rm.player(r));
             for (let o = 0; o < 2; o++) {
               const d = rm.price(r, o);
               if (d === 0 || !inPlayOk(rm, r, o + 1, ev.commence, now, o)) continue;
+              // the market's entry is made by its first served side: no empty market, no time of 0
+              let m = markets.find((x) => x.key === mdef.key);
+              if (m === undefined) markets.push((m = { key: mdef.key, last_update: time(0), outcomes: [], _t: 0 }));
               const lu = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
               m.outcomes.push({ name: o === 0 ? 'Over' : 'Under', price: q.american ? decimalToAmerican(d) : d, point: rm.point(r), description: player });
               m._t = Math.max(m._t ?? 0, lu);

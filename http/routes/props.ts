@@ -6,7 +6,7 @@
 // `player`, the Yes price (it wins) in `over_price` and the No price in `under_price`.
 
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
-import { decimalToAmerican } from '../../engine/odds.js';
+import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import { canonicalInEvent, nameMatcher } from '../../engine/players.js';
 import type { EventView } from '../../engine/read-model.js';
 import type { ParamSpec } from '../params.js';
@@ -145,7 +145,7 @@ export function propsRoutes(s: Services): Route[] {
         if (d === 0) return null;
         let x = d;
         if (BOOKMAKERS[book].kind === 'dfs') x = effective && BOOKMAKERS[book].dfs_two_leg_payout > 0 ? Math.sqrt(BOOKMAKERS[book].dfs_two_leg_payout) : 2;
-        return american ? decimalToAmerican(x) : x;
+        return american ? decimalToAmerican(x) : tidy(x);
       };
       const age = (lu: number) => Math.max(0, (ctx.now - lu) / 1000);
       const head = (r: Row) => (r.ev.kind === 'game'
