@@ -135,3 +135,24 @@ t.test('hub - analytics listeners see the read model with the batch applied, how
   t.equal(checked, 32, 'sixteen arbitrages opened, two legs each');
   t.same(wrong, [], 'every leg\'s price was in the read model');
 });
+
+t.test('hub - an arbitrage is detected at the time of the batch that opened it, not at the wall clock of its applying', async (t) => {
+  // a node replaying the cluster's stream applies a batch taken minutes ago: its detected_at must be the same as on
+  // the node that took the batch live (regression: it was the replaying node's clock)
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  const taken = Date.now() - 120_000;
+  await hub.ingest({
+    events: [ev('det_1', 'basketball_nba', 'H', 'A')],
+    prices: [
+      { book: 'fanduel', event_id: 'det_1', market: 'h2h', outcome: 'H', price: 2.2, ts: taken - 10 },
+      { book: 'fanduel', event_id: 'det_1', market: 'h2h', outcome: 'A', price: 1.6, ts: taken - 10 },
+      { book: 'draftkings', event_id: 'det_1', market: 'h2h', outcome: 'H', price: 1.6, ts: taken - 10 },
+      { book: 'draftkings', event_id: 'det_1', market: 'h2h', outcome: 'A', price: 2.2, ts: taken - 10 },
+    ],
+  }, taken);
+  const arbs = [...hub.analytics.event(hub.eventIds.peek('det_1'))!.arbs.values()];
+  t.equal(arbs.length, 1, 'the arbitrage is open');
+  t.equal(arbs[0][ARB.DETECTED_AT], taken, 'detected at the batch\'s time');
+});

@@ -212,12 +212,12 @@ export class Hub {
         touched.add(shard);
         result.accepted++;
         // a full chunk goes now: the shard applies it while this loop parses the next (ApplyMsg.more)
-        if (out.length === CHUNK) sent.push(this.pool.apply(shard, out.take(), CHUNK, true));
+        if (out.length === CHUNK) sent.push(this.pool.apply(shard, out.take(), CHUNK, true, now));
       }
     } finally {
       for (const shard of touched) {
         const n = this.outs[shard].length;
-        sent.push(this.pool.apply(shard, this.outs[shard].take(), n));
+        sent.push(this.pool.apply(shard, this.outs[shard].take(), n, false, now));
       }
     }
     this.counters.observations += prices.length;

@@ -65,12 +65,14 @@ export class ShardPool {
   /** Sends a batch of observations to a shard; resolves once its change records were handed to onChanges, with the
    *  number of its observations the store ignored as older than the quote they would update. `more`: a chunk of a
    *  batch whose next chunk follows in the same synchronous pass (ApplyMsg.more); it resolves with the batch's last
-   *  chunk (the chunks' ignored observations are counted once, by one of their promises). */
-  apply(shard: number, obs: Float64Array, n: number, more = false): Promise<number> {
+   *  chunk (the chunks' ignored observations are counted once, by one of their promises). `now`: the batch's time,
+   *  the analytics' clock for it (when an arbitrage opened, which quotes are fresh): a node replaying the cluster's
+   *  stream applies a batch at the time it was taken, so its analytics agree with those of the node that took it. */
+  apply(shard: number, obs: Float64Array, n: number, more = false, now = this.opts.now()): Promise<number> {
     const s = this.shards[shard];
     if (!s.chunking) s.early = s.pending.size === 0;
     s.chunking = more;
-    return this.send(s, { t: MSG.APPLY, seq: ++this.seq, n, obs, now: this.opts.now(), early: s.early, more });
+    return this.send(s, { t: MSG.APPLY, seq: ++this.seq, n, obs, now, early: s.early, more });
   }
 
   async removeEvents(shard: number, events: number[]): Promise<void> {
