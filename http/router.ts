@@ -445,12 +445,17 @@ export class Router {
   private fail(res: HttpResponse, ctx: RequestCtx, err: unknown, started: number, routePath: string, close = false,
     extra: readonly [string, string][] = []): void {
     let apiErr: ApiError;
+    const headers: [string, string][] = [...extra];
     if (err instanceof ApiError) apiErr = err;
-    else {
+    else if (unreachable(err)) {
+      // the database is out of reach: a passing outage, not a fault of the request or of the service's code
+      this.opts.onError?.(err, ctx);
+      apiErr = new ApiError('SERVICE_UNAVAILABLE', 'The database is unreachable; retry shortly', undefined, { cause: err });
+      headers.push(['Retry-After', '5']);
+    } else {
       this.opts.onError?.(err, ctx);
       apiErr = new ApiError('INTERNAL_ERROR', undefined, undefined, { cause: err });
     }
-    const headers: [string, string][] = [...extra];
     if (apiErr.code === 'EXCEEDED_FREQ_LIMIT') headers.push(['Retry-After', String(apiErr.retryAfter)]);
     const reply: Reply = { status: apiErr.status, body: errorBody(apiErr, ctx.requestId), headers };
     this.write(res, ctx, reply, 0, started, routePath, close);
@@ -470,6 +475,23 @@ export class Router {
     this.settle(res);
     this.opts.onResponse?.(routePath, reply.status, ms);
   }
+}
+
+/** error codes of a connection that failed or broke: the socket's, and postgres.js' own */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE',
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+]);
+
+/** Whether an error (or one of its causes) is a connection that failed or broke: the only connections a request
+ *  handler makes are the database's (a webhook test delivery reports its own failures). */
+function unreachable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e instanceof Error; i++, e = e.cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && UNREACHABLE.has(code)) return true;
+  }
+  return false;
 }
 
 /** The client address: the socket peer, or what a trusted proxy's X-Forwarded-For names (http/client-ip.ts). */
