@@ -53,7 +53,7 @@ import { dataSourceHeader, parseFeeds, theOddsApiConfigFromEnv } from './feeds.j
 import { TheOddsApiFeed, type TheOddsApiConfig } from '../workers/theoddsapi-feed.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Cluster } from '../workers/cluster.js';
-import { connectNats, natsConfigFromEnv, type NatsConfig } from '../workers/nats.js';
+import { NatsLink, connectNats, natsConfigFromEnv, type NatsConfig } from '../workers/nats.js';
 import { NatsIngest } from '../workers/nats-ingest.js';
 import { KeySync } from './key-sync.js';
 
@@ -293,9 +293,11 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     const label: { simulated: boolean; services: Services | null } = { simulated, services: null };
     let nc: NatsConnection | null = null;
     let cluster: Cluster | null = null;
+    let natsLink: NatsLink | undefined;
     if (cfg.nats) {
       const conn = nc = await connectNats(cfg.nats);
       cleanups.push(() => conn.close());
+      natsLink = new NatsLink(conn, now, metrics.registry);
       if (cfg.nats.cluster) {
         const c = cluster = new Cluster(conn, {
           hub, log: cfg.log, registry: metrics.registry,
@@ -320,6 +322,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       hub, accounts, db, metrics, now, simulated: label.simulated,
       ingest: cluster !== null ? (b, t, opts) => cluster.submit(b, t, opts) : (b, t, opts) => hub.ingest(b, t, opts?.source),
       cluster: cluster ?? undefined,
+      natsLink,
       feed: cfg.feeds.length === 0 ? 'none' : cfg.feeds.join(','),
       startedAt: now(),
       version: VERSION,
@@ -458,6 +461,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       const n = cfg.nats;
       status.nats = () => ({
         url: n.url.replace(/\/\/[^@/]*@/, '//'), node_id: n.nodeId,
+        connection: natsLink?.snapshot() ?? null,
         ingest: services.natsIngest?.snapshot() ?? null,
         cluster: services.cluster?.snapshot() ?? null,
       });

@@ -164,6 +164,11 @@ export const HealthSchema = {
       },
     },
     shards: { type: 'object', properties: { count: int, restarts: int, quotes: { type: 'array', items: int } } },
+    nats: {
+      type: ['object', 'null'],
+      description: 'with NATS_URL: the connection; null without NATS',
+      properties: { connected: bool, disconnected_since: { type: ['string', 'null'] } },
+    },
     uptime_seconds: num,
     version: str,
   },

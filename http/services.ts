@@ -4,6 +4,7 @@ import type { Database } from '../sql/connection.js';
 import type { Hub, IngestResult } from '../workers/hub.js';
 import type { Cluster, SubmitOptions } from '../workers/cluster.js';
 import type { NatsIngest } from '../workers/nats-ingest.js';
+import type { NatsLink } from '../workers/nats.js';
 import type { WebhookService } from '../workers/webhook-service.js';
 import type { HistoryService } from '../workers/history-service.js';
 import type { StatusService } from '../workers/status-service.js';
@@ -29,6 +30,8 @@ export interface Services {
   cluster?: Cluster;
   /** NATS_URL: the NATS ingest subscriber; set by startApp */
   natsIngest?: NatsIngest;
+  /** NATS_URL: the state of the node's NATS connection; set by startApp */
+  natsLink?: NatsLink;
   /** outbound webhooks; set by startApp once started */
   webhooks?: WebhookService;
   /** closing-line history writer; set by startApp once started */

@@ -4,6 +4,8 @@
 
 import { hostname } from 'node:os';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { Registry } from 'prom-client';
+import { scrapedGauge } from './scraped-metrics.js';
 
 export interface NatsConfig {
   /** NATS_URL, e.g. nats://127.0.0.1:4222 */
@@ -63,4 +65,51 @@ export async function connectNats(cfg: NatsConfig): Promise<NatsConnection> {
   }).catch((e: unknown) => {
     throw new Error(`cannot reach NATS at NATS_URL ${cfg.url.replace(/\/\/[^@/]*@/, '//')}: ${(e as Error).message}`, { cause: e });
   });
+}
+
+/** A NATS connection down this long is reported by /health (a reconnect within it is a blip, not an outage). */
+export const NATS_DOWN_GRACE_MS = 5000;
+
+/**
+ * Whether the node's NATS connection is up, from the client's status events. The client reconnects by itself
+ * (connectNats), and meanwhile the node goes on serving what it holds: in a cluster its data stops following the
+ * other nodes', with nothing in its answers to say so. /health, /v1/status and /metrics report it instead.
+ */
+export class NatsLink {
+  connected = true;
+  /** when the connection went down (ms), 0 while it is up */
+  downSince = 0;
+  /** times the connection went down since the start */
+  disconnects = 0;
+
+  constructor(nc: NatsConnection, private readonly now: () => number, registry?: Registry) {
+    if (registry !== undefined) {
+      scrapedGauge(registry, 'linewire_nats_connected', '1 while the NATS connection is up, 0 while it is down', () => (this.connected ? 1 : 0));
+    }
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === 'disconnect' || s.type === 'reconnecting' || s.type === 'staleConnection') this.down();
+        else if (s.type === 'reconnect') {
+          this.connected = true;
+          this.downSince = 0;
+        }
+      }
+    })().catch(() => undefined);
+  }
+
+  private down(): void {
+    if (!this.connected) return;
+    this.connected = false;
+    this.downSince = this.now();
+    this.disconnects++;
+  }
+
+  /** down for at least NATS_DOWN_GRACE_MS */
+  out(now: number): boolean {
+    return !this.connected && now - this.downSince >= NATS_DOWN_GRACE_MS;
+  }
+
+  snapshot(): object {
+    return { connected: this.connected, disconnected_since: this.connected ? null : new Date(this.downSince).toISOString(), disconnects: this.disconnects };
+  }
 }

@@ -35,6 +35,14 @@ export function healthRoutes(s: Services): Route[] {
     const reasons: string[] = [];
     if (!database.ok) reasons.push(`database: ${database.error ?? 'down'}`);
     if (fresh === false) reasons.push(`data: the newest price is ${Math.round(age!)} s old (stale past ${HEALTH_STALE_S} s): is the feed running?`);
+    // a cluster node cut off from NATS keeps serving what it holds while the others move on: out of rotation (503)
+    // until it is back. A node that only ingests from NATS says so and stays 200, as with stale data.
+    const link = s.natsLink;
+    const natsOut = link !== undefined && link.out(now);
+    if (natsOut) {
+      reasons.push(`nats: disconnected for ${Math.round((now - link.downSince) / 1000)} s` +
+        (s.cluster !== undefined ? ': this node\'s data is not following the cluster' : ': NATS ingest is not received'));
+    }
     const body = healthJson({
       status: reasons.length === 0 ? 'ok' : 'degraded',
       reasons,
@@ -49,10 +57,11 @@ export function healthRoutes(s: Services): Route[] {
         fresh,
       },
       shards: { count: s.hub.pool.size, restarts: s.hub.pool.restarts().reduce((a, b) => a + b, 0), quotes },
+      nats: link === undefined ? null : { connected: link.connected, disconnected_since: link.connected ? null : isoMillis(link.downSince) },
       uptime_seconds: Math.round((now - s.startedAt) / 100) / 10,
       version: s.version,
     });
-    return { status: database.ok ? 200 : 503, body };
+    return { status: database.ok && !(natsOut && s.cluster !== undefined) ? 200 : 503, body };
   };
   return ['/health', '/healthz', '/v1/health'].map((path): Route => ({
     method: 'GET',
