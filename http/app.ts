@@ -87,6 +87,9 @@ export interface Config {
   /** NODE_ID: this node's name in the claims of a cluster (README "Cluster: what is claimed how"); default the host
    *  name and a hash of the data directory, the same across restarts */
   nodeId?: string;
+  /** the engine's clock tick (quotes going stale, games starting: Hub.tick), ms; default 1000 (a test that must see
+   *  what a request serves before the tick lengthens it) */
+  tickMs?: number;
   /** closing-line history writer timings (tests shorten them) */
   history?: Partial<HistoryConfig>;
   /** status cache and sampling timings (tests shorten them) */
@@ -275,7 +278,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     await hub.start();
     cleanups.push(() => hub.close());
     // quotes age without updates, and games start: once a second (Hub.tick)
-    const ticker = setInterval(() => hub.tick(), 1000);
+    const ticker = setInterval(() => hub.tick(), cfg.tickMs ?? 1000);
     ticker.unref();
     cleanups.push(async () => clearInterval(ticker));
 

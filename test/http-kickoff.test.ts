@@ -79,3 +79,32 @@ t.test('kickoff - a game moved later starts again at its new time; a game that n
   const cons = (await (await app.get('/v1/sports/icehockey_nhl/consensus', { 'X-API-Key': key })).json()) as unknown[];
   t.same(cons, [], 'and none left in the store');
 });
+
+t.test('kickoff - before the tick, an arbitrage whose maintained alternatives are all pregame is not served either', async (t) => {
+  // six books on each side: the arbitrage row keeps the best four per outcome (ARB.ALTS); the request skips the
+  // pregame ones and looks further in the read model (regression: that search served the pregame prices in play
+  // until the tick). The tick is held off, so only the request's own check stands between the client and them.
+  const app = await startTestApp(t, { tickMs: 3_600_000 });
+  const key = await app.key('business');
+  const start = Date.now() + 1500;
+  const ev = { id: 'ko_3', sport_key: 'basketball_euroleague', commence_time: start, home_team: 'Real Madrid', away_team: 'Olympiacos' };
+  const books = ['draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'espnbet', 'betrivers'];
+  const prices = books.flatMap((book, i) => {
+    const [home, away] = i % 2 === 0 ? [2.2 - 0.01 * i, 1.75] : [1.75, 2.2 - 0.01 * i];
+    return [
+      { book, event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: home },
+      { book, event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: away },
+    ];
+  });
+  await app.ingest({ events: [ev], prices });
+  const arbs = async (q: string) => {
+    const res = await app.get(`/v1/sports/basketball_euroleague/arbitrage?include_live=true${q}`, { 'X-API-Key': key });
+    return ((await res.json()) as ArbRow[]).filter((r) => r.event_id === ev.id);
+  };
+  t.equal((await arbs('')).length, 1, 'the pregame arbitrage is listed before the start');
+  await sleep(Math.max(0, start - Date.now()) + 50);
+  t.same(await arbs(''), [], 'after the start: none (the best four quotes per side are pregame, and so is the rest)');
+  t.same(await arbs('&exclude_books=draftkings'), [], 'nor past an excluded book');
+  const inplay = (await (await app.get('/v1/inplay/arbs', { 'X-API-Key': key })).json()) as ArbRow[];
+  t.same(inplay.filter((r) => r.event_id === ev.id), [], '/v1/inplay/arbs: none');
+});

@@ -103,7 +103,7 @@ export const MiddleRowSchema = {
     window: { type: 'object', properties: { low: num, high: num, width: num } },
     hit_numbers: { type: 'array', items: num },
     push_numbers: { type: 'array', items: { type: 'object', properties: { number: num, net: num } } },
-    profit_if_hit: num, net_if_below: num, net_if_above: num, break_even_hit_rate: num,
+    profit_if_hit: { type: ['number', 'null'] }, net_if_below: num, net_if_above: num, break_even_hit_rate: { type: ['number', 'null'] },
   },
 } as const;
 
@@ -213,7 +213,9 @@ export function analyticsRoutes(s: Services): Route[] {
       // an inconsistent own moneyline pair counts nowhere (ReadModel.consistent), as in the shards
       if (d === 0 || IS_DFS[b] || skip(b) || !rm.consistent(r)) continue;
       const c = rm.changedAt(r, o);
-      if (now - Math.max(c, rm.verifiedAt(r, o)) > STALE_MS[b]) continue;
+      const lu = Math.max(c, rm.verifiedAt(r, o));
+      // stale, or of a started game observed before the start (a pregame price: freshAt)
+      if (now - lu > STALE_MS[b] || (lu < ev.commence && ev.commence <= now)) continue;
       const e = effectiveAt(d, b);
       if (book[o] >= 0 && !(e > eff[o] || (e === eff[o] && (c < changed || (c === changed && b < book[o]))))) continue;
       book[o] = b;
@@ -605,12 +607,13 @@ export function analyticsRoutes(s: Services): Route[] {
             under: { book: BOOKMAKERS[rec[MID.UNDER_BOOK]].key, side: spreads ? e.away : 'Under', line: hi, price: rec[MID.UNDER_PRICE], effective_price: tidy(rec[MID.UNDER_EFF]) },
             window: m.window, hit_numbers: m.hit_numbers,
             push_numbers: m.push_numbers.map((x) => ({ number: x.number, net: tidy(x.net) })),
-            profit_if_hit: tidy(m.profit_if_hit), net_if_below: tidy(m.net_if_below), net_if_above: tidy(m.net_if_above),
-            break_even_hit_rate: tidy(m.break_even_hit_rate),
+            profit_if_hit: m.profit_if_hit === null ? null : tidy(m.profit_if_hit), net_if_below: tidy(m.net_if_below), net_if_above: tidy(m.net_if_above),
+            break_even_hit_rate: m.break_even_hit_rate === null ? null : tidy(m.break_even_hit_rate),
           });
         }
       }
-      rows.sort((x, y) => y.window.width - x.window.width || x.break_even_hit_rate - y.break_even_hit_rate
+      // a window with nothing to hit (null) ranks after those that can hit (NaN for two of them: the next key decides)
+      rows.sort((x, y) => y.window.width - x.window.width || (x.break_even_hit_rate ?? Infinity) - (y.break_even_hit_rate ?? Infinity)
         || cmp(x.event_id, y.event_id) || cmp(x.market, y.market) || cmp(x.player ?? '', y.player ?? '')
         || x.over.line - y.over.line || x.under.line - y.under.line);
       return { status: 200, body: midJson(rows) };
