@@ -187,10 +187,12 @@ export interface Middle {
   window: { low: number; high: number; width: number };
   hit_numbers: number[];
   push_numbers: PushNumber[];
-  profit_if_hit: number;
+  /** null when no whole number lies strictly inside the window (nothing can hit) */
+  profit_if_hit: number | null;
   net_if_below: number;
   net_if_above: number;
-  break_even_hit_rate: number;
+  /** null when nothing can hit */
+  break_even_hit_rate: number | null;
 }
 
 /**
@@ -205,6 +207,8 @@ export interface Middle {
  *   a miss is worth miss = (net_if_below + net_if_above)/2 (push numbers are left out of this model):
  *   h * profit_if_hit + (1 - h) * miss = 0, so h = -miss / (profit_if_hit - miss), clipped to [0, 1]. It is 0
  *   when miss >= 0: the pair never loses (an arbitrage), any hit rate breaks even.
+ * A window with no whole number strictly inside (44 to 44.5) cannot hit: profit_if_hit and break_even_hit_rate are
+ * null, and what it offers is its push numbers' nets.
  * Returns null when hi <= lo, a line is not finite or a price is not takeable.
  */
 export function middle(lo: number, overPrice: number, hi: number, underPrice: number): Middle | null {
@@ -227,9 +231,9 @@ export function middle(lo: number, overPrice: number, hi: number, underPrice: nu
     window: { low: lo, high: hi, width: tidy(hi - lo) },
     hit_numbers,
     push_numbers,
-    profit_if_hit,
+    profit_if_hit: hit_numbers.length === 0 ? null : profit_if_hit,
     net_if_below,
     net_if_above,
-    break_even_hit_rate: Math.min(1, Math.max(0, h)),
+    break_even_hit_rate: hit_numbers.length === 0 ? null : Math.min(1, Math.max(0, h)),
   };
 }

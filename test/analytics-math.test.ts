@@ -182,14 +182,14 @@ t.test('middles - over 44.5 at 1.91 vs under 47.5 at 1.91', async (t) => {
   t.same(r.hit_numbers, [45, 46, 47], 'whole numbers strictly inside (44.5, 47.5)');
   t.same(r.push_numbers, [], 'half-point lines never push');
   // both win: 100 * 0.91 + 100 * 0.91 = 182
-  near(t, r.profit_if_hit, 182, 1e-12, 'profit if hit 182');
+  near(t, r.profit_if_hit!, 182, 1e-12, 'profit if hit 182');
   // below 44.5: Under wins 91, Over loses 100 -> -9; above 47.5: same by symmetry
   near(t, r.net_if_below, -9, 1e-12, 'net if below -9');
   near(t, r.net_if_above, -9, 1e-12, 'net if above -9');
   // miss = -9; h = 9/(182 + 9) = 9/191 = 0.0471204188481675
-  near(t, r.break_even_hit_rate, 9 / 191, 1e-14, 'break-even hit rate 4.712 %');
+  near(t, r.break_even_hit_rate!, 9 / 191, 1e-14, 'break-even hit rate 4.712 %');
   // check: EV at h = 9/191 is 182h - 9(1 - h) = 0
-  near(t, 182 * r.break_even_hit_rate - 9 * (1 - r.break_even_hit_rate), 0, 1e-12, 'EV zero at the break-even rate');
+  near(t, 182 * r.break_even_hit_rate! - 9 * (1 - r.break_even_hit_rate!), 0, 1e-12, 'EV zero at the break-even rate');
 });
 
 t.test('middles - whole-number lines 44 / 47 push at both ends', async (t) => {
@@ -204,11 +204,11 @@ t.test('middles - whole-number lines 44 / 47 push at both ends', async (t) => {
   near(t, r.push_numbers[0]!.net, 87, 1e-12, 'net at 44 = +87');
   t.equal(r.push_numbers[1]!.number, 47, 'upper line pushes');
   near(t, r.push_numbers[1]!.net, 95, 1e-12, 'net at 47 = +95');
-  near(t, r.profit_if_hit, 182, 1e-12, 'profit if hit 95 + 87 = 182');
+  near(t, r.profit_if_hit!, 182, 1e-12, 'profit if hit 95 + 87 = 182');
   near(t, r.net_if_below, -13, 1e-12, 'below: 87 - 100 = -13');
   near(t, r.net_if_above, -5, 1e-12, 'above: 95 - 100 = -5');
   // miss = (-13 - 5)/2 = -9; h = 9/191
-  near(t, r.break_even_hit_rate, 9 / 191, 1e-14, 'break-even 9/191');
+  near(t, r.break_even_hit_rate!, 9 / 191, 1e-14, 'break-even 9/191');
 });
 
 t.test('middles - half-point windows with no hit number', async (t) => {
@@ -219,6 +219,9 @@ t.test('middles - half-point windows with no hit number', async (t) => {
   t.same(a.push_numbers.map((p) => p.number), [45], 'push at 45');
   near(t, a.push_numbers[0]!.net, 91, 1e-12, 'net at 45 = Over wins 91');
   t.same(a.window, { low: 44.5, high: 45, width: 0.5 }, 'width 0.5');
+  // nothing can hit: no profit if hit, no break-even hit rate (regression: 182 and a rate were served as if it could)
+  t.same([a.profit_if_hit, a.break_even_hit_rate], [null, null], 'nothing to hit: profit_if_hit and break_even_hit_rate null');
+  near(t, a.net_if_below, -9, 1e-12, 'below: Under wins 91, Over loses 100');
   // over 45 vs under 45.5: 45 whole: Over pushes, Under wins 91
   const b = middle(45, 1.91, 45.5, 1.91);
   if (b === null) return t.fail('middle expected');

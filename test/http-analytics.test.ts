@@ -25,7 +25,7 @@ interface MidLeg { book: string; side: string; line: number; price: number; effe
 interface MidRow {
   event_id: string; market: string; player: string | null; is_live: boolean; books: number; over: MidLeg; under: MidLeg;
   window: { low: number; high: number; width: number }; hit_numbers: number[]; push_numbers: { number: number; net: number }[];
-  profit_if_hit: number; net_if_below: number; net_if_above: number; break_even_hit_rate: number; [k: string]: unknown;
+  profit_if_hit: number | null; net_if_below: number; net_if_above: number; break_even_hit_rate: number | null; [k: string]: unknown;
 }
 
 const clock = new TestClock();
@@ -848,8 +848,10 @@ const midRow = (market: string, player: string | null, books: number, over: MidL
   const miss = (uw - 100 + ow - 100) / 2;
   return {
     ...head(nba), market, player, is_live: false, books, over, under, window: { low: lo, high: hi, width: hi - lo },
-    hit_numbers: hits, push_numbers: push, profit_if_hit: ow + uw, net_if_below: uw - 100, net_if_above: ow - 100,
-    break_even_hit_rate: miss >= 0 ? 0 : -miss / (ow + uw - miss),
+    hit_numbers: hits, push_numbers: push, net_if_below: uw - 100, net_if_above: ow - 100,
+    // nothing to hit: no profit if hit, no break-even rate
+    profit_if_hit: hits.length === 0 ? null : ow + uw,
+    break_even_hit_rate: hits.length === 0 ? null : miss >= 0 ? 0 : -miss / (ow + uw - miss),
   };
 };
 const leg = (book: string, side: string, line: number, p: number): MidLeg => ({ book, side, line, price: p, effective_price: p });
@@ -865,8 +867,8 @@ const MID_TOT_2 = midRow('totals', null, 4, leg('draftkings', 'Over', 220.5, 1.9
 // spreads: Boston -3.5 at draftkings 2.05 wins on a home margin above 3.5, Miami +4.5 at williamhill 1.65 on one below 4.5:
 //   window (3.5, 4.5), hit 4; profit 105 + 65 = 170, below -35, above 5, miss -15, h = 15/185 = 0.0810811
 const MID_SPREAD = midRow('spreads', null, 3, leg('draftkings', 'Boston Celtics', -3.5, 2.05), leg('williamhill', 'Miami Heat', 4.5, 1.65), 3.5, 4.5, [4], []);
-// totals Over 222.5 fanduel 2.05 / Under 223 pinnacle 1.95: width 0.5, no hit number, 223 pushes (net 105);
-//   profit 200, below -5, above 5, miss 0: break-even 0
+// totals Over 222.5 fanduel 2.05 / Under 223 pinnacle 1.95: width 0.5, no hit number (so no profit if hit and no
+//   break-even rate), 223 pushes (net 105); below -5, above 5
 const MID_TOT_05 = midRow('totals', null, 4, leg('fanduel', 'Over', 222.5, 2.05), leg('pinnacle', 'Under', 223, 1.95), 222.5, 223, [], [{ number: 223, net: 105 }]);
 const noBooks = (rows: unknown) => (rows as MidRow[]).map((r) => ({ ...r, books: 0 }));
 

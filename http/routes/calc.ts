@@ -48,7 +48,7 @@ const MiddleCalcSchema = closed({
   over: closed({ line: num, ...priceFields }), under: closed({ line: num, ...priceFields }),
   window: closed({ low: num, high: num, width: num }), hit_numbers: numArr,
   push_numbers: { type: 'array', items: closed({ number: num, net: num }) },
-  profit_if_hit: num, net_if_below: num, net_if_above: num, break_even_hit_rate: num,
+  profit_if_hit: { type: ['number', 'null'] }, net_if_below: num, net_if_above: num, break_even_hit_rate: { type: ['number', 'null'] },
 });
 const ParlayCalcSchema = closed({ legs: { type: 'array', items: closed(priceFields) }, ...priceFields, stake: nullableNum, payout: nullableNum });
 
@@ -261,8 +261,8 @@ export function calcRoutes(): Route[] {
         return ok(middleJson({
           over: { line: lo, ...priceOf(op) }, under: { line: hi, ...priceOf(up) }, window: m.window, hit_numbers: m.hit_numbers,
           push_numbers: m.push_numbers.map((x) => ({ number: x.number, net: tidy(x.net) })),
-          profit_if_hit: tidy(m.profit_if_hit), net_if_below: tidy(m.net_if_below), net_if_above: tidy(m.net_if_above),
-          break_even_hit_rate: tidy(m.break_even_hit_rate),
+          profit_if_hit: m.profit_if_hit === null ? null : tidy(m.profit_if_hit), net_if_below: tidy(m.net_if_below), net_if_above: tidy(m.net_if_above),
+          break_even_hit_rate: m.break_even_hit_rate === null ? null : tidy(m.break_even_hit_rate),
         }));
       }),
 
