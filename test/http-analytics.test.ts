@@ -513,7 +513,7 @@ const evRow = (ev: Ev, side: string, book: string, p: number, d: number, books: 
   return {
     ...head(ev), game_date: isoS(ev.commence_time).slice(0, 10), market: 'h2h', point: null, player: null, side, book,
     price: d, price_american: d >= 2 ? Math.round((d - 1) * 100) : -Math.round(100 / (d - 1)), effective_price: e,
-    book_implied_pct: 100 / d, fair_prob_pct: p * 100, fair_price: 1 / p, edge_pct: (p * e - 1) * 100,
+    book_implied_pct: 100 / e, fair_prob_pct: p * 100, fair_price: 1 / p, edge_pct: (p * e - 1) * 100,
     kelly_fraction: ((p * e - 1) / (e - 1)) * 0.5, sharp_book: 'pinnacle', devig: 'multiplicative', books_compared: books,
     is_live: ev === live, age_seconds: 2, ...extra,
   };

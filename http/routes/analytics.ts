@@ -430,7 +430,7 @@ export function analyticsRoutes(s: Services): Route[] {
             ...head(e), game_date: isoSeconds(e.commence).slice(0, 10),
             market: MARKETS[market].key, point: outcomePoint(market, point, o), player: playerName(player),
             side: outcomeName(e, market, o), book: BOOKMAKERS[book].key, price, price_american: decimalToAmerican(price),
-            effective_price: tidy(eff), book_implied_pct: tidy(100 / price), fair_prob_pct: tidy(fair * 100),
+            effective_price: tidy(eff), book_implied_pct: tidy(100 / eff), fair_prob_pct: tidy(fair * 100),
             fair_price: tidy(1 / fair), edge_pct: edge, kelly_fraction: tidy(kelly(fair, eff)),
             sharp_book: sharpKey, devig: p.devig as string, books_compared: books, is_live: e.commence <= ctx.now,
             age_seconds: Math.max(0, (ctx.now - oldest) / 1000),
