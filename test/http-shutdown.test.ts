@@ -5,6 +5,7 @@
 import { Agent, request } from 'node:http';
 import t from 'tap';
 import { ADMIN_KEY, startTestApp } from './helpers/app.js';
+import { connect } from './helpers/ws-client.js';
 
 interface Answer { status: number; body: string; connection: string | undefined }
 
@@ -62,4 +63,15 @@ t.test('shutdown - a request taken before close is answered; one after it on a k
   t.equal(late.connection, 'close', 'and the connection is closed');
   t.ok(closing !== null, 'close() was called');
   await closing;
+});
+
+t.test('shutdown - open streams are ended with 1001 (going away), not dropped', async (t) => {
+  const app = await startTestApp(t);
+  const key = await app.key('business');
+  const ws = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${key}`);
+  await ws.until((f) => f.type === 'snapshot');
+  const closing = app.close();
+  const closed = await ws.closedWith(5000);
+  await closing;
+  t.same(closed, { code: 1001, reason: 'server shutting down' }, 'the client is told the server is going away');
 });
