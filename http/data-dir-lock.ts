@@ -1,7 +1,9 @@
 // One process per DATA_DIR: the embedded database, the export cache and the first-start keys live there, and two
 // processes sharing it lose writes (each PGlite a session of its own over the same files) or delete each other's
-// cache. A lock file holds the owner's pid, created exclusively; a lock whose pid is gone (a killed process) is
-// taken over. The embedded database's socket check (sql/connection.ts) does not cover a DATA_DIR whose socket path
+// cache. A lock file holds the owner's pid and, on Linux, the boot and the process's start time since boot, created
+// exclusively; a lock whose process is gone (a killed process) is taken over. The start time tells a pid reused by
+// another process from the owner: a container's process is pid 1 at every start, so after a kill the new process
+// found its own pid in the lock and took it for a live owner, refusing every restart. The embedded database's socket check (sql/connection.ts) does not cover a DATA_DIR whose socket path
 // is too long (its socket then lives in a temporary directory), nor an external database's DATA_DIR.
 
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -16,22 +18,25 @@ export function lockDataDir(dataDir: string): () => void {
   const path = join(dir, LOCK_NAME);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(path, `${process.pid}\n`, { flag: 'wx', mode: 0o644 });
+      const me = startOf(process.pid);
+      writeFileSync(path, me === null ? `${process.pid}\n` : `${process.pid} ${me}\n`, { flag: 'wx', mode: 0o644 });
       return () => {
         // only our own lock: a later owner's (after a takeover) is not ours to remove
-        if (ownerOf(path) === process.pid) unlinkSync(path);
+        const o = ownerOf(path);
+        if (o !== null && o.pid === process.pid && o.start === me) unlinkSync(path);
       };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
     const owner = ownerOf(path);
     if (owner !== null && alive(owner)) {
-      throw new Error(`DATA_DIR ${dir} is in use by another process (pid ${owner}, ${path}); give each process a DATA_DIR of its own`);
+      throw new Error(`DATA_DIR ${dir} is in use by another process (pid ${owner.pid}, ${path}); give each process a DATA_DIR of its own`);
     }
     // the owner is gone (killed, or the file is unreadable): take the lock over. Removed only while it still names
     // that owner, so a process taking it over at the same moment keeps the lock it has just made; of two exclusive
     // creates one succeeds
-    if (ownerOf(path) !== owner) continue;
+    const now = ownerOf(path);
+    if (now?.pid !== owner?.pid || now?.start !== owner?.start) continue;
     try {
       unlinkSync(path);
     } catch (e) {
@@ -41,21 +46,45 @@ export function lockDataDir(dataDir: string): () => void {
   throw new Error(`DATA_DIR ${dir} is being taken by another process (${path})`);
 }
 
-function ownerOf(path: string): number | null {
+interface Owner {
+  pid: number;
+  /** boot id and start time since boot (startOf), null when the lock has none (another system, an older lock) */
+  start: string | null;
+}
+
+function ownerOf(path: string): Owner | null {
   try {
-    const pid = Number(readFileSync(path, 'utf8').trim());
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+    const [p, start] = readFileSync(path, 'utf8').trim().split(' ');
+    const pid = Number(p);
+    return Number.isSafeInteger(pid) && pid > 0 ? { pid, start: start ?? null } : null;
   } catch {
     return null;
   }
 }
 
-function alive(pid: number): boolean {
+/** A process's identity beyond its pid on Linux: the boot's id and its start time since boot (field 22 of
+ *  /proc/<pid>/stat, in clock ticks); null where /proc does not tell (or the process is gone). */
+function startOf(pid: number): string | null {
   try {
-    process.kill(pid, 0);
-    return true;
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name (field 2) is in parentheses and may hold blanks: count the fields after the last ')'
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return start === undefined ? null : `${boot}:${start}`;
+  } catch {
+    return null;
+  }
+}
+
+function alive(owner: Owner): boolean {
+  try {
+    process.kill(owner.pid, 0);
   } catch (e) {
     // EPERM: it exists, owned by another user
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  // a process has the pid: the owner, unless it started at another time (or in another boot) than the lock says
+  if (owner.start === null) return true;
+  const now = startOf(owner.pid);
+  return now === null || now === owner.start;
 }

@@ -15,7 +15,7 @@ t.teardown(() => rmSync(root, { recursive: true, force: true }));
 t.test('data dir lock - held, refused, released', async (t) => {
   const dir = join(root, 'a');
   const release = lockDataDir(dir);
-  t.equal(readFileSync(join(dir, 'linewire.lock'), 'utf8').trim(), String(process.pid), 'the lock names its owner');
+  t.match(readFileSync(join(dir, 'linewire.lock'), 'utf8').trim(), new RegExp(`^${process.pid} [0-9a-f-]+:\\d+$`), 'the lock names its owner and its start');
   t.throws(() => lockDataDir(dir), /in use by another process \(pid \d+/, 'a second lock while the owner lives is refused');
   release();
   const again = lockDataDir(dir);
@@ -30,8 +30,25 @@ t.test('data dir lock - a lock left by a process that is gone is taken over', as
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   writeFileSync(join(dir, 'linewire.lock'), `${child.stdout}\n`);
   const release = lockDataDir(dir);
-  t.equal(readFileSync(join(dir, 'linewire.lock'), 'utf8').trim(), String(process.pid), 'taken over');
+  t.equal(readFileSync(join(dir, 'linewire.lock'), 'utf8').split(' ')[0], String(process.pid), 'taken over');
   release();
+});
+
+t.test('data dir lock - a lock naming a pid now held by another process (a restarted container\'s pid 1) is taken over', async (t) => {
+  // the lock's pid is alive, but the process holding it started at another time than the lock's owner: the owner
+  // was killed and its pid reused (regression: such a restart was refused for good)
+  const dir = join(root, 'c');
+  mkdirSync(dir, { recursive: true });
+  const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  writeFileSync(join(dir, 'linewire.lock'), `${process.pid} ${boot}:1\n`);
+  const release = lockDataDir(dir);
+  t.match(readFileSync(join(dir, 'linewire.lock'), 'utf8').trim(), new RegExp(`^${process.pid} ${boot}:\\d+$`), 'taken over, with this process\'s start');
+  t.throws(() => lockDataDir(dir), /in use by another process/, 'and held against a second lock of the same process');
+  release();
+  // another boot: whatever the pid, the owner is gone
+  writeFileSync(join(dir, 'linewire.lock'), `${process.pid} 00000000-0000-0000-0000-000000000000:${readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[19]}\n`);
+  lockDataDir(dir)();
+  t.pass('a lock from another boot is taken over');
 });
 
 for (const database of appDatabases()) {
