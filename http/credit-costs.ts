@@ -26,6 +26,8 @@ const PER_1000_ROWS = '1 per 1,000 rows delivered (rows counted as sent), minimu
 export const CREDIT_COSTS: readonly CostEntry[] = Object.freeze([
   { method: 'GET', path: '/v1/sports/{sport_key}/odds', credits: null, minimum: 1,
     rule: 'number of markets x number of regions, minimum 1; with bookmakers=, each started group of 10 books counts as one region' },
+  { method: 'GET', path: '/v1/sports/{sport_key}/events/{event_id}/odds', credits: null, minimum: 1,
+    rule: 'as /odds: number of markets (game and prop) x number of regions, minimum 1; nothing for an event not found' },
   fixed('GET', '/v1/sports/{sport_key}/props', 3),
   fixed('GET', '/v1/sports/{sport_key}/live', 3),
   fixed('GET', '/v1/sports/{sport_key}/consensus', 3),

@@ -80,8 +80,12 @@ interface OddsQuery {
   maxAgeMs: number;
   /** /live: merge the books' player props into their markets */
   includeProps: boolean;
+  /** with includeProps: only these prop market keys (null: every one) */
+  propMarkets: Set<string> | null;
   /** /try: only the first this many events */
   maxEvents: number;
+  /** one event's odds: the body is the event object, not a list */
+  single: boolean;
 }
 
 function toQuery(p: Params): OddsQuery {
@@ -124,7 +128,9 @@ function toQuery(p: Params): OddsQuery {
     includeLive: p.include_live === true,
     maxAgeMs: Infinity,
     includeProps: false,
+    propMarkets: null,
     maxEvents: Infinity,
+    single: false,
   };
 }
 
@@ -169,23 +175,24 @@ export class OddsView {
   constructor(private readonly s: Services) {}
 
   private serializer(q: OddsQuery): (doc: unknown) => string {
-    const key = `${q.unix}:${q.verification}:${q.shape}`;
+    const key = `${q.unix}:${q.verification}:${q.shape}:${q.single}`;
     let fn = this.serializers.get(key);
     if (fn === undefined) {
       const time = q.unix ? UnixTime : IsoTime;
-      fn = compile({
-        type: 'array',
-        items: q.shape === 'raw' ? RawOddsEventSchema : oddsEventSchema({ time, verification: q.verification, rawJson: q.shape === 'normalized' }),
-      });
+      const item = q.shape === 'raw' ? RawOddsEventSchema : oddsEventSchema({ time, verification: q.verification, rawJson: q.shape === 'normalized' });
+      const list = compile({ type: 'array', items: item });
+      // one event: the list's only element (a list of one compiled once rather than a second schema)
+      fn = q.single ? (docs: unknown) => { const body = list(docs); return body.slice(1, -1); } : list;
       this.serializers.set(key, fn);
     }
     return fn;
   }
 
-  serve(ctx: RequestCtx, keys: string[], mode: 'odds' | 'live' | 'try' = 'odds'): Buffer {
+  serve(ctx: RequestCtx, keys: string[], mode: 'odds' | 'live' | 'try' | 'event' = 'odds'): Buffer {
     const rm = this.s.hub.readModel;
     const version = keys.map((k) => rm.version(k)).join(',');
-    const cacheKey = `${mode}:` + keys.join(',') + JSON.stringify(ctx.params);
+    // the path's arguments too: one event's odds are cached per event id
+    const cacheKey = `${mode}:${ctx.args.join('/')}:` + keys.join(',') + JSON.stringify(ctx.params);
     const hit = this.cache.get(cacheKey);
     const now = ctx.now;
     if (hit !== undefined && hit.version === version && now < hit.validUntil) {
@@ -199,6 +206,16 @@ export class OddsView {
       q.live = true;
       q.maxAgeMs = (ctx.params.max_age_hours as number) * 3_600_000;
       q.includeProps = true;
+    }
+    if (mode === 'event') {
+      // one event, started or not, with the prop markets asked for beside the game markets
+      q.ids = new Set([ctx.args[1]]);
+      q.includeLive = true;
+      q.single = true;
+      const props = q.markets.filter((m) => MARKETS[MARKET_INDEX.get(m)!]?.kind === 'prop');
+      q.markets = q.markets.filter((m) => !props.includes(m));
+      q.includeProps = props.length > 0;
+      q.propMarkets = new Set(props);
     }
     const built = this.build(q, keys, now);
     if (this.cache.size > 5000) this.cache.clear();
@@ -273,6 +290,7 @@ export class OddsView {
           for (const r of ev.records) {
             if (rm.book(r) !== bookId || MARKETS[rm.market(r)].kind !== 'prop') continue;
             const mdef = MARKETS[rm.market(r)];
+            if (q.propMarkets !== null && !q.propMarkets.has(mdef.key)) continue;
             const player = this.s.hub.players.name(rm.player(r));
             for (let o = 0; o < 2; o++) {
               const d = rm.price(r, o);
@@ -349,9 +367,38 @@ export function oddsRoutes(s: Services): Route[] {
         return { status: 200, body: view.serve(ctx, keys, 'live') };
       },
     },
+    {
+      method: 'GET',
+      path: '/v1/sports/{sport_key}/events/{event_id}/odds',
+      auth: 'key',
+      tag: 'odds',
+      summary: 'One event\'s odds (The Odds API v4 event-odds shape: the event object), game markets and player props, pregame or in play',
+      params: EVENT_ODDS_PARAMS,
+      cost: oddsCost,
+      errors: ['EVENT_NOT_FOUND'],
+      response: { oneOf: [oddsEventSchema({ time: AnyTime, verification: true, rawJson: true }), RawOddsEventSchema] },
+      handle: (ctx) => {
+        const keys = sportKeys(ctx.args[0]);
+        const id = ctx.args[1];
+        const ev = s.hub.readModel.event(s.hub.eventIds.peek(id));
+        if (ev === undefined || !keys.includes(ev.sport) || ev.kind !== 'game' || ev.status === 'final') {
+          throw new ApiError('EVENT_NOT_FOUND', `no event ${id} of ${ctx.args[0]} with prices to serve (it may have ended, or the id is of another sport)`);
+        }
+        return { status: 200, body: view.serve(ctx, [ev.sport], 'event') };
+      },
+    },
     tryRoute(view),
   ];
 }
+
+/** prop market keys: the event-odds endpoint serves them beside the game markets (as v4's does) */
+const PROP_MARKETS = MARKETS.filter((m) => m.kind === 'prop').map((m) => m.key);
+
+/** one event's odds: /odds' parameters but the event filters, and player props among the markets */
+export const EVENT_ODDS_PARAMS: readonly ParamSpec[] = [
+  ...ODDS_PARAMS.filter((p) => ['regions', 'oddsFormat', 'dateFormat', 'bookmakers', 'include', 'verified'].includes(p.name)),
+  { name: 'markets', type: 'csv', values: [...ODDS_MARKETS, ...PROP_MARKETS], default: 'h2h', description: 'Game markets and player prop market keys' },
+];
 
 /** /v1/try: six sports, moneylines of US books, the first five events, no key, 60 requests an hour per address */
 export const TRY_SPORTS: readonly string[] = ['basketball_nba', 'americanfootball_nfl', 'baseball_mlb', 'icehockey_nhl', 'soccer_epl', 'mma_mixed_martial_arts'];

@@ -1,0 +1,80 @@
+// GET /v1/sports/{sport_key}/events/{event_id}/odds (and /v4): one event's odds in The Odds API v4 event-odds shape,
+// the event object itself, with player props among the markets (v4's route to props), over a real socket.
+
+import t from 'tap';
+import { startTestApp } from './helpers/app.js';
+
+interface Outcome { name: string; price: number; point?: number; description?: string }
+interface OddsEvent {
+  id: string; sport_key: string; commence_time: string; home_team: string; away_team: string;
+  bookmakers: { key: string; markets: { key: string; outcomes: Outcome[] }[] }[];
+}
+
+const app = await startTestApp(t);
+const key = await app.key('business');
+const now = Date.now();
+const a = { id: 'eo_a', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
+const b = { id: 'eo_b', sport_key: 'basketball_nba', commence_time: now + 7_200_000, home_team: 'Utah Jazz', away_team: 'Orlando Magic' };
+const nhl = { id: 'eo_nhl', sport_key: 'icehockey_nhl', commence_time: now + 3_600_000, home_team: 'Boston Bruins', away_team: 'Buffalo Sabres' };
+const h2h = (book: string, ev: typeof a, home: number, away: number) => [
+  { book, event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: home },
+  { book, event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: away },
+];
+const prop = (book: string, ev: typeof a, market: string, player: string, point: number, over: number, under: number) => [
+  { book, event_id: ev.id, market, player, point, outcome: 'Over', price: over },
+  { book, event_id: ev.id, market, player, point, outcome: 'Under', price: under },
+];
+const loaded = await app.ingest({
+  events: [a, b, nhl],
+  prices: [
+    ...h2h('draftkings', a, 1.5, 2.75), ...h2h('fanduel', a, 1.52, 2.7), ...h2h('draftkings', b, 1.9, 1.95), ...h2h('draftkings', nhl, 1.8, 2.05),
+    ...prop('draftkings', a, 'player_points', 'Jayson Tatum', 27.5, 1.87, 1.95),
+    ...prop('draftkings', a, 'player_rebounds', 'Jayson Tatum', 8.5, 1.9, 1.9),
+  ],
+});
+t.same(loaded.json.rejected, [], 'fixture accepted');
+
+const get = async (path: string) => {
+  const res = await app.get(path, { 'X-API-Key': key });
+  return { res, body: (await res.json()) as any };
+};
+
+t.test('event odds - the event object with its game markets and the prop markets asked for', async (t) => {
+  const { res, body } = await get(`/v1/sports/basketball_nba/events/${a.id}/odds?markets=h2h,player_points&bookmakers=draftkings,fanduel`);
+  t.equal(res.status, 200, '200');
+  t.equal(res.headers.get('x-requests-last'), '2', 'credits: 2 markets x 1 region (two books)');
+  const ev = body as OddsEvent;
+  t.notOk(Array.isArray(body), 'an object, not a list (v4 event-odds shape)');
+  t.same([ev.id, ev.sport_key, ev.home_team, ev.away_team], [a.id, 'basketball_nba', a.home_team, a.away_team], 'the event');
+  const dk = ev.bookmakers.find((x) => x.key === 'draftkings')!;
+  t.same(dk.markets.map((m) => m.key), ['h2h', 'player_points'], 'draftkings: h2h and the prop market asked for (not player_rebounds)');
+  t.same(dk.markets[1].outcomes, [
+    { name: 'Over', price: 1.87, point: 27.5, description: 'Jayson Tatum' },
+    { name: 'Under', price: 1.95, point: 27.5, description: 'Jayson Tatum' },
+  ], 'props in v4 form: Over/Under, the player in description');
+  t.same(ev.bookmakers.find((x) => x.key === 'fanduel')!.markets.map((m) => m.key), ['h2h'], 'fanduel: h2h only');
+  const other = await get(`/v1/sports/basketball_nba/events/${b.id}/odds?markets=h2h,player_points&bookmakers=draftkings,fanduel`);
+  t.equal((other.body as OddsEvent).id, b.id, 'another event with the same parameters is that event (not a cached body)');
+  const v4 = await get(`/v4/sports/basketball_nba/events/${a.id}/odds?markets=h2h,player_points&bookmakers=draftkings,fanduel`);
+  t.same(v4.body, body, '/v4 alias: the same body');
+  const american = await get(`/v1/sports/basketball_nba/events/${a.id}/odds?markets=h2h&bookmakers=draftkings&oddsFormat=american`);
+  t.same((american.body as OddsEvent).bookmakers[0].markets[0].outcomes.map((o) => o.price), [-200, 175], 'oddsFormat=american');
+});
+
+t.test('event odds - unknown event, an event of another sport, unknown sport, bad parameters', async (t) => {
+  const missing = await get('/v1/sports/basketball_nba/events/nope/odds');
+  t.same([missing.res.status, missing.body.error_code], [404, 'EVENT_NOT_FOUND'], 'unknown event id: 404 EVENT_NOT_FOUND');
+  t.equal(missing.res.headers.get('x-requests-last'), '0', 'not charged');
+  const elsewhere = await get(`/v1/sports/basketball_nba/events/${nhl.id}/odds`);
+  t.same([elsewhere.res.status, elsewhere.body.error_code], [404, 'EVENT_NOT_FOUND'], 'an NHL event under basketball_nba: 404');
+  const umbrella = await get(`/v1/sports/icehockey_nhl/events/${nhl.id}/odds`);
+  t.equal(umbrella.res.status, 200, 'under its own sport: 200');
+  const sport = await get(`/v1/sports/curling_xyz/events/${a.id}/odds`);
+  t.same([sport.res.status, sport.body.error_code], [404, 'UNKNOWN_SPORT'], 'unknown sport: 404');
+  const market = await get(`/v1/sports/basketball_nba/events/${a.id}/odds?markets=h2h,player_nonsense`);
+  t.same([market.res.status, market.body.detail?.[0]?.loc], [422, ['query', 'markets']], 'an unknown market: 422 on markets');
+  const region = await get(`/v1/sports/basketball_nba/events/${a.id}/odds?regions=mars`);
+  t.equal(region.res.status, 422, 'an unknown region: 422');
+  const noKey = await app.get(`/v1/sports/basketball_nba/events/${a.id}/odds`);
+  t.equal(noKey.status, 401, 'a key is needed');
+});
