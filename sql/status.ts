@@ -4,6 +4,8 @@ import type { Database } from './connection.js';
 
 export const STATUS_RETENTION_MS = 8 * 86_400_000;
 
+/** `at`: the sample's slot (StatusService rounds to its interval: nodes of a cluster sampling at their own phase
+ *  write one row per source and slot, the first one's) */
 export async function insertSamples(db: Database, at: number, samples: readonly { source: string; state: string; age: number | null }[]): Promise<void> {
   if (samples.length === 0) return;
   const ts = new Date(at);
@@ -19,8 +21,10 @@ export interface Segment {
   samples: number;
 }
 
-/** Per source, its samples since `from` merged into runs of one class (read through a cursor). */
-export async function timeline(db: Database, from: number): Promise<Map<string, Segment[]>> {
+/** Per source, its samples since `from` merged into runs of one class (read through a cursor). Samples further apart
+ *  than `gapMs` (none taken between: the service was down) end a run and start another, so a stretch nobody sampled
+ *  does not read as the class around it. */
+export async function timeline(db: Database, from: number, gapMs = Infinity): Promise<Map<string, Segment[]>> {
   const out = new Map<string, Segment[]>();
   const cursor = db.sql<{ source: string; sampled_at: Date; sla_state: string }[]>`
     select source, sampled_at, sla_state from status_samples where sampled_at >= ${new Date(from)}
@@ -31,7 +35,7 @@ export async function timeline(db: Database, from: number): Promise<Map<string, 
       if (list === undefined) out.set(r.source, (list = []));
       const at = r.sampled_at.toISOString();
       const last = list[list.length - 1];
-      if (last !== undefined && last.sla_state === r.sla_state) {
+      if (last !== undefined && last.sla_state === r.sla_state && r.sampled_at.getTime() - Date.parse(last.to) <= gapMs) {
         last.to = at;
         last.samples++;
       } else list.push({ from: at, to: at, sla_state: r.sla_state, samples: 1 });

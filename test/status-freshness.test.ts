@@ -53,7 +53,7 @@ t.test('status over a simulated clock', async (t) => {
   const dir = await freshDataDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   clock.freeze(T);
-  let app = await startTestApp(t, { now: clock.now, dataDir: dir, status: { sampleMs: 3_600_000, cacheMs: 90_000, computeTimeoutMs: 100 } });
+  let app = await startTestApp(t, { now: clock.now, dataDir: dir, status: { cacheMs: 90_000, computeTimeoutMs: 100 } });
   const status = () => app.app.services.status!;
   await app.ingest({ events: [ev], prices: [quote('pinnacle', 1.9, T), quote('betfair_ex_uk', 1.95, T),
     { book: 'draftkings', event_id: ev.id, market: 'player_points', player: 'Jayson Tatum', point: 27.5, outcome: 'Over', price: 1.9, ts: T }] });
@@ -172,11 +172,39 @@ t.test('status over a simulated clock', async (t) => {
     const pin = h.sources.find((x) => x.source === 'pinnacle')!;
     t.same(pin.segments.map((x) => [x.sla_state, x.samples]), [['ok', 1], ['degraded', 2], ['breach', 4], ['stale', 4]],
       'pinnacle: ok at 0 s, degraded at 30-60 s, breach at 90-180 s, stale from 210 s');
-    t.equal(pin.segments[1].from, new Date(T + 230_000).toISOString(), 'each run starts at its first sample');
+    t.equal(pin.segments[1].from, new Date(T + 210_000).toISOString(), 'each run starts at its first sample\'s slot (T + 230 s on the 30 s grid)');
     t.equal(h.interval_s, 30, 'interval 30 s');
     const narrow = (await (await app.get('/v1/status/history?window_s=60')).json()) as typeof h;
-    t.same(narrow.sources.find((x) => x.source === 'pinnacle')!.segments.map((x) => x.samples), [3], 'window_s narrows to the last 60 s');
+    t.same(narrow.sources.find((x) => x.source === 'pinnacle')!.segments.map((x) => x.samples), [2], 'window_s narrows to the last 60 s (slots T + 450 s and T + 480 s)');
     for (const q of ['window_s=604801', 'window_s=29', 'window_s=abc']) t.equal((await app.get(`/v1/status/history?${q}`)).status, 422, `${q}: 422`);
+
+    // a stretch with no sample (the service down) ends a run; two nodes sampling one slot write one row. Pinnacle
+    // writes again at T + 1,095 s (ok at the sample of T + 1,100 s), the service is down ten minutes, then pinnacle
+    // writes at T + 1,695 s and is sampled at T + 1,700 s and T + 1,705 s (one slot: a second node at its own phase),
+    // and writes again and is sampled at T + 1,720 s (the next slot)
+    clock.freeze(T + 1_095_000);
+    // (the restarted node holds no event: prices live in memory)
+    await app.ingest({ events: [ev], prices: [quote('pinnacle', 1.92, T + 1_095_000)] });
+    clock.freeze(T + 1_100_000);
+    await status().sample();
+    clock.freeze(T + 1_695_000);
+    await app.ingest({ prices: [quote('pinnacle', 1.93, T + 1_695_000)] });
+    for (const at of [T + 1_700_000, T + 1_705_000]) {
+      clock.freeze(at);
+      await status().sample();
+    }
+    clock.freeze(T + 1_718_000);
+    await app.ingest({ prices: [quote('pinnacle', 1.94, T + 1_718_000)] });
+    clock.freeze(T + 1_720_000);
+    await status().sample();
+    const later = await app.get('/v1/status/history?window_s=3600');
+    t.equal(later.status, 200, '200');
+    const h2 = (await later.json()) as { sources: { source: string; segments: { from: string; to: string; sla_state: string; samples: number }[] }[] };
+    const pin2 = h2.sources.find((x) => x.source === 'pinnacle')!;
+    t.same(pin2.segments.slice(-2).map((x) => [x.sla_state, x.from, x.to, x.samples]), [
+      ['ok', new Date(T + 1_080_000).toISOString(), new Date(T + 1_080_000).toISOString(), 1],
+      ['ok', new Date(T + 1_680_000).toISOString(), new Date(T + 1_710_000).toISOString(), 2],
+    ], 'the ten unsampled minutes split the ok run (regression: one run across the gap); slot T + 1,680 s sampled once');
   });
 
 });

@@ -220,12 +220,17 @@ export class StatusService {
       const age = newest > 0 && (now - newest) / 1000 <= STATUS_WINDOW_S ? Math.round(Math.max(0, now - newest) / 100) / 10 : null;
       return { source: f.key, state: classify(age, f.sla), age };
     });
-    this.sampling = this.sampling.then(() => insertSamples(this.deps.db, now, rows))
+    // on the interval's grid: each node of a cluster samples at its own phase, and one row per source and slot is
+    // kept (the first written), so the shared history holds one sample every interval, not one per node
+    const slot = Math.floor(now / this.cfg.sampleMs) * this.cfg.sampleMs;
+    this.sampling = this.sampling.then(() => insertSamples(this.deps.db, slot, rows))
       .catch((e: unknown) => this.deps.log?.(`status sample failed: ${String(e)}`));
     return this.sampling;
   }
 
   history(windowS: number): Promise<Map<string, Segment[]>> {
-    return timeline(this.deps.db, this.deps.now() - windowS * 1000);
+    // a run ends where more than two intervals and a half passed without a sample (a slot missed by timer drift
+    // leaves one interval out; the service down, many)
+    return timeline(this.deps.db, this.deps.now() - windowS * 1000, 2.5 * this.cfg.sampleMs);
   }
 }
