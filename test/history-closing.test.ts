@@ -193,3 +193,24 @@ t.test('closing lines - CSV: a text a spreadsheet would run as a formula is writ
   t.equal(csvField(-3.5), '-3.5', 'a number is written as it is');
   t.equal(csvField('Boston Celtics'), 'Boston Celtics', 'a plain name unchanged');
 });
+
+t.test('closing lines - the sport\'s last-days export serves a game captured after an identical request', async (t) => {
+  // the window ends at the request: a game starting after it is captured later and belongs in the same window
+  // (regression: the cached body, invalidated only by captures before the first request's time, served 0 rows for
+  // up to 6 hours)
+  const start = Date.UTC(2026, 10, 21, 18, 0, 0);
+  clock.freeze(start);
+  const app = await startTestApp(t, { now: clock.now });
+  const key = await app.key('business', 1000);
+  const ev = { ...event, id: 'cl_late', commence_time: start + 20_000 };
+  await app.ingest({ events: [ev], prices: [
+    { book: 'pinnacle', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.8, ts: start - 1000 },
+    { book: 'pinnacle', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.1, ts: start - 1000 },
+  ] });
+  const rows = async () => ((await (await app.get(`/v1/sports/basketball_nba/closing-lines?apiKey=${key}`)).json()) as Body).rows.length;
+  clock.freeze(start + 5000);
+  t.equal(await rows(), 0, 'before the start: no closing line');
+  clock.freeze(start + 21_000);
+  await app.app.services.history!.flush();
+  t.equal(await rows(), 1, 'the same request in the same minute, after the capture: its row');
+});

@@ -63,6 +63,8 @@ interface ExportSpec {
   format: ExportFormat;
   contentType: string;
   filter: ClosingFilter;
+  /** the captures that make a cached body stale (default: those the filter covers) */
+  scope?: ClosingFilter;
   /** X-Export-* and the other headers, from the row count */
   headers(rows: number): [string, string][];
   /** the body before the rows and after them */
@@ -104,7 +106,7 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
     status: 200,
     contentType: spec.contentType,
     headers,
-    chunks: pages(s, x, spec, rows, delivered, x.cache.writer(key, { contentType: spec.contentType, headers, rows, scope: spec.filter })),
+    chunks: pages(s, x, spec, rows, delivered, x.cache.writer(key, { contentType: spec.contentType, headers, rows, scope: spec.scope ?? spec.filter })),
     cost: spec.cost(rows),
     settle: (completed) => spec.owed(delivered.rows, rows, completed),
   };
@@ -230,7 +232,11 @@ export function historicalRoutes(s: Services, x: ExportServices): Route[] {
         if (bad.length > 0) invalid('bookmakers', `unknown book key(s) ${bad.join(', ')}`, raw);
         const days = ctx.params.daysFrom as number;
         const f: ClosingFilter = { from: ctx.now - days * 86_400_000, to: ctx.now, sports, sources: books, limit: ctx.params.limit as number };
-        return exportReply(s, x, ctx, cacheKey(ctx, 'sport'), jsonSpec(ctx, f, { sport_key: ctx.args[0], filters: { bookmakers: books, daysFrom: days, limit: f.limit } }));
+        const spec = jsonSpec(ctx, f, { sport_key: ctx.args[0], filters: { bookmakers: books, daysFrom: days, limit: f.limit } });
+        // a window ending now: a game captured after the request (it starts later) belongs in it too, so any capture
+        // from the window's start on makes the body stale; and the window moves, so a body serves one minute at most
+        spec.scope = { ...f, to: undefined };
+        return exportReply(s, x, ctx, `${cacheKey(ctx, 'sport')}:${Math.floor(ctx.now / 60_000)}`, spec);
       },
     },
   ];
