@@ -184,7 +184,8 @@ function book(
     regions: frozen(regions),
     status: 'active' as const,
     commission,
-    endpoints: frozen(endpoints),
+    // every active book's closing lines are captured (workers/history-service.ts) and exported
+    endpoints: frozen<BookEndpoint>(endpoints.includes('historical') ? endpoints : [...endpoints, 'historical']),
     dfs_two_leg_payout,
   });
 }

@@ -131,7 +131,7 @@ export function statusPayload(inp: StatusInputs) {
     })),
     tables: { odds: tableRows((f) => f.oddsWrite), props: tableRows((f) => f.propsWrite) },
     data_freshness: {
-      all_sources_healthy: verdicts.length > 0 && healthy === verdicts.length,
+      all_sources_healthy: healthy === verdicts.length, // as status: no source is no unhealthy source
       stale_sources: verdicts.filter((v) => !v.healthy).map((v) => v.f.key),
       // a quote older than its book's stale_s takes no part in any view (engine/sla.ts)
       suppressed_sources: verdicts.filter((v) => v.state === 'stale' && Math.max(v.f.oddsWrite, v.f.propsWrite) > 0).map((v) => v.f.key),

@@ -222,6 +222,11 @@ export function openapiDocument(routes: readonly Route[]): object {
     const responses: Record<string, object> = {
       [String(r.okStatus ?? 200)]: { description: 'OK', headers: headerRefs(okHeaders), content: { [mediaKey(media)]: { schema: okSchema } } },
     };
+    if (r.degradedStatus !== undefined) {
+      responses[String(r.degradedStatus)] = {
+        description: 'Degraded: the same body, with status "degraded" and its reasons', headers: headerRefs(okHeaders), content: { [mediaKey(media)]: { schema: okSchema } },
+      };
+    }
     if (r.responseHeaders?.includes('ETag')) {
       responses['304'] = { description: 'Not Modified: If-None-Match named the current ETag', headers: headerRefs([...COMMON_HEADERS.map(([n]) => n), 'ETag']) };
     }

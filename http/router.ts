@@ -79,6 +79,8 @@ export interface Route {
   response?: object;
   /** JSON schema of the request body, for /openapi.json */
   requestBody?: object;
+  /** a status the route also answers with its success body (/health: 503 while degraded), for /openapi.json */
+  degradedStatus?: number;
   /** status of success, for /openapi.json (default 200) */
   okStatus?: number;
   /** media type of the success body, for /openapi.json (default application/json) */

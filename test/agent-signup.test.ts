@@ -130,6 +130,9 @@ t.test('signup - 5 per address per hour, 429 with Retry-After; X-Forwarded-For o
     await res.arrayBuffer();
   }
   t.same(statuses, [201, 201, 201, 201, 201, 429], 'every request counts against the socket\'s address');
+  // this app has no SMTP_URL: the magic link's answer does not claim a mail went out
+  const link = (await (await plain.post('/v1/agent/magic-link', { email: 'plain0@example.com' })).json()) as { message: string };
+  t.match(link.message, /sends no mail \(SMTP_URL is not set\), so no login link was sent/, 'without SMTP_URL: says no mail was sent');
 });
 
 async function timeIt(a: TestApp, email: string): Promise<{ ms: number; status: number; body: string }> {
@@ -145,6 +148,7 @@ t.test('magic link - one answer for every address, a mail only to an account, a 
   const unknown = await timeIt(app, 'stranger@example.com');
   t.same([known.status, unknown.status], [200, 200], 'both 200');
   t.equal(known.body, unknown.body, 'byte-identical bodies');
+  t.match(JSON.parse(known.body).message, /has been sent to it/, 'with SMTP_URL: sent');
   // alternate to share the machine's noise; compare medians
   const a: number[] = [];
   const b: number[] = [];

@@ -127,7 +127,8 @@ t.test('catalogue - bookmaker kinds, regions, commissions, endpoints', async (t)
     else t.equal(b.dfs_two_leg_payout, 0, `${b.key} has no dfs payout`);
     if (b.status !== 'active') continue;
     t.ok(b.endpoints.length > 0, `${b.key} has endpoints`);
-    if (b.kind === 'dfs') t.same(b.endpoints, ['props'], `${b.key} dfs serves props only`);
+    if (b.kind === 'dfs') t.same(b.endpoints, ['props', 'historical'], `${b.key} dfs serves props (and their closing lines) only`);
+    t.ok(b.endpoints.includes('historical'), `${b.key}: its closing lines are captured and exported, so historical is listed`);
     if (b.kind === 'prediction') t.ok(b.endpoints.includes('prediction'), `${b.key} serves prediction`);
   }
 });

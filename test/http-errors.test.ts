@@ -235,6 +235,9 @@ t.test('openapi - 3.1.0, version 3.2.0, every served path with its parameters', 
   const oddsOp = doc.paths['/v1/sports/{sport_key}/odds'].get;
   t.ok(oddsOp.responses['200'] && oddsOp.responses['401'] && oddsOp.responses['422'] && oddsOp.responses['429'], 'odds documents 200, 401, 422 and 429');
   t.ok(doc.paths['/v1/ingest'].post.responses['202'], 'ingest documents 202');
+  for (const h of ['/health', '/healthz', '/v1/health']) {
+    t.ok(doc.paths[h].get.responses['503'], `${h} documents the 503 it answers while degraded`);
+  }
   t.ok(doc.paths['/v1/admin/keys'].post.responses['201'], 'admin keys documents 201');
 
   // nothing documented that is not served: every documented operation answers something other than NOT_FOUND

@@ -208,3 +208,10 @@ t.test('status over a simulated clock', async (t) => {
   });
 
 });
+
+t.test('status - a node with no source yet: ok, and all (none) of its sources healthy, the two signals agreeing', async (t) => {
+  const app = await startTestApp(t, { shards: 1 });
+  const st = (await (await app.get('/v1/status')).json()) as { status: string; sources: unknown[]; data_freshness: { all_sources_healthy: boolean; stale_sources: string[] } };
+  t.same([st.status, st.sources, st.data_freshness.all_sources_healthy, st.data_freshness.stale_sources], ['ok', [], true, []],
+    'status ok with all_sources_healthy true (regression: false beside ok)');
+});

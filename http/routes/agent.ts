@@ -166,7 +166,13 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
               `for your account (your other keys keep working).\n\nIf you did not ask for this, ignore this message.`);
           }
         }
-        return json({ status: 'ok', message: 'If an account exists for this address, a login link valid for 15 minutes has been sent to it.' });
+        // without SMTP_URL nothing is mailed: say so rather than claim a mail went out (the same text for every address)
+        return json({
+          status: 'ok',
+          message: cfg.smtpUrl === null
+            ? 'This server sends no mail (SMTP_URL is not set), so no login link was sent to this address: ask the server\'s operator for a key (POST /v1/admin/keys).'
+            : 'If an account exists for this address, a login link valid for 15 minutes has been sent to it.',
+        });
       },
     },
     {

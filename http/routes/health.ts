@@ -70,6 +70,8 @@ export function healthRoutes(s: Services): Route[] {
     tag: 'status',
     summary: 'Database connectivity and data freshness (age of the newest write)',
     response: HealthSchema,
+    // the database unreachable, or (CLUSTER=1) NATS down: the health body with HTTP 503
+    degradedStatus: 503,
     handle,
   }));
 }
