@@ -268,6 +268,23 @@ for (const database of appDatabases()) {
       await call(app, 'DELETE', `/v1/webhooks/${w.id}`, key);
     });
 
+    t.test('rate limit: rate-limited events are recorded up to the tier\'s rate per window, the rest counted only', async (t) => {
+      // regression: every event past the rate was a full outbox row (body included), hundreds a second on a busy
+      // feed, kept 30 days. 200 events at once to a pro subscription (60 per 1.5 s window, one window of deferral):
+      // 120 go out, 60 of the other 80 are recorded rate_limited, 20 only counted
+      const key = await app.key('pro');
+      const w = await create(key, { url: rx.url + '?u', events: ['new_event'], sport_filter: ['basketball_euroleague'] });
+      rx.respond = () => 200;
+      const before = app.app.services.webhooks!.stats.rateLimitedUnrecorded;
+      while (Date.now() % 1500 > 100) await sleep(10);
+      await app.ingest(newEvents('basketball_euroleague', 200));
+      await until(async () => (await deliveries(key, w.id, '&status=delivered')).length === 120);
+      t.equal((await deliveries(key, w.id, '&status=rate_limited')).length, 60, '60 rate_limited recorded (the tier\'s rate)');
+      t.equal(app.app.services.webhooks!.stats.rateLimitedUnrecorded - before, 20, 'the other 20 counted, not written');
+      t.match(await (await app.get('/metrics')).text(), /linewire_webhook_deliveries_skipped_total\{reason="rate_limited_unrecorded"\} [1-9]/, 'and in /metrics');
+      await call(app, 'DELETE', `/v1/webhooks/${w.id}`, key);
+    });
+
     t.test('rate limit: a window across the clock minute holds no more than the rate either', async (t) => {
       // regression: windows were counted per clock window, so 60 just before a window's end and 60 just after its
       // start went out within a few hundred ms. The rate now holds over any 1.5 s.

@@ -31,7 +31,7 @@ export class WebhookMetrics {
     });
     this.skips = new Counter({
       name: 'linewire_webhook_deliveries_skipped_total',
-      help: 'Webhook deliveries recorded without an attempt, by reason: rate_limited, out_of_credits',
+      help: 'Webhook deliveries without an attempt, by reason: rate_limited and out_of_credits (recorded), rate_limited_unrecorded (past the recorded share of a rate window: counted only)',
       labelNames: ['reason'], registers,
     });
     this.disables = new Counter({
@@ -53,7 +53,7 @@ export class WebhookMetrics {
       },
     });
     for (const o of ['delivered', 'http_error', 'no_response']) this.attempts.inc({ outcome: o }, 0);
-    for (const r of ['rate_limited', 'out_of_credits']) this.skips.inc({ reason: r }, 0);
+    for (const r of ['rate_limited', 'out_of_credits', 'rate_limited_unrecorded']) this.skips.inc({ reason: r }, 0);
   }
 
   /** an outbox row committed */
@@ -72,6 +72,11 @@ export class WebhookMetrics {
 
   skipped(reason: 'out_of_credits'): void {
     this.skips.inc({ reason });
+  }
+
+  /** a rate-limited event past the window's recorded share: no outbox row */
+  skippedUnrecorded(): void {
+    this.skips.inc({ reason: 'rate_limited_unrecorded' });
   }
 
   disabled(n: number): void {

@@ -119,6 +119,9 @@ export class Sub {
   filter: SubscriptionFilter;
   /** first attempts scheduled, in order (ms; a sliding window's worth and the deferred ones after it) */
   starts: number[] = [];
+  /** the rate window (its start, ms) whose rate-limited events are being recorded, and how many were */
+  limitedWindow = 0;
+  limitedRecorded = 0;
   /** total failures queued and not yet written: a success must then reset the count even if the cache says 0 */
   incPending = 0;
   /** its attempts in flight, and the due ones waiting for one of its maxInFlightPerSub slots (claimed, renewed) */
@@ -206,7 +209,7 @@ export class WebhookService {
   private readonly tracked = new Set<string>();
   private newTracked: string[] = [];
   /** counters for the benchmark */
-  readonly stats = { events: 0, enqueued: 0, delivered: 0, failedAttempts: 0, rateLimited: 0, outOfCredits: 0 };
+  readonly stats = { events: 0, enqueued: 0, delivered: 0, failedAttempts: 0, rateLimited: 0, rateLimitedUnrecorded: 0, outOfCredits: 0 };
   /** counters for GET /metrics */
   readonly metrics: WebhookMetrics;
 
@@ -441,7 +444,16 @@ export class WebhookService {
       let body = bodies.get(bk);
       if (body === undefined) bodies.set(bk, (body = renderBody(sub.row.variant, fmt, { id, type: ev.type, at: ev.at, data: ev.data })));
       const next = this.rate(sub, now);
-      if (next === null) this.stats.rateLimited++;
+      if (next === null) {
+        this.stats.rateLimited++;
+        // recorded for replay up to the tier's rate per window, beyond that counted only: a busy feed past a
+        // subscription's rate wrote a full outbox row per event, hundreds a second kept 30 days (a disk filled)
+        if (!this.recordLimited(sub, now)) {
+          this.stats.rateLimitedUnrecorded++;
+          this.metrics.skippedUnrecorded();
+          continue;
+        }
+      }
       queue.push({
         sub,
         row: {
@@ -460,6 +472,22 @@ export class WebhookService {
       this.insertScheduled = false;
       void this.op(() => this.flushInserts());
     });
+  }
+
+  /** Whether one more rate-limited event of the subscription is recorded in this rate window: as many as the tier's
+   *  rate (so the rows kept grow with what the tier delivers, not with the feed). */
+  private recordLimited(sub: Sub, now: number): boolean {
+    const key = this.d.accounts.keyById(sub.row.billingKeyId);
+    const limit = key === undefined ? 0 : WEBHOOK_TIERS[key.tier]?.perMinute ?? 0;
+    const W = this.cfg.rateWindowMs;
+    const window = Math.floor(now / W) * W;
+    if (sub.limitedWindow !== window) {
+      sub.limitedWindow = window;
+      sub.limitedRecorded = 0;
+    }
+    if (sub.limitedRecorded >= Math.max(limit, 1)) return false;
+    sub.limitedRecorded++;
+    return true;
   }
 
   /** When the event's first attempt may be made under the subscription's rate, or null (rate_limited).
