@@ -144,8 +144,10 @@ export function propsRoutes(s: Services): Route[] {
       const price = (d: number, book: number): number | null => {
         if (d === 0) return null;
         let x = d;
-        if (BOOKMAKERS[book].kind === 'dfs') x = effective && BOOKMAKERS[book].dfs_two_leg_payout > 0 ? Math.sqrt(BOOKMAKERS[book].dfs_two_leg_payout) : 2;
-        return american ? decimalToAmerican(x) : tidy(x);
+        // a DFS per-leg price is derived (sqrt of the 2-leg payout): tidied as every derived number; a book's own
+        // price is served as it was sent
+        if (BOOKMAKERS[book].kind === 'dfs') x = effective && BOOKMAKERS[book].dfs_two_leg_payout > 0 ? tidy(Math.sqrt(BOOKMAKERS[book].dfs_two_leg_payout)) : 2;
+        return american ? decimalToAmerican(x) : x;
       };
       const age = (lu: number) => Math.max(0, (ctx.now - lu) / 1000);
       const head = (r: Row) => (r.ev.kind === 'game'
