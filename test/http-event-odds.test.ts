@@ -78,3 +78,23 @@ t.test('event odds - unknown event, an event of another sport, unknown sport, ba
   const noKey = await app.get(`/v1/sports/basketball_nba/events/${a.id}/odds`);
   t.equal(noKey.status, 401, 'a key is needed');
 });
+
+t.test('upcoming - the v4 sport key: games in play and the next 8 to start, across sports', async (t) => {
+  const t0 = Date.now();
+  const live = { id: 'up_live', sport_key: 'icehockey_nhl', commence_time: t0 - 60_000, home_team: 'Boston Bruins', away_team: 'Toronto Maple Leafs' };
+  const later = Array.from({ length: 9 }, (_, i) => ({
+    id: `up_${i}`, sport_key: i % 2 === 0 ? 'baseball_mlb' : 'americanfootball_nfl', commence_time: t0 + 600_000 + i * 60_000,
+    home_team: `Home ${i}`, away_team: `Away ${i}`,
+  }));
+  const r = await app.ingest({ events: [live, ...later], prices: [live, ...later].flatMap((e) => h2h('betmgm', e as typeof a, 1.9, 1.95)) });
+  t.same(r.json.rejected, [], 'accepted');
+  const { res, body } = await get('/v1/sports/upcoming/odds?bookmakers=betmgm');
+  t.equal(res.status, 200, '200');
+  t.equal(res.headers.get('x-requests-last'), '1', 'credits as /odds: 1 market x 1 region');
+  const ids = (body as OddsEvent[]).map((e) => e.id);
+  // in play: up_live; then by start: up_0 (10 min) ... and the fixture's games an hour and more away
+  t.same(ids, ['up_live', 'up_0', 'up_1', 'up_2', 'up_3', 'up_4', 'up_5', 'up_6', 'up_7'], 'the game in play, then the next 8 to start (the ninth and the fixture\'s later games are left out)');
+  t.same((body as OddsEvent[])[0].bookmakers.map((b) => b.key), ['betmgm'], 'the in-play game with its in-play prices');
+  const v4 = await get('/v4/sports/upcoming/odds?bookmakers=betmgm');
+  t.same(v4.body, body, '/v4 alias');
+});

@@ -6,7 +6,7 @@
 // the rest of the requests into a map lookup (bench/http.ts).
 
 import { WindowLimiter } from '../ip-limiter.js';
-import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, sportByKey } from '../../engine/catalogue.js';
+import { BOOKMAKERS, MARKETS, REGIONS, SPORTS, booksForRegions, sportByKey } from '../../engine/catalogue.js';
 import { ApiError } from '../../engine/errors.js';
 import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
@@ -86,6 +86,8 @@ interface OddsQuery {
   maxEvents: number;
   /** one event's odds: the body is the event object, not a list */
   single: boolean;
+  /** the v4 sport key `upcoming`: every game in play and the next this many to start, across sports (else 0) */
+  upcoming: number;
 }
 
 function toQuery(p: Params): OddsQuery {
@@ -131,6 +133,7 @@ function toQuery(p: Params): OddsQuery {
     propMarkets: null,
     maxEvents: Infinity,
     single: false,
+    upcoming: 0,
   };
 }
 
@@ -188,7 +191,7 @@ export class OddsView {
     return fn;
   }
 
-  serve(ctx: RequestCtx, keys: string[], mode: 'odds' | 'live' | 'try' | 'event' = 'odds'): Buffer {
+  serve(ctx: RequestCtx, keys: string[], mode: 'odds' | 'live' | 'try' | 'event' | 'upcoming' = 'odds'): Buffer {
     const rm = this.s.hub.readModel;
     const version = keys.map((k) => rm.version(k)).join(',');
     // the path's arguments too: one event's odds are cached per event id
@@ -206,6 +209,10 @@ export class OddsView {
       q.live = true;
       q.maxAgeMs = (ctx.params.max_age_hours as number) * 3_600_000;
       q.includeProps = true;
+    }
+    if (mode === 'upcoming') {
+      q.includeLive = true;
+      q.upcoming = UPCOMING_EVENTS;
     }
     if (mode === 'event') {
       // one event, started or not, with the prop markets asked for beside the game markets
@@ -245,6 +252,11 @@ export class OddsView {
     }
     events.sort((a, b) => a.commence - b.commence || (a.id < b.id ? -1 : 1));
     if (events.length > q.maxEvents) events.length = q.maxEvents;
+    if (q.upcoming > 0) {
+      // in play first in the order (they started earlier): keep them all, then the next q.upcoming to start
+      const live = events.filter((ev) => ev.commence <= now).length;
+      if (events.length > live + q.upcoming) events.length = live + q.upcoming;
+    }
     const docs = [];
     for (const ev of events) {
       const sport = sportByKey(ev.sport)!;
@@ -349,6 +361,8 @@ export function oddsRoutes(s: Services): Route[] {
       cost: oddsCost,
       response: OddsDocSchema,
       handle: (ctx) => {
+        // v4's `upcoming`: games in play and the next UPCOMING_EVENTS to start, across every sport
+        if (ctx.args[0] === UPCOMING) return { status: 200, body: view.serve(ctx, SPORTS.map((x) => x.key), 'upcoming') };
         const keys = sportKeys(ctx.args[0]);
         return { status: 200, body: view.serve(ctx, keys) };
       },
@@ -390,6 +404,10 @@ export function oddsRoutes(s: Services): Route[] {
     tryRoute(view),
   ];
 }
+
+/** The Odds API v4's sport key for "in play and next to start, across sports" (/odds only) */
+export const UPCOMING = 'upcoming';
+export const UPCOMING_EVENTS = 8;
 
 /** prop market keys: the event-odds endpoint serves them beside the game markets (as v4's does) */
 const PROP_MARKETS = MARKETS.filter((m) => m.kind === 'prop').map((m) => m.key);
