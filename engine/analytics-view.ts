@@ -263,9 +263,9 @@ export class AnalyticsView {
     else {
       const first = changes.evOpened.length;
       this.applyTo(this.ev, rec, n, (q, off, r) => this.notify(changes, q, off, r));
-      if (!this.evGrowth) return;
       // a row opened is reported at its edge then: only growth beyond it is news (in order: a row opened twice in
-      // the batch keeps the last)
+      // the batch keeps the last). Kept whether or not growth is followed now, so a record slot reused later never
+      // holds another row's report
       for (let i = first; i < changes.evOpened.length; i++) {
         const row = changes.evOpened[i];
         const r = this.ev.index.get(evK1(row, 0), evK2(row, 0));
