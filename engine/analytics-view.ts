@@ -121,6 +121,8 @@ export class AnalyticsView {
   private evTop = new Float64Array(1024 * N_SHARPS);
   /** no-vig lines replaced in the batch being applied: event, line number, sharp index (settleEvGrowth) */
   private readonly fairMoved: number[] = [];
+  /** per shard: the price moves (CHG records) of a batch answered quotes first, priced once its analytics follow */
+  private readonly deferred = new Map<number, Float64Array[]>();
   private readonly byEvent: (EventAnalytics | undefined)[] = [];
   private readonly cons = new Pool(CONS.STRIDE, eventKey, consK2, (e) => e.cons);
   private readonly ev = new Pool(EVQ.STRIDE, evK1, evK2, (e) => e.ev);
@@ -291,11 +293,26 @@ export class AnalyticsView {
    * line does (the FAIR records applied); a row is reported again only above its previous report, so a threshold
    * it crosses upwards (ev_alert's 2 %, a min_edge_pct) is announced once (the webhook evaluator's `floor`).
    */
-  settleEvGrowth(rec: Float64Array, n: number, priceOf: QuotePrice): void {
+  settleEvGrowth(shard: number, rec: Float64Array, n: number, priceOf: QuotePrice, analyticsFollow: boolean): void {
     const changes = this.changes;
     const moved = this.fairMoved;
     if (!this.evGrowth || changes === null) {
       moved.length = 0;
+      this.deferred.delete(shard);
+      return;
+    }
+    if (analyticsFollow) {
+      // a batch answered in two messages, its quotes first: its price moves are priced against the no-vig lines and
+      // EV bits of the same batch, which come with the next message of the shard (not against the last batch's)
+      const keep: number[] = [];
+      for (let off = 0, end = n * CHG.STRIDE; off < end; off += CHG.STRIDE) {
+        if (rec[off + CHG.KIND] === CHANGE.PRICE) for (let k = 0; k < CHG.STRIDE; k++) keep.push(rec[off + k]);
+      }
+      if (keep.length > 0) {
+        let list = this.deferred.get(shard);
+        if (list === undefined) this.deferred.set(shard, (list = []));
+        list.push(Float64Array.from(keep));
+      }
       return;
     }
     const d = this.ev.data;
@@ -312,6 +329,17 @@ export class AnalyticsView {
       }
     }
     moved.length = 0;
+    const earlier = this.deferred.get(shard);
+    if (earlier !== undefined) {
+      this.deferred.delete(shard);
+      for (const chg of earlier) this.pricesMoved(changes, chg, chg.length / CHG.STRIDE, priceOf);
+    }
+    this.pricesMoved(changes, rec, n, priceOf);
+  }
+
+  /** the +EV rows of the quotes whose price moved (CHG records), priced now */
+  private pricesMoved(changes: AnalyticsChanges, rec: Float64Array, n: number, priceOf: QuotePrice): void {
+    const d = this.ev.data;
     for (let off = 0, end = n * CHG.STRIDE; off < end; off += CHG.STRIDE) {
       if (rec[off + CHG.KIND] !== CHANGE.PRICE) continue;
       const r = this.ev.index.get(evK1(rec, off), evK2(rec, off));

@@ -194,6 +194,18 @@ for (const database of appDatabases().slice(-1)) {
       await call(app, 'DELETE', `/v1/webhooks/${three.id as string}`, key);
     });
 
+    t.test('ev_alert: a quote\'s move and its sharp\'s in one batch are judged together, never the move against the old line', async (t) => {
+      // draftkings 2.02 against pinnacle's 0.5 / 0.5 is +1 %; one batch moves it to 2.1 (+5 % against the old line) and
+      // pinnacle to 2.2 / 1.7 (home fair 0.4359: -8.5 %, the pick leaves the set). The batch is answered quotes first,
+      // then its analytics: the move was priced against the old line in between and announced (regression)
+      const g = { id: 'we_evboth', sport_key: 'basketball_nba', commence_time: Date.now() + 7_800_000, home_team: 'Dallas Mavericks', away_team: 'Houston Rockets' };
+      await app.ingest({ events: [g], prices: [...h2h(g, 'pinnacle', 1.952, 1.952), ...h2h(g, 'draftkings', 2.02, 1.8)] });
+      await app.ingest({ prices: [...h2h(g, 'pinnacle', 2.2, 1.7), { book: 'draftkings', event_id: g.id, market: 'h2h', outcome: g.home_team, price: 2.1 }] });
+      await new Promise((r) => setTimeout(r, 400));
+      const told = rx.requests.filter((r) => ['ev_alert', 'ev.flagged'].includes(r.body?.event_type ?? r.body?.event) && (r.body.data.match_id ?? r.body.data.event_id) === g.id);
+      t.same(told.map((r) => [r.body.data.book, r.body.data.edge_pct]), [], 'no +EV event: the pick left the set in that batch');
+    });
+
     t.test('line_move (points and price), odds_drop and line_move.steam', async (t) => {
       const g = { id: 'we_move', sport_key: 'basketball_nba', commence_time: Date.now() + 9_000_000, home_team: 'Chicago Bulls', away_team: 'Detroit Pistons' };
       const spread = (home: number, price: number) => [

@@ -312,7 +312,9 @@ export class Hub {
     // the quotes before the analytics' listeners: an event's data time (webhook keys, arb_id) is the newest write of
     // its quotes with this batch's, whether the shard answered the batch in one message or in two (quotes first)
     const touched = msg.n === 0 ? null : this.readModel.apply(msg.rec, msg.n);
-    a.settleEvGrowth(msg.rec, msg.n, this.priceOf);
+    // a batch alone in flight is answered quotes first (seqs empty, no analytics), its analytics in the next message
+    const analyticsFollow = msg.seqs.length === 0 && msg.n > 0 && msg.nCons + msg.nArb + msg.nFair + msg.nEv + msg.nMid === 0;
+    a.settleEvGrowth(shard, msg.rec, msg.n, this.priceOf, analyticsFollow);
     const ch = a.changes;
     if (ch !== null && ch.arbOpened.length + ch.arbUpdated.length + ch.arbClosed.length + ch.evOpened.length + ch.evClosed.length + ch.evGrew.length > 0) {
       a.changes = noChanges();
