@@ -98,3 +98,30 @@ t.test('upcoming - the v4 sport key: games in play and the next 8 to start, acro
   const v4 = await get('/v4/sports/upcoming/odds?bookmakers=betmgm');
   t.same(v4.body, body, '/v4 alias');
 });
+
+t.test('event odds - props read as /props reads them: one spelling per player, DFS at the midpoint, the 60-minute window', async (t) => {
+  const now2 = Date.now();
+  const r = await app.ingest({ prices: [
+    // an initial for the full name draftkings uses; a DFS pick'em board; a prop last written two hours ago
+    ...prop('fanduel', a, 'player_points', 'J. Tatum', 27.5, 1.8, 2.0),
+    ...prop('prizepicks', a, 'player_points', 'Jayson Tatum', 26.5, 1.9, 1.9),
+    ...prop('betmgm', a, 'player_rebounds', 'Jaylen Brown', 8.5, 1.9, 1.9).map((x) => ({ ...x, ts: now2 - 7_200_000 })),
+  ] });
+  t.same(r.json.rejected, [], 'accepted');
+  const { body } = await get(`/v1/sports/basketball_nba/events/${a.id}/odds?markets=player_points,player_rebounds&bookmakers=fanduel,prizepicks,betmgm,draftkings`);
+  const byBook = new Map((body as OddsEvent).bookmakers.map((b) => [b.key, b]));
+  const fd = byBook.get('fanduel')!.markets.find((m) => m.key === 'player_points')!;
+  t.same(fd.outcomes.map((o) => o.description), ['Jayson Tatum', 'Jayson Tatum'], 'J. Tatum is served as the event\'s Jayson Tatum, as /props does (regression: two spellings)');
+  const pp = byBook.get('prizepicks')!.markets[0];
+  t.same(pp.outcomes.map((o) => o.price), [2, 2], 'a DFS pick\'em leg at the midpoint 2.0, as /props\' default (regression: the board\'s 1.9 as a single-bet price)');
+  t.notOk(byBook.has('betmgm'), 'a prop written two hours ago is past the 60-minute window, as on /props (regression: served)');
+  const props = (await get(`/v1/sports/basketball_nba/props?eventId=${a.id}&markets=player_points&bookmakers=fanduel&oddsFormat=decimal`)).body as { player: string; over_price: number }[];
+  t.same(props.map((x) => [x.player, x.over_price]), [['Jayson Tatum', 1.8]], '/props agrees');
+});
+
+t.test('upcoming - a game started more than 6 hours ago and never made final is no longer in play', async (t) => {
+  const old = { id: 'up_old', sport_key: 'icehockey_nhl', commence_time: Date.now() - 48 * 3_600_000, home_team: 'Ottawa Senators', away_team: 'Detroit Red Wings' };
+  await app.ingest({ events: [old], prices: h2h('betmgm', old as typeof a, 1.9, 1.95) });
+  const ids = ((await get('/v1/sports/upcoming/odds?bookmakers=betmgm')).body as OddsEvent[]).map((e) => e.id);
+  t.notOk(ids.includes('up_old'), 'left out (as /live leaves it by default; regression: first in the list forever)');
+});

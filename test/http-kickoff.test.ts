@@ -96,7 +96,10 @@ t.test('kickoff - before the tick, an arbitrage whose maintained alternatives ar
       { book, event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: away },
     ];
   });
-  await app.ingest({ events: [ev], prices });
+  const propSides = ['Over', 'Under'].map((outcome) => ({ book: 'draftkings', event_id: ev.id, market: 'player_points', player: 'Sergio Llull', outcome, point: 12.5, price: 1.9 }));
+  await app.ingest({ events: [ev], prices: [...prices, ...propSides] });
+  const props = async () => (await (await app.get(`/v1/sports/basketball_euroleague/props?eventId=${ev.id}`, { 'X-API-Key': key })).json()) as unknown[];
+  t.equal((await props()).length, 1, 'the pregame prop is on /props before the start');
   const arbs = async (q: string) => {
     const res = await app.get(`/v1/sports/basketball_euroleague/arbitrage?include_live=true${q}`, { 'X-API-Key': key });
     return ((await res.json()) as ArbRow[]).filter((r) => r.event_id === ev.id);
@@ -105,6 +108,7 @@ t.test('kickoff - before the tick, an arbitrage whose maintained alternatives ar
   await sleep(Math.max(0, start - Date.now()) + 50);
   t.same(await arbs(''), [], 'after the start: none (the best four quotes per side are pregame, and so is the rest)');
   t.same(await arbs('&exclude_books=draftkings'), [], 'nor past an excluded book');
+  t.same(await props(), [], '/props: the pregame prop of the started game is not served (regression: until the tick)');
   const inplay = (await (await app.get('/v1/inplay/arbs', { 'X-API-Key': key })).json()) as ArbRow[];
   t.same(inplay.filter((r) => r.event_id === ev.id), [], '/v1/inplay/arbs: none');
 });

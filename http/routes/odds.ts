@@ -18,6 +18,8 @@ import { AnyTime, IsoTime, OddsDocSchema, RawOddsEventSchema, UnixTime, oddsEven
 import { compile } from '../serialize.js';
 import { isoMillis, isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
+import { PROPS_WINDOW_MS, propPrice } from './prop-rules.js';
+import { canonicalInEvent } from '../../engine/players.js';
 
 /** verified_at within this many ms makes a bookmaker entry `is_current` */
 export const CURRENT_MS = 5000;
@@ -213,6 +215,8 @@ export class OddsView {
     if (mode === 'upcoming') {
       q.includeLive = true;
       q.upcoming = UPCOMING_EVENTS;
+      // "in play" as /live holds it by default: started within the last 6 hours (a game never made final leaves)
+      q.maxAgeMs = UPCOMING_LIVE_HOURS * 3_600_000;
     }
     if (mode === 'event') {
       // one event, started or not, with the prop markets asked for beside the game markets
@@ -260,6 +264,7 @@ export class OddsView {
     const docs = [];
     for (const ev of events) {
       const sport = sportByKey(ev.sport)!;
+      let canon: Map<number, number> | null = null;
       const books = [];
       const rm = this.s.hub.readModel;
       for (const bookId of q.bookOrder) {
@@ -299,14 +304,22 @@ export class OddsView {
           markets.push({ key: mkey, last_update: time(mLast), outcomes });
         }
         if (q.includeProps) {
+          // read as /props reads them: a player's one spelling in the event, each side within the 60-minute window,
+          // DFS legs at the midpoint (http/routes/prop-rules.ts)
+          canon ??= canonicalInEvent(ev.records.map((r) => rm.player(r)), this.s.hub.players);
           for (const r of ev.records) {
             if (rm.book(r) !== bookId || MARKETS[rm.market(r)].kind !== 'prop') continue;
             const mdef = MARKETS[rm.market(r)];
             if (q.propMarkets !== null && !q.propMarkets.has(mdef.key)) continue;
-            const player = this.s.hub.players.name(rm.player(r));
+            const player = this.s.hub.players.name(canon.get(rm.player(r))!);
             for (let o = 0; o < 2; o++) {
-              const d = rm.price(r, o);
-              if (d === 0 || !inPlayOk(rm, r, o + 1, ev.commence, now, o)) continue;
+              const sent = rm.price(r, o);
+              if (sent === 0 || !inPlayOk(rm, r, o + 1, ev.commence, now, o)) continue;
+              const written = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
+              if (written < now - PROPS_WINDOW_MS) continue;
+              // the body goes stale when this side leaves the window
+              validUntil = Math.min(validUntil, written + PROPS_WINDOW_MS + 1);
+              const d = propPrice(bookId, sent, false);
               // the market's entry is made by its first served side: no empty market, no time of 0
               let m = markets.find((x) => x.key === mdef.key);
               if (m === undefined) markets.push((m = { key: mdef.key, last_update: time(0), outcomes: [], _t: 0 }));
@@ -317,7 +330,7 @@ export class OddsView {
               last = Math.max(last, lu);
               verified = Math.max(verified, rm.verifiedAt(r, o));
               changed = Math.max(changed, rm.changedAt(r, o));
-              if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: o === 0 ? 'Over' : 'Under', point: rm.point(r), player, price: d, ts: lu });
+              if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: o === 0 ? 'Over' : 'Under', point: rm.point(r), player, price: sent, ts: lu });
             }
           }
         }
@@ -408,6 +421,7 @@ export function oddsRoutes(s: Services): Route[] {
 /** The Odds API v4's sport key for "in play and next to start, across sports" (/odds only) */
 export const UPCOMING = 'upcoming';
 export const UPCOMING_EVENTS = 8;
+const UPCOMING_LIVE_HOURS = 6;
 
 /** prop market keys: the event-odds endpoint serves them beside the game markets (as v4's does) */
 const PROP_MARKETS = MARKETS.filter((m) => m.kind === 'prop').map((m) => m.key);

@@ -6,7 +6,8 @@
 // `player`, the Yes price (it wins) in `over_price` and the No price in `under_price`.
 
 import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
-import { decimalToAmerican, tidy } from '../../engine/odds.js';
+import { decimalToAmerican } from '../../engine/odds.js';
+import { PROPS_WINDOW_MS, propPrice } from './prop-rules.js';
 import { canonicalInEvent, nameMatcher } from '../../engine/players.js';
 import type { EventView } from '../../engine/read-model.js';
 import type { ParamSpec } from '../params.js';
@@ -18,8 +19,6 @@ import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
 import { cmp } from '../compare.js';
 
-/** rows older than this are not served (SPEC: the most recent row per book written within the last 60 minutes) */
-export const PROPS_WINDOW_MS = 60 * 60 * 1000;
 /** SPEC Pagination: props offset 0 to 10000 */
 const MAX_OFFSET = 10_000;
 const PROP_KEYS = MARKETS.filter((m) => m.kind === 'prop').map((m) => m.key);
@@ -115,6 +114,7 @@ export function propsRoutes(s: Services): Route[] {
           if (ev.kind === 'futures' ? !futures : ev.kind === 'event_market' && !eventMarkets) continue;
           // initials join the event's one matching full name: "J. Tatum" is Jayson Tatum unless another J. Tatum plays
           const canon = canonicalInEvent(ev.records.map((r) => rm.player(r)), s.hub.players);
+          const started = ev.kind === 'game' && ev.commence <= ctx.now;
           for (const r of ev.records) {
             const market = rm.market(r);
             const def = MARKETS[market];
@@ -125,8 +125,9 @@ export function propsRoutes(s: Services): Route[] {
             // row's age is that of the older side it serves, so a fresh Over never passes off a stale Under as fresh
             const luOver = Math.max(rm.changedAt(r, 0), rm.verifiedAt(r, 0));
             const luUnder = Math.max(rm.changedAt(r, 1), rm.verifiedAt(r, 1));
-            const over = luOver >= oldest ? rm.price(r, 0) : 0;
-            const under = luUnder >= oldest ? rm.price(r, 1) : 0;
+            // of a started game, a side observed before the start is a pregame price (as /odds and /live hold it)
+            const over = luOver >= oldest && !(started && luOver < ev.commence) ? rm.price(r, 0) : 0;
+            const under = luUnder >= oldest && !(started && luUnder < ev.commence) ? rm.price(r, 1) : 0;
             if (over === 0 && under === 0) continue;
             const lu = Math.min(over === 0 ? Infinity : luOver, under === 0 ? Infinity : luUnder);
             const player = s.hub.players.name(canon.get(rm.player(r))!);
@@ -143,10 +144,7 @@ export function propsRoutes(s: Services): Route[] {
       const more = offset + page.length < rows.length;
       const price = (d: number, book: number): number | null => {
         if (d === 0) return null;
-        let x = d;
-        // a DFS per-leg price is derived (sqrt of the 2-leg payout): tidied as every derived number; a book's own
-        // price is served as it was sent
-        if (BOOKMAKERS[book].kind === 'dfs') x = effective && BOOKMAKERS[book].dfs_two_leg_payout > 0 ? tidy(Math.sqrt(BOOKMAKERS[book].dfs_two_leg_payout)) : 2;
+        const x = propPrice(book, d, effective);
         return american ? decimalToAmerican(x) : x;
       };
       const age = (lu: number) => Math.max(0, (ctx.now - lu) / 1000);
