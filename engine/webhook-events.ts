@@ -11,6 +11,7 @@
 // events emitted with it, which makes the checks' transitions exactly-once across a kill (see CheckState).
 
 import { edgePct, isArbitrageSum, profitPct } from './analytics-math.js';
+import { staleMs } from './analytics-rows.js';
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
 import { SLOT } from './ingest.js';
@@ -240,6 +241,9 @@ export class WebhookEvaluator {
     const t = rec[off + CHG.LINE_CHANGED_AT] || now;
     const ev = this.o.event(idx);
     if (ev === undefined) return;
+    // observed longer ago than its book's stale threshold (a feed's backlog, a replay): the state follows it, but
+    // nothing is announced, as no arbitrage or EV row is formed from such a quote; a move of long ago is no news
+    const late = now - Math.max(t, rec[off + CHG.VERIFIED_AT]) > staleMs(book);
     const lineKey = `${idx}:${market}:${player}:${book}`;
     const key = `${lineKey}:${point}:${o}`;
     let q = this.quotes.get(key);
@@ -254,7 +258,7 @@ export class WebhookEvaluator {
         const move = Math.abs(point - anchorPoint);
         if (move >= LINE_MOVE_POINTS) {
           this.anchors.set(lineKey, point);
-          this.lineMove(ev, market, point, player, o, book, 'points', anchorPoint, q.anchor || price, price, move, 0, t, now);
+          if (!late) this.lineMove(ev, market, point, player, o, book, 'points', anchorPoint, q.anchor || price, price, move, 0, t, now);
         }
       } else if (anchorPoint === undefined) this.anchors.set(lineKey, point);
       // a quote first seen, or tracked so far only for odds_drop or steam (no anchor: 0), anchors at its price; a move
@@ -265,7 +269,7 @@ export class WebhookEvaluator {
         if (move >= LINE_MOVE_CENTS) {
           const from = q.anchor;
           q.anchor = price;
-          this.lineMove(ev, market, point, player, o, book, 'price', point, from, price, 0, move, t, now);
+          if (!late) this.lineMove(ev, market, point, player, o, book, 'price', point, from, price, 0, move, t, now);
         }
       }
     }
@@ -282,7 +286,7 @@ export class WebhookEvaluator {
         if (price < avg * (1 - ODDS_DROP_PCT / 100)) {
           q.prices.length = 0;
           q.times.length = 0;
-          this.o.emit({
+          if (!late) this.o.emit({
             type: 'odds_drop', sport: ev.sport, edge: Number.NaN, dedupe: `odds_drop:${this.quoteKey(ev, market, point, player, o, book)}:${t}`,
             check: null, at: now,
             data: {
@@ -300,7 +304,7 @@ export class WebhookEvaluator {
       q.times.push(t);
     }
 
-    if (this.wanted.has('line_move.steam') && kind === CHANGE.PRICE && prev > 0 && prev !== price) {
+    if (this.wanted.has('line_move.steam') && kind === CHANGE.PRICE && prev > 0 && prev !== price && !late) {
       this.steamMove(ev, idx, market, point, player, o, book, prev, price, t, now);
     }
   }

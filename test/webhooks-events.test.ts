@@ -243,6 +243,24 @@ for (const database of appDatabases().slice(-1)) {
       t.equal(rx.requests.filter(A_('odds_drop', g.id)).length, 1, 'only the drop above 10 %');
     });
 
+    t.test('line_move, odds_drop and steam: a move observed longer ago than its book\'s stale threshold is no news', async (t) => {
+      // draftkings' stale_s is 180: observations 1,100 s and 1,000 s old (a feed's backlog) move 2.0 / 1.8 to 2.4 / 1.6,
+      // three books likewise: nothing is announced (regression: line_move, odds_drop and steam on 16-minute-old data)
+      const g = { id: 'we_late', sport_key: 'basketball_nba', commence_time: Date.now() + 9_500_000, home_team: 'Atlanta Hawks', away_team: 'Charlotte Hornets' };
+      const at = (book: string, home: number, away: number, ts: number) => h2h(g, book, home, away).map((x) => ({ ...x, ts }));
+      const books = ['draftkings', 'betrivers', 'fanatics'];
+      await app.ingest({ events: [g], prices: books.flatMap((b) => at(b, 2.0, 1.8, Date.now() - 1_100_000)) });
+      await app.ingest({ prices: books.flatMap((b) => at(b, 2.4, 1.6, Date.now() - 1_000_000)) });
+      await new Promise((r) => setTimeout(r, 400));
+      const told = rx.requests.filter((r) => ['line_move', 'odds_drop', 'line_move.steam'].includes(r.body?.event_type ?? r.body?.event)
+        && (r.body.data.match_id ?? r.body.data.event_id) === g.id);
+      t.same(told.map((r) => r.body.event_type ?? r.body.event), [], 'nothing announced');
+      // then a fresh move from the late prices is news as usual, measured from them
+      await app.ingest({ prices: at('draftkings', 2.0, 1.8, Date.now()) });
+      const [lm] = await rx.waitFor((r) => A_('line_move', g.id)(r) && r.body.data.book === 'draftkings');
+      t.same([lm.body.data.from.price, lm.body.data.to.price], [2.4, 2], 'a fresh move is announced, from the last (late) price');
+    });
+
     t.test('parser.degraded when a feed\'s rejection rate passes 10 %', async (t) => {
       const prices = [];
       for (let i = 0; i < 60; i++) prices.push({ book: 'no_such_book', event_id: nba.id, market: 'h2h', outcome: nba.home_team, price: 2 });
