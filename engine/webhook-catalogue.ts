@@ -87,8 +87,8 @@ export const EVENT_TYPES: Readonly<Record<string, EventTypeDef>> = Object.freeze
   },
   'arbitrage.closed': {
     variant: 'B',
-    fires: 'an arbitrage announced by arbitrage.opened closes (a leg moved, went stale or left)',
-    data: obj({ ...game, arb_id: str, event_id: str, market: str, edge_pct_at_open: num, opened_at: str, closed_at: str, duration_s: num }),
+    fires: 'an arbitrage announced by arbitrage.opened closes (reason prices: a leg moved, went stale or left; service_stopped: a node alone shut down, its prices do not outlive it)',
+    data: obj({ ...game, arb_id: str, event_id: str, market: str, edge_pct_at_open: num, opened_at: str, closed_at: str, duration_s: num, reason: str }),
   },
   'ev.flagged': {
     variant: 'B',

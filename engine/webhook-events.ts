@@ -512,14 +512,28 @@ export class WebhookEvaluator {
     const open = this.arbs.get(key);
     if (open === undefined) return;
     this.arbs.delete(key);
-    const ev = this.o.event(rec[ARB.EVENT]);
+    this.closedB(rec[ARB.EVENT], rec[ARB.MARKET], open, now, 'prices');
+  }
+
+  /** Closes every announced arbitrage (the service stops: its prices do not outlive it). */
+  closeAll(now: number): void {
+    for (const [key, open] of this.arbs) {
+      const [event, market] = key.split(':').map(Number);
+      this.closedB(event, market, open, now, 'service_stopped');
+    }
+    this.arbs.clear();
+  }
+
+  /** `reason`: `prices` (its legs moved, went stale or left) or `service_stopped` (the node stopped) */
+  private closedB(event: number, market: number, open: ArbOpen, now: number, reason: 'prices' | 'service_stopped'): void {
+    const ev = this.o.event(event);
     if (ev === undefined || !this.wanted.has('arbitrage.closed')) return;
     this.o.emit({
       // to every subscription an opening reached (its highest announced edge), with the edge it opened at
       type: 'arbitrage.closed', sport: ev.sport, edge: open.top, dedupe: `arbitrage.closed:${open.arbId}`, check: null, at: now,
       data: {
-        ...this.gameB(ev), arb_id: open.arbId, market: MARKETS[rec[ARB.MARKET]].key, edge_pct_at_open: open.edge,
-        opened_at: iso(open.openedAt), closed_at: iso(now), duration_s: Math.max(0, (now - open.openedAt) / 1000),
+        ...this.gameB(ev), arb_id: open.arbId, market: MARKETS[market].key, edge_pct_at_open: open.edge,
+        opened_at: iso(open.openedAt), closed_at: iso(now), duration_s: Math.max(0, (now - open.openedAt) / 1000), reason,
       },
     });
   }

@@ -333,7 +333,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     label.services = services;
 
     const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log, registry: metrics.registry },
-      { ...DEFAULT_WEBHOOK_CONFIG, nodeId: cfg.nodeId ?? defaultNodeId(cfg.dataDir), ...cfg.webhooks });
+      { ...DEFAULT_WEBHOOK_CONFIG, nodeId: cfg.nodeId ?? defaultNodeId(cfg.dataDir), closeArbsAtShutdown: cfg.nats?.cluster !== true, ...cfg.webhooks });
     await webhooks.start();
     cleanups.push(() => webhooks.close());
     services.webhooks = webhooks;

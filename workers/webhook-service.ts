@@ -80,6 +80,9 @@ export interface WebhookConfig {
   subsRefreshMs: number;
   /** final deliveries (and their attempts) older than this are deleted (WEBHOOK_RETENTION_DAYS, default 30) */
   retentionMs: number;
+  /** a node alone (not CLUSTER=1): at shutdown its announced arbitrages are closed (the prices they stand on are
+   *  in memory and gone after a restart); in a cluster the other nodes keep following them */
+  closeArbsAtShutdown: boolean;
 }
 
 export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
@@ -95,6 +98,7 @@ export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
   mailFrom: 'linewire@localhost',
   nodeId: 'linewire',
   leaseMs: 30_000,
+  closeArbsAtShutdown: true,
   subsRefreshMs: 2000,
   retentionMs: 30 * 86_400_000,
 };
@@ -851,6 +855,9 @@ export class WebhookService {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    // the arbitrages announced are closed with the node: after a restart the store is empty and nothing would close
+    // them (a bot kept them open for good); written with the other last rows, delivered after the restart
+    if (this.cfg.closeArbsAtShutdown) this.guard(() => this.evaluator.closeAll(this.d.now()));
     await Promise.race([Promise.allSettled([...this.sending]), new Promise((r) => setTimeout(r, 2000).unref())]);
     await this.op(() => this.flushInserts()).catch(() => undefined);
     await this.op(() => this.flushResults()).catch(() => undefined);
