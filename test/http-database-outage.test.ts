@@ -35,3 +35,23 @@ t.test('database outage - 503 with Retry-After while PostgreSQL is unreachable, 
     }
     t.equal(status, 201, 'keys are made again once the database is back');
   });
+
+t.test('database outage - a status history read the database does not answer is 503 within its bound, not a request held open',
+  { skip: url ? false : 'TEST_DATABASE_URL is not set (a PostgreSQL server to relay to)' }, async (t) => {
+    const target = new URL(url!);
+    const relay = await startRelay(t, target.hostname, Number(target.port || 5432));
+    const relayed = new URL(url!);
+    relayed.hostname = '127.0.0.1';
+    relayed.port = String(relay.port);
+    const app = await startTestApp(t, { databaseUrl: relayed.toString(), schema: testSchemaName(), dropSchemaOnClose: true, status: { historyTimeoutMs: 500 } });
+    t.teardown(() => relay.thaw());
+    t.equal((await app.get('/v1/status/history?window_s=60')).status, 200, 'answered while the database answers');
+    relay.freeze();
+    const started = Date.now();
+    const res = await app.get('/v1/status/history?window_s=60');
+    const ms = Date.now() - started;
+    t.equal(res.status, 503, `503 when the database stops answering (${ms} ms)`);
+    t.equal(res.headers.get('retry-after'), '5', 'Retry-After');
+    t.ok(ms < 3000, 'within its bound (0.5 s here), not after the driver gives up');
+    relay.thaw();
+  });

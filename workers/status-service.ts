@@ -22,10 +22,12 @@ export interface StatusConfig {
   cacheMs: number;
   /** cold-cache computation bound */
   computeTimeoutMs: number;
+  /** the status history's read bound: a database that stops answering gets a 503, not a request held open */
+  historyTimeoutMs: number;
   poller: PollerOptions;
 }
 
-export const DEFAULT_STATUS_CONFIG: StatusConfig = { sampleMs: 30_000, cacheMs: 90_000, computeTimeoutMs: 2_000, poller: DEFAULT_POLLER };
+export const DEFAULT_STATUS_CONFIG: StatusConfig = { sampleMs: 30_000, cacheMs: 90_000, computeTimeoutMs: 2_000, historyTimeoutMs: 10_000, poller: DEFAULT_POLLER };
 
 export interface StatusDeps {
   hub: Hub;
@@ -226,6 +228,20 @@ export class StatusService {
     this.sampling = this.sampling.then(() => insertSamples(this.deps.db, slot, rows))
       .catch((e: unknown) => this.deps.log?.(`status sample failed: ${String(e)}`));
     return this.sampling;
+  }
+
+  /** The timeline of the last windowS seconds; null when the database did not answer within historyTimeoutMs (the
+   *  read goes on and is dropped). */
+  async boundedHistory(windowS: number): Promise<Map<string, Segment[]> | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), this.cfg.historyTimeoutMs); });
+    const read = this.history(windowS);
+    read.catch(() => undefined);
+    try {
+      return await Promise.race([read, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   history(windowS: number): Promise<Map<string, Segment[]>> {

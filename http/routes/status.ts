@@ -131,12 +131,17 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       path: '/v1/status/history',
       auth: 'none',
       tag: 'status',
-      summary: 'Per-source SLA classification timeline sampled every 30 s, as runs of one class',
+      summary: 'Per-source SLA classification timeline sampled every 30 s, as runs of one class (503 with Retry-After when the database does not answer within 10 s)',
+      errors: ['SERVICE_UNAVAILABLE'],
       response: HistorySchema,
       params: [{ name: 'window_s', type: 'integer', default: 86_400, min: 30, max: MAX_HISTORY_S, description: 'seconds back from now (30 to 604,800)' }],
       handle: async (ctx) => {
         const windowS = ctx.params.window_s as number;
-        const tl = await status.history(windowS);
+        const tl = await status.boundedHistory(windowS);
+        if (tl === null) {
+          const err = new ApiError('SERVICE_UNAVAILABLE', `The status history did not come from the database within ${status.cfg.historyTimeoutMs / 1000} s; retry in ${COLD_RETRY_AFTER_S} s`);
+          return { status: 503, body: errorBody(err, ctx.requestId), headers: [['Retry-After', String(COLD_RETRY_AFTER_S)]] };
+        }
         return {
           status: 200,
           body: JSON.stringify({

@@ -8,6 +8,9 @@ export interface TcpRelay {
   port: number;
   cut(): Promise<void>;
   restore(): Promise<void>;
+  /** connections stay open and pass nothing, new ones included (a server that stopped answering) */
+  freeze(): void;
+  thaw(): void;
 }
 
 interface Teardown {
@@ -17,11 +20,13 @@ interface Teardown {
 export async function startRelay(t: Teardown, host: string, port: number): Promise<TcpRelay> {
   const sockets = new Set<net.Socket>();
   let server: net.Server | null = null;
+  let frozen = false;
   const listen = (at: number) => new Promise<number>((resolve, reject) => {
     const s = server = net.createServer((c) => {
       const up = net.connect(port, host);
       sockets.add(c).add(up);
       c.pipe(up).pipe(c);
+      if (frozen) { c.pause(); up.pause(); }
       const end = () => { c.destroy(); up.destroy(); sockets.delete(c); sockets.delete(up); };
       c.on('error', end).on('close', end);
       up.on('error', end).on('close', end);
@@ -42,6 +47,9 @@ export async function startRelay(t: Teardown, host: string, port: number): Promi
     cut,
     // listening already: nothing to restore
     restore: async () => { if (server === null) await listen(relay.port); },
+    // a paused socket reads nothing, so nothing is written on: both directions stall, the connections stay open
+    freeze: () => { frozen = true; for (const s of sockets) s.pause(); },
+    thaw: () => { frozen = false; for (const s of sockets) s.resume(); },
   };
   t.teardown(cut);
   return relay;
