@@ -9,14 +9,20 @@ import { startRelay } from './helpers/tcp-relay.js';
 
 const url = process.env.TEST_DATABASE_URL;
 
+/** the server of TEST_DATABASE_URL through a relay of the test's own, and the URL that reaches it through the relay */
+async function relayedDatabase(t: Parameters<typeof startRelay>[0]) {
+  const target = new URL(url!);
+  const relay = await startRelay(t, target.hostname, Number(target.port || 5432));
+  const relayed = new URL(url!);
+  relayed.hostname = '127.0.0.1';
+  relayed.port = String(relay.port);
+  return { relay, databaseUrl: relayed.toString() };
+}
+
 t.test('database outage - 503 with Retry-After while PostgreSQL is unreachable, served again once it is back',
   { skip: url ? false : 'TEST_DATABASE_URL is not set (a PostgreSQL server to relay to)' }, async (t) => {
-    const target = new URL(url!);
-    const relay = await startRelay(t, target.hostname, Number(target.port || 5432));
-    const relayed = new URL(url!);
-    relayed.hostname = '127.0.0.1';
-    relayed.port = String(relay.port);
-    const app = await startTestApp(t, { databaseUrl: relayed.toString(), schema: testSchemaName(), dropSchemaOnClose: true });
+    const { relay, databaseUrl } = await relayedDatabase(t);
+    const app = await startTestApp(t, { databaseUrl, schema: testSchemaName(), dropSchemaOnClose: true });
     // the relay is back before the app closes (it drops its schema)
     t.teardown(() => relay.restore().catch(() => undefined));
     const admin = { authorization: `Bearer ${ADMIN_KEY}` };
@@ -38,12 +44,8 @@ t.test('database outage - 503 with Retry-After while PostgreSQL is unreachable, 
 
 t.test('database outage - a status history read the database does not answer is 503 within its bound, not a request held open',
   { skip: url ? false : 'TEST_DATABASE_URL is not set (a PostgreSQL server to relay to)' }, async (t) => {
-    const target = new URL(url!);
-    const relay = await startRelay(t, target.hostname, Number(target.port || 5432));
-    const relayed = new URL(url!);
-    relayed.hostname = '127.0.0.1';
-    relayed.port = String(relay.port);
-    const app = await startTestApp(t, { databaseUrl: relayed.toString(), schema: testSchemaName(), dropSchemaOnClose: true, status: { historyTimeoutMs: 500 } });
+    const { relay, databaseUrl } = await relayedDatabase(t);
+    const app = await startTestApp(t, { databaseUrl, schema: testSchemaName(), dropSchemaOnClose: true, status: { historyTimeoutMs: 500 } });
     t.teardown(() => relay.thaw());
     t.equal((await app.get('/v1/status/history?window_s=60')).status, 200, 'answered while the database answers');
     relay.freeze();
