@@ -4,7 +4,8 @@
 //    and latency (publish to arrival, and ingest to arrival), against a plain uWebSockets.js server broadcasting
 //    the same frames at the same rate.
 // 2. Slow-consumer isolation: p99 of the reading clients with 10 % of the clients not reading, against none.
-// 3. Memory: server RSS per idle connection, and with 100 clients that stop reading.
+// 3. Connection storm: 100 clients reading while 1,000 more connect at once, against the same 100 with no storm.
+// 4. Memory: server RSS per idle connection, and with 100 clients that stop reading.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -22,7 +23,26 @@ interface Report {
   bytes: number;
   seconds: number;
   publish: { p50: number | null; p99: number | null };
-  ingest: { p50: number | null; p99: number | null };
+  ingest: { p50: number | null; p99: number | null; max?: number | null };
+}
+
+interface Storm {
+  clients: number;
+  /** ms from the storm's start until a client had its snapshot */
+  p50: number | null;
+  p99: number | null;
+  last: number | null;
+}
+
+/** `count` clients connecting at once, until each has its snapshot */
+function storm(url: string, count: number): Promise<Storm> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, JSON.stringify({ url, count, slow: 0, seconds: 0, ingestClock: true, storm: true })], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', () => resolve((JSON.parse(out.trim().split('\n').at(-1)!) as { storm: Storm }).storm));
+  });
 }
 
 /** runs the clients; `during` runs once they are all connected */
@@ -125,6 +145,25 @@ async function main(): Promise<void> {
       row('baseline: plain uWebSockets.js publish of the same frames', base, null),
       row(`linewire odds-fast, ${CLIENTS} reading clients`, ours, base),
       row(`linewire odds-fast, ${CLIENTS - Math.round(CLIENTS / 10)} reading + ${Math.round(CLIENTS / 10)} not reading`, withSlow, base),
+    ]);
+
+    // a connection storm: the deltas of 100 clients already reading, while 1,000 more connect at once
+    const STORM_READERS = 100;
+    const calm = await clients(url, STORM_READERS, 0);
+    let stormed: Promise<Storm> | null = null;
+    const during = await clients(url, STORM_READERS, 0, () => void (stormed = storm(url, CLIENTS)));
+    const st = await stormed!;
+    const stormRow = (name: string, r: Report, s: Storm | null) => ({
+      setup: name,
+      'ingest->arrival p50 ms': ms(r.ingest.p50),
+      'p99 ms': ms(r.ingest.p99),
+      'max ms': ms(r.ingest.max ?? null),
+      'storm: snapshots p50 / p99 / last ms': s === null ? '-' : `${ms(s.p50)} / ${ms(s.p99)} / ${ms(s.last)} (${s.clients} clients)`,
+    });
+    console.log(`connection storm: ${STORM_READERS} reading clients on the same channel, ${SECONDS} s; ${CLIENTS} more connect at once as they start`);
+    console.table([
+      stormRow(`baseline: ${STORM_READERS} reading clients, no storm`, calm, null),
+      stormRow(`${STORM_READERS} reading clients while ${CLIENTS} connect`, during, st),
     ]);
 
     // memory, each on a server process of its own, its RSS read from /proc: idle connections on a server with no

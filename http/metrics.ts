@@ -42,8 +42,14 @@ export class Metrics {
     gauge('linewire_quotes', 'Quotes held across shards', (h) => h.pool.quoteCounts().reduce((a, b) => a + b, 0));
   }
 
-  /** linewire_ws_server_closes_total{cause}: WebSocket streams the server closed, read from `read` at scrape time. */
-  watchStreams(read: () => StreamCloses): void {
+  /** linewire_ws_server_closes_total{cause}: WebSocket streams the server closed, read from `read` at scrape time;
+   *  linewire_ws_snapshots_total{source}: snapshots built and reused. */
+  watchStreams(read: () => StreamCloses, snapshots: () => { builds: number; hits: number }): void {
+    scrapedCounter(this.registry, 'linewire_ws_snapshots_total',
+      'WebSocket snapshots sent: built for the socket, or reused (built moments before for the same channel, filters and format, nothing changed since)', () => {
+        const c = snapshots();
+        return { built: c.builds, reused: c.hits };
+      }, 'source');
     scrapedCounter(this.registry, 'linewire_ws_server_closes_total',
       'WebSocket streams closed by the server: backpressure (4008, too far behind), silence (4002), revoked (4001), tier (4003, below business)', () => {
         const c = read();

@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { WebSocket } from 'uWebSockets.js';
 import { Channel, DEFAULT_LIMITS, type EventHead, type SocketState } from '../http/ws/channel.js';
-import type { DeltaItem } from '../http/ws/frames.js';
+import { crcOf, type DeltaItem } from '../http/ws/frames.js';
 
 // The channel's send decisions, driven through a stand-in socket whose buffered amount the test sets: the
 // states below (a socket past the watermark, a merge larger than the state) are hard to reach through the
@@ -21,7 +21,7 @@ class FakeSocket {
 function state(): SocketState {
   return {
     channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false, lastSeq: 0,
-    dirty: false, dirtySince: 0, refuse: null, key: '', keyState: null, tier: 'scale', kind: 'odds-fast', sport: 'basketball_nba', resume: null, closed: false, lastInbound: 0, lastPing: 0,
+    dirty: false, dirtySince: 0, refuse: null, key: '', keyState: null, tier: 'scale', kind: 'odds-fast', sport: 'basketball_nba', resume: null, closed: false, queued: false, queuedReason: null, wantsSnapshot: null, lastInbound: 0, lastPing: 0,
   };
 }
 
@@ -32,12 +32,12 @@ const item = (n: number, removed = false): DeltaItem => ({
 
 function setup(limits = DEFAULT_LIMITS, opts: { window?: number; heads?: Map<string, EventHead>; state?: (id: string) => DeltaItem[] } = {}) {
   const snaps: string[] = [];
-  const ch: Channel = new Channel('odds-fast:basketball_nba', 'odds-fast', ['basketball_nba'], opts.window ?? 0, 'ep', opts.state ?? (() => []),
+  const ch: Channel = new Channel('odds-fast:basketball_nba', 'odds-fast', ['basketball_nba'], opts.window ?? 0, 'ep', (id) => crcOf(opts.state?.(id) ?? []),
     (id) => opts.heads?.get(id) ?? null,
-    (_ws, reason) => [JSON.stringify({ type: 'snapshot', reason })],
-    (ws, frames) => {
-      for (const f of frames) snaps.push(f as string);
-      (ws.getUserData()).lastSeq = ch.seq;
+    (_ws, reason) => ({ seq: ch.seq, frames: [JSON.stringify({ type: 'snapshot', reason })] }),
+    (ws, snap) => {
+      for (const f of snap.frames) snaps.push(f as string);
+      (ws.getUserData()).lastSeq = snap.seq;
       (ws.getUserData()).dirty = false;
     }, limits);
   const fake = new FakeSocket(state());

@@ -70,6 +70,10 @@ t.test('ws streams', async (t) => {
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=foo`, 4400],
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&regions=zz`, 4400],
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&resume=garbage`, 4400],
+      // two different keys: neither is taken (the first was, so a pro key followed by a scale one was refused 4003
+      // and the other way round streamed as scale), as REST answers 401
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${await app.key('pro')}&apiKey=${apiKey}`, 4001],
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&apiKey=${await app.key('pro')}`, 4001],
     ];
     for (const [path, code] of cases) {
       const c = await connect(app, path);

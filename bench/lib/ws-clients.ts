@@ -1,11 +1,15 @@
 // Child process of bench/ws.ts: opens N WebSocket clients to a URL, optionally leaves some of them not reading,
 // and reports per-frame latency of the reading clients (now - pt, and now - the first last_update in a delta:
-// the simulator stamps observations at ingest) as JSON on stdout when done.
+// the simulator stamps observations at ingest) as JSON on stdout when done. With `storm` the clients only connect at
+// once and wait for their snapshots: it reports how long until the last one had its snapshot, then exits.
 
 import { createHistogram } from 'node:perf_hooks';
 import WebSocket from 'ws';
 
-const { url, count, slow, seconds, ingestClock } = JSON.parse(process.argv[2]) as { url: string; count: number; slow: number; seconds: number; ingestClock: boolean };
+const { url, count, slow, seconds, ingestClock, storm } = JSON.parse(process.argv[2]) as { url: string; count: number; slow: number; seconds: number; ingestClock: boolean; storm?: boolean };
+const started = performance.now();
+/** connect to snapshot, per client (storm) */
+const toSnapshot = createHistogram();
 const publish = createHistogram();
 const ingest = createHistogram();
 let frames = 0;
@@ -38,6 +42,7 @@ await new Promise<void>((resolve, reject) => {
       if (!reading) return;
       if (!hasSnapshot && data.subarray(0, 20).toString('latin1').startsWith('{"type":"snapshot"')) {
         hasSnapshot = true;
+        toSnapshot.record(Math.max(1, Math.round((performance.now() - started) * 1000)));
         if (++snapshotted === count - slow) allSnapshots();
       }
       if (!measuring) return;
@@ -62,7 +67,13 @@ await new Promise<void>((resolve, reject) => {
 // a plain server (the baseline) sends no snapshot: its clients measure from the start
 if (count - slow === 0 || !ingestClock) allSnapshots();
 // bounded: a server with no event on the channel may send no snapshot at all
-await Promise.race([snapshots, new Promise((r) => setTimeout(r, 20_000))]);
+await Promise.race([snapshots, new Promise((r) => setTimeout(r, storm === true ? 60_000 : 20_000))]);
+if (storm === true) {
+  const q = (p: number) => (toSnapshot.count === 0 ? null : toSnapshot.percentile(p) / 1000);
+  process.stdout.write(JSON.stringify({ storm: { clients: snapshotted, p50: q(50), p99: q(99), last: toSnapshot.count === 0 ? null : toSnapshot.max / 1000 } }) + '\n');
+  for (const ws of sockets) ws.terminate();
+  process.exit(0);
+}
 await new Promise((r) => setTimeout(r, 1000));
 measuring = true;
 process.stdout.write(JSON.stringify({ ready: true }) + '\n');
@@ -71,7 +82,7 @@ const q = (h: ReturnType<typeof createHistogram>, p: number) => (h.count === 0 ?
 process.stdout.write(JSON.stringify({
   frames, bytes, seconds,
   publish: { p50: q(publish, 50), p99: q(publish, 99) },
-  ingest: { p50: q(ingest, 50), p99: q(ingest, 99) },
+  ingest: { p50: q(ingest, 50), p99: q(ingest, 99), max: ingest.count === 0 ? null : ingest.max / 1000 },
 }) + '\n');
 for (const ws of sockets) ws.terminate();
 process.exit(0);

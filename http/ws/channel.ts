@@ -5,7 +5,7 @@
 
 import type { WebSocket } from 'uWebSockets.js';
 import type { KeyState } from '../accounts.js';
-import { crcOf, encode, itemKey, priced, type DeltaItem, type WireFormat } from './frames.js';
+import { encode, itemKey, priced, type DeltaItem, type WireFormat } from './frames.js';
 
 export interface StreamLimits {
   /** below this many buffered bytes a socket gets every delta as it comes */
@@ -57,9 +57,22 @@ export interface SocketState {
   sport: string;
   resume: string | null;
   closed: boolean;
+  /** waiting for its first snapshot (Streams' queue): not in its channel's sockets yet; the snapshot's reason */
+  queued: boolean;
+  queuedReason: string | null;
+  /** a snapshot asked for (a subscribe) while the socket was above the low watermark: sent, with this reason,
+   *  instead of the catch-up once it drains; later subscribes until then only change the filters */
+  wantsSnapshot: string | null;
   /** wall-clock ms of the last frame or pong from the client, and of our last ping */
   lastInbound: number;
   lastPing: number;
+}
+
+/** A snapshot's frames, encoded, and the seq of the state they hold (the channel may have moved on since: the socket
+ *  then catches up from it like a socket that lagged) */
+export interface Snapshot {
+  seq: number;
+  frames: (string | Uint8Array)[];
 }
 
 interface RingEntry {
@@ -103,6 +116,10 @@ export class Channel {
    *  event new to the channel, or whose start or teams changed, so a client never holds quotes of an event it
    *  does not know (a snapshot carries every event whole) */
   private readonly announced = new Map<string, string>();
+  /** catch-up deltas of unfiltered sockets by (their seq, formats), valid while the channel is at catchUpsAt and no
+   *  change waits in its window (offer clears them: the CRCs leave out events with changes waiting) */
+  private readonly catchUps = new Map<string, string | Uint8Array>();
+  private catchUpsAt = -1;
 
   constructor(
     readonly name: string,
@@ -110,12 +127,12 @@ export class Channel {
     readonly sports: readonly string[],
     readonly windowMs: number,
     readonly epoch: string,
-    /** the current quote set of one event, for CRCs */
-    readonly eventState: (eventId: string) => DeltaItem[],
+    /** the CRC of one event's current quote set (frames.ts crcOf) */
+    readonly eventCrc: (eventId: string) => number,
     /** an event's head, null when the event is gone */
     readonly eventHead: (eventId: string) => EventHead | null,
-    readonly buildSnapshot: (ws: WebSocket<SocketState>, reason: string | null) => (string | Uint8Array)[],
-    readonly sendSnapshot: (ws: WebSocket<SocketState>, frames: (string | Uint8Array)[]) => void,
+    readonly buildSnapshot: (ws: WebSocket<SocketState>, reason: string | null) => Snapshot,
+    readonly sendSnapshot: (ws: WebSocket<SocketState>, snap: Snapshot) => void,
     readonly limits: StreamLimits,
   ) {}
 
@@ -127,6 +144,7 @@ export class Channel {
       return;
     }
     for (const i of items) this.pending.set(itemKey(i), i);
+    this.catchUps.clear();
   }
 
   /** Publishes what the window collected. */
@@ -219,7 +237,7 @@ export class Channel {
     }
     for (const i of items) {
       if (i.event_id in out || (waiting !== null && waiting.has(i.event_id))) continue;
-      out[i.event_id] = crcOf(this.eventState(i.event_id));
+      out[i.event_id] = this.eventCrc(i.event_id);
     }
     return out;
   }
@@ -249,26 +267,55 @@ export class Channel {
     const s = ws.getUserData();
     if (ws.getBufferedAmount() > this.limits.lowWatermark) return;
     s.dirty = false;
+    if (s.wantsSnapshot !== null) {
+      const reason = s.wantsSnapshot;
+      s.wantsSnapshot = null;
+      this.sendSnapshot(ws, this.buildSnapshot(ws, reason));
+      return;
+    }
     if (s.lastSeq === this.seq) return;
     const merged = this.since(s.lastSeq);
     if (merged === null) {
       this.sendSnapshot(ws, this.buildSnapshot(ws, 'resume_window_exceeded'));
       return;
     }
-    const mine = merged.filter((i) => passes(s.filters, i));
-    // it brings the socket to the current state, so the CRCs of now are the ones after it
-    const crc = unfiltered(s.filters) ? this.crcs(mine) : null;
-    const delta = encode(this.delta(mine, this.headsFor(mine, false), this.seq, s.lastSeq, now, s.american, crc, true), s.format);
+    const delta = this.mergedDelta(s, merged, now);
     // a merge of many deltas can outgrow the state itself: then the snapshot is the cheaper way to catch up
     if (delta.length > this.limits.segmentBytes) {
       const snap = this.buildSnapshot(ws, 'caught_up');
-      if (snap.reduce((n, f) => n + f.length, 0) < delta.length) {
+      if (snap.frames.reduce((n, f) => n + f.length, 0) < delta.length) {
         this.sendSnapshot(ws, snap);
         return;
       }
     }
     ws.send(delta, s.format === 'msgpack');
     s.lastSeq = this.seq;
+  }
+
+  /** whether a socket at `seq` can be brought to now from the ring */
+  reaches(seq: number): boolean {
+    return seq === this.seq || (seq < this.seq && this.ring.length > 0 && this.ring[0].seq <= seq + 1);
+  }
+
+  /** The catch-up delta of a socket from its seq to now. Unfiltered sockets at the same seq and formats get the same
+   *  bytes, encoded once until the channel moves (a thousand sockets sent one snapshot catch up together). */
+  private mergedDelta(s: SocketState, merged: DeltaItem[], now: number): string | Uint8Array {
+    const shared = unfiltered(s.filters);
+    const key = `${s.lastSeq}|${s.format}|${s.american ? 'a' : 'd'}`;
+    if (shared) {
+      if (this.catchUpsAt !== this.seq) {
+        this.catchUps.clear();
+        this.catchUpsAt = this.seq;
+      }
+      const hit = this.catchUps.get(key);
+      if (hit !== undefined) return hit;
+    }
+    const mine = shared ? merged : merged.filter((i) => passes(s.filters, i));
+    // it brings the socket to the current state, so the CRCs of now are the ones after it
+    const crc = shared ? this.crcs(mine) : null;
+    const delta = encode(this.delta(mine, this.headsFor(mine, false), this.seq, s.lastSeq, now, s.american, crc, true), s.format);
+    if (shared) this.catchUps.set(key, delta);
+    return delta;
   }
 
   /** every change after `seq` merged (last writer wins), or null when the ring does not hold them all */

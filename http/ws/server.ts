@@ -15,10 +15,19 @@ import { slaClassOf } from '../../engine/sla.js';
 import { TIERS } from '../../engine/tiers.js';
 import type { ChangeBatch } from '../../workers/hub.js';
 import type { Services } from '../services.js';
-import { Channel, DEFAULT_LIMITS, headsOf, passes, unfiltered, type Filters, type SocketState, type StreamLimits } from './channel.js';
-import { encode, eventHead, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
+import { Channel, DEFAULT_LIMITS, headsOf, passes, unfiltered, type Filters, type Snapshot, type SocketState, type StreamLimits } from './channel.js';
+import { EventCrcs } from './event-crc.js';
+import { crcOf, encode, eventHead, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
 
 export const HEARTBEAT_MS = 5000;
+/** how long a built snapshot may be reused: the socket that gets it catches up from its seq with one merged delta,
+ *  which grows with the snapshot's age */
+const SNAPSHOT_REUSE_MS = 250;
+const EMPTY_CRC = crcOf([]);
+/** the presented key of an upgrade whose query names two different apiKey values (as REST: router.ts) */
+const AMBIGUOUS_KEY = '\u0000ambiguous';
+/** the main thread's time spent on queued snapshots before it turns to other work (deltas, requests) */
+const SNAPSHOT_SLICE_MS = 8;
 /** the largest client message handled (a subscribe with a few thousand event ids) */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 /** coalescing window per tier with WebSocket access (engine/tiers.ts, the table GET /v1/pricing shows) */
@@ -28,6 +37,18 @@ const MARKET_KEYS = new Set(MARKETS.map((m) => m.key));
 const decoder = new TextDecoder();
 
 type Kind = 'odds' | 'live' | 'odds-fast';
+
+/** what sets two sockets' snapshots apart among their filters: equal keys, equal snapshots */
+function filtersKey(f: Filters): string {
+  const part = (set: Set<string> | null) => (set === null ? '*' : [...set].sort().join(','));
+  return `${part(f.markets)}|${part(f.bookmakers)}|${part(f.eventIds)}`;
+}
+
+const utf8 = new TextEncoder();
+/** a frame as the bytes sent: a JSON text encoded once, however many sockets it goes to */
+function bytes(frame: string | Uint8Array): Uint8Array {
+  return typeof frame === 'string' ? utf8.encode(frame) : frame;
+}
 
 function csv(raw: string | null): string[] | null {
   if (raw === null || raw === '') return null;
@@ -75,10 +96,18 @@ export class Streams {
   private readonly timers: NodeJS.Timeout[] = [];
   private lastHeartbeat = 0;
   private lastFlush = new Map<Channel, number>();
+  /** Snapshots built, per channel and per what tells them apart (format, odds format, reason, filters), reused for
+   *  SNAPSHOT_REUSE_MS while the channel's ring reaches back to their seq (a socket sent one catches up from there):
+   *  a thousand clients connecting at once get a few snapshots built and a thousand sent, not a thousand built on
+   *  the main thread while every stream's deltas wait (bench/ws.ts, connection storm). */
+  private readonly snapshotCache = new Map<Channel, Map<string, Snapshot & { at: number }>>();
+  /** snapshots built and snapshots reused from snapshotCache (the /metrics counters) */
+  readonly snapshotReuse = { builds: 0, hits: 0 };
 
   constructor(private readonly s: Services, private readonly limits: StreamLimits = DEFAULT_LIMITS,
     private readonly log?: (msg: string) => void) {
     s.hub.onBatch((b) => this.onBatch(b));
+    this.crcs = new EventCrcs(s.hub.readModel, this.player);
   }
 
   mount(app: TemplatedApp): void {
@@ -131,6 +160,13 @@ export class Streams {
    *  (and reconnects, to another node if there is one) instead of seeing the connection drop with 1006. */
   close(): void {
     for (const t of this.timers) clearInterval(t);
+    for (const ws of this.snapshotQueue.splice(0).slice(this.snapshotQueueHead)) {
+      const st = ws.getUserData();
+      if (st.closed) continue;
+      st.closed = true;
+      ws.end(1001, 'server shutting down');
+    }
+    this.snapshotQueueHead = 0;
     for (const ch of this.channels.values()) {
       for (const ws of [...ch.sockets]) {
         const st = ws.getUserData();
@@ -146,18 +182,22 @@ export class Streams {
     const auth = req.getHeader('authorization');
     let key = req.getHeader('x-api-key');
     if (key === '' && auth.toLowerCase().startsWith('bearer ')) key = auth.slice(7).trim();
-    if (key === '') key = query.get('apiKey') ?? '';
+    if (key === '') {
+      const keys = query.getAll('apiKey');
+      key = keys.length === 0 ? '' : keys.every((k) => k === keys[0]) ? keys[0] : AMBIGUOUS_KEY;
+    }
     const state: SocketState = {
       channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false,
       lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, keyState: null, tier: '', kind, sport: req.getParameter(0) ?? '',
-      resume: query.get('resume'), closed: false, lastInbound: Date.now(), lastPing: 0,
+      resume: query.get('resume'), closed: false, queued: false, queuedReason: null, wantsSnapshot: null, lastInbound: Date.now(), lastPing: 0,
     };
     const refuse = (code: number, reason: string) => {
       if (state.refuse === null) state.refuse = { code, reason };
     };
-    const k = key === '' ? null : this.s.accounts.resolve(key);
+    const k = key === '' || key === AMBIGUOUS_KEY ? null : this.s.accounts.resolve(key);
     state.keyState = k;
     if (key === '') refuse(4001, 'missing API key: apiKey=<key>');
+    else if (key === AMBIGUOUS_KEY) refuse(4001, 'apiKey is given more than once with different keys: send one');
     else if (k === null) refuse(4001, 'invalid API key');
     else if (!(k.tier in WINDOW_MS)) refuse(4003, `WebSocket streams need the business tier or above (this key is ${k.tier})`);
     else state.tier = k.tier;
@@ -188,15 +228,15 @@ export class Streams {
     ch = new Channel(`${kind}:${sport}`, kind, sports, window, `${this.epoch}-${window}`,
       (id) => {
         const ev = this.eventById(id);
-        // a live channel holds in-play events only: one that left it has no quotes there
-        if (ev === undefined || (kind === 'live' && this.liveSeen.get(ch!)?.has(id) !== true)) return [];
-        return eventItems(this.s.hub.readModel, ev, this.player);
+        // a live channel holds in-play events only: one that left it has no quotes there (the CRC of none)
+        if (ev === undefined || (kind === 'live' && this.liveSeen.get(ch!)?.has(id) !== true)) return EMPTY_CRC;
+        return this.crcs.of(ev);
       },
       (id) => {
         const ev = this.eventById(id);
         return ev === undefined ? null : eventHead(ev);
       },
-      (ws, reason) => this.buildSnapshot(ws, reason), (ws, frames) => this.sendSnapshot(ws, frames), this.limits);
+      (ws, reason) => this.buildSnapshot(ws, reason), (ws, snap) => this.sendSnapshot(ws, snap), this.limits);
     // quiet since it opened: a heartbeat's quiet_seconds counts from here until the first delta
     ch.lastDeltaAt = this.s.now();
     this.channels.set(key, ch);
@@ -210,6 +250,8 @@ export class Streams {
   }
 
   private readonly player = (id: number): string | null => (id < 0 ? null : this.s.hub.players.name(id));
+  /** events' CRCs, shared by every channel (several channels of a sport carry the same events) */
+  private readonly crcs: EventCrcs;
 
   private eventById(id: string): EventView | undefined {
     const idx = this.s.hub.eventIds.peek(id);
@@ -240,13 +282,13 @@ export class Streams {
     }
     const ch = this.channelFor(st.kind as Kind, st.sport, st.tier);
     st.channel = ch;
-    ch.sockets.add(ws);
     if (st.resume !== null) {
       const [epoch, seqText] = st.resume.split(':');
       const seq = Number(seqText);
-      if (epoch !== ch.epoch) return this.snapshot(ws, 'server_restarted');
+      if (epoch !== ch.epoch) return this.enqueue(ws, 'server_restarted');
       const entries = Number.isInteger(seq) && seq >= 0 ? ch.replay(seq) : null;
-      if (entries === null) return this.snapshot(ws, 'resume_window_exceeded');
+      if (entries === null) return this.enqueue(ws, 'resume_window_exceeded');
+      ch.sockets.add(ws);
       let prev = seq;
       // the state after the last replayed delta is the current one: that delta carries the CRC of every event the
       // replay touched (an unfiltered socket's), the earlier ones none, since their states are gone
@@ -262,18 +304,68 @@ export class Streams {
       st.lastSeq = ch.seq;
       return;
     }
-    this.snapshot(ws, null);
+    this.enqueue(ws, null);
   }
+
+  /** A new socket's first snapshot waits its turn: the queue is worked through a few milliseconds at a time, so a
+   *  thousand clients connecting at once (a snapshot of a busy sport is about a megabyte, sent to each) do not hold
+   *  the deltas of the streams already open for the whole storm (bench/ws.ts, connection storm). Until its
+   *  snapshot is sent the socket is not in its channel, so it gets no delta it could not place. */
+  private enqueue(ws: WebSocket<SocketState>, reason: string | null): void {
+    const st = ws.getUserData();
+    st.queued = true;
+    st.queuedReason = reason;
+    this.snapshotQueue.push(ws);
+    if (this.snapshotQueue.length === 1) setImmediate(this.workQueue);
+  }
+
+  private readonly snapshotQueue: WebSocket<SocketState>[] = [];
+  private snapshotQueueHead = 0;
+  private readonly workQueue = (): void => {
+    const q = this.snapshotQueue;
+    const until = performance.now() + SNAPSHOT_SLICE_MS;
+    while (this.snapshotQueueHead < q.length) {
+      const ws = q[this.snapshotQueueHead++];
+      const st = ws.getUserData();
+      st.queued = false;
+      if (st.closed) continue;
+      this.snapshot(ws, st.queuedReason);
+      st.channel!.sockets.add(ws);
+      if (performance.now() >= until) break;
+    }
+    if (this.snapshotQueueHead < q.length) {
+      setImmediate(this.workQueue);
+      return;
+    }
+    q.length = 0;
+    this.snapshotQueueHead = 0;
+  };
 
   /** The channel's current state for this socket's filters, split into segments above limits.segmentBytes. */
   snapshot(ws: WebSocket<SocketState>, reason: string | null): void {
     this.sendSnapshot(ws, this.buildSnapshot(ws, reason));
   }
 
-  /** the snapshot frames, encoded, not yet sent */
-  buildSnapshot(ws: WebSocket<SocketState>, reason: string | null): (string | Uint8Array)[] {
+  /** the snapshot frames, encoded, not yet sent; shared by sockets asking for the same state (snapshotCache) */
+  buildSnapshot(ws: WebSocket<SocketState>, reason: string | null): Snapshot {
     const st = ws.getUserData();
     const ch = st.channel!;
+    const now = this.s.now();
+    const key = `${st.format}|${st.american ? 'a' : 'd'}|${reason ?? ''}|${filtersKey(st.filters)}`;
+    let cached = this.snapshotCache.get(ch);
+    const hit = cached?.get(key);
+    if (hit !== undefined && now - hit.at < SNAPSHOT_REUSE_MS && ch.reaches(hit.seq)) {
+      this.snapshotReuse.hits++;
+      return hit;
+    }
+    this.snapshotReuse.builds++;
+    const snap = { seq: ch.seq, at: now, frames: this.encodeSnapshot(st, ch, reason, now) };
+    if (cached === undefined) this.snapshotCache.set(ch, (cached = new Map()));
+    cached.set(key, snap);
+    return snap;
+  }
+
+  private encodeSnapshot(st: SocketState, ch: Channel, reason: string | null, now: number): Uint8Array[] {
     const rm = this.s.hub.readModel;
     const docs: object[] = [];
     for (const ev of this.events(ch)) {
@@ -281,25 +373,28 @@ export class Streams {
       const items = eventItems(rm, ev, this.player).filter((i) => passes(st.filters, i));
       docs.push(v4Event(ev, items, st.american));
     }
-    const head = { type: 'snapshot', channel: ch.name, epoch: ch.epoch, seq: ch.seq, prev_seq: null, pt: this.s.now(), ...(reason === null ? {} : { reason }) };
-    const whole = encode({ ...head, events: docs }, st.format);
+    const head = { type: 'snapshot', channel: ch.name, epoch: ch.epoch, seq: ch.seq, prev_seq: null, pt: now, ...(reason === null ? {} : { reason }) };
+    const whole = bytes(encode({ ...head, events: docs }, st.format));
     if (whole.length <= this.limits.segmentBytes || docs.length <= 1) return [whole];
     const per = Math.max(1, Math.floor(docs.length / Math.ceil(whole.length / this.limits.segmentBytes)));
-    const frames: (string | Uint8Array)[] = [];
+    const frames: Uint8Array[] = [];
     for (let i = 0; i < docs.length; i += per) {
       const seg = i === 0 ? 'start' : i + per >= docs.length ? 'end' : 'mid';
-      frames.push(encode({ ...head, seg, events: docs.slice(i, i + per) }, st.format));
+      frames.push(bytes(encode({ ...head, seg, events: docs.slice(i, i + per) }, st.format)));
     }
     return frames;
   }
 
-  sendSnapshot(ws: WebSocket<SocketState>, frames: (string | Uint8Array)[]): void {
+  sendSnapshot(ws: WebSocket<SocketState>, snap: Snapshot): void {
     const st = ws.getUserData();
     ws.cork(() => {
-      for (const f of frames) ws.send(f, st.format === 'msgpack');
+      for (const f of snap.frames) ws.send(f, st.format === 'msgpack');
     });
-    st.lastSeq = st.channel!.seq;
-    st.dirty = false;
+    st.lastSeq = snap.seq;
+    // a snapshot built a moment before holds an earlier seq: the socket catches up from there as one that lagged
+    // (Channel.enforce and drain: one merged delta once its buffer is below the low watermark)
+    st.dirty = snap.seq !== st.channel!.seq;
+    if (st.dirty) st.dirtySince = this.s.now();
   }
 
   private message(ws: WebSocket<SocketState>, msg: ArrayBuffer, binary: boolean): void {
@@ -336,7 +431,17 @@ export class Streams {
     if (m.oddsFormat !== undefined && m.oddsFormat !== 'decimal' && m.oddsFormat !== 'american') return fail('oddsFormat must be decimal or american');
     st.filters = filters;
     if (m.oddsFormat !== undefined) st.american = m.oddsFormat === 'american';
-    this.snapshot(ws, 'subscribed');
+    // a socket still waiting for its first snapshot gets it with the new filters, as the answer
+    if (st.queued) st.queuedReason = 'subscribed';
+    else if (st.wantsSnapshot !== null || ws.getBufferedAmount() > this.limits.lowWatermark) {
+      // a client that asks faster than it reads gets one snapshot once it has drained, not one per message held in
+      // the server's memory (the 4008 bound counts from when it first fell behind)
+      st.wantsSnapshot = 'subscribed';
+      if (!st.dirty) {
+        st.dirty = true;
+        st.dirtySince = this.s.now();
+      }
+    } else this.snapshot(ws, 'subscribed');
   }
 
   private badMessage(ws: WebSocket<SocketState>, message: string): void {
@@ -383,6 +488,10 @@ export class Streams {
 
   private tick(): void {
     const now = this.s.now();
+    for (const [ch, cached] of this.snapshotCache) {
+      for (const [key, entry] of cached) if (now - entry.at >= SNAPSHOT_REUSE_MS) cached.delete(key);
+      if (cached.size === 0) this.snapshotCache.delete(ch);
+    }
     for (const ch of this.channels.values()) {
       if (ch.kind === 'live') this.admitLive(ch, now);
       if (ch.windowMs > 0 && now - (this.lastFlush.get(ch) ?? 0) >= ch.windowMs) {
@@ -460,7 +569,10 @@ export class Streams {
         for (const i of eventItems(this.s.hub.readModel, ev, this.player)) items.push({ ...i, price: 0, removed: true });
       }
     }
-    if (items.length > 0) ch.offer(items, now);
+    if (items.length === 0) return;
+    // the channel's membership moved without its sports' data versions: a snapshot built before is not its state
+    this.snapshotCache.delete(ch);
+    ch.offer(items, now);
   }
 
   /** source freshness over every book that has written: ok, degraded, breach, stale by its SLA class */
