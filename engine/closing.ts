@@ -45,7 +45,7 @@ export interface EventMeta {
 }
 
 /** One book-line (event, market, player, book): per outcome its last pregame point, price and write time. */
-class PregameLine {
+export class PregameLine {
   readonly point = [Number.NaN, Number.NaN, Number.NaN];
   readonly price = [0, 0, 0];
   /** -1: no pregame quote for the outcome */
@@ -93,10 +93,11 @@ export class PregameEvent {
     return true;
   }
 
-  /** The quotes changed since the last call, for persisting. */
-  takeDirty(): PregameQuote[] {
+  /** The quotes changed since the last call, for persisting; `taken` receives their lines (untake gives them back). */
+  takeDirty(taken?: PregameLine[]): PregameQuote[] {
     const out: PregameQuote[] = [];
     for (const line of this.dirtyLines) {
+      taken?.push(line);
       line.dirty = false;
       for (let o = 0; o < 3; o++) {
         if (line.ts[o] < 0) continue;
@@ -105,6 +106,16 @@ export class PregameEvent {
     }
     this.dirtyLines.length = 0;
     return out;
+  }
+
+  /** Marks lines taken by takeDirty dirty again (their write failed): they are written with the next. */
+  untake(lines: readonly PregameLine[], meta: boolean): void {
+    if (meta) this.metaDirty = true;
+    for (const line of lines) {
+      if (line.dirty) continue;
+      line.dirty = true;
+      this.dirtyLines.push(line);
+    }
   }
 
   /** The closing rows of the event: per book-line, the sides quoted before commence on the line of its newest

@@ -78,10 +78,13 @@ export function isRejection(x: unknown): x is Rejection {
   return typeof x === 'object' && x !== null && 'error_code' in x;
 }
 
+/** A name (team, player, title): blanks collapsed; null when empty, too long, or holding a control character (a NUL in
+ *  a team's name was stored, then failed every closing-line write of the events after it: PostgreSQL text holds
+ *  no NUL) */
 function text(v: unknown): string | null {
   if (typeof v !== 'string') return null;
   const s = v.trim().replace(/\s+/g, ' ');
-  return s.length > 0 && s.length <= MAX_NAME ? s : null;
+  return s.length > 0 && s.length <= MAX_NAME && !/[\u0000-\u001f\u007f]/.test(s) ? s : null;
 }
 
 /** ISO 8601 with a zone, or epoch milliseconds (a time a Date can hold). NaN when neither. */
@@ -153,7 +156,7 @@ export function parseEvent(raw: unknown, now: number, known?: EventRecord): Even
   if (kind === 'game') {
     const h = text(e.home_team);
     const a = text(e.away_team);
-    if (h === null || a === null) return reject('INVALID_EVENT', `home_team and away_team must be 1 to ${MAX_NAME} characters`);
+    if (h === null || a === null) return reject('INVALID_EVENT', `home_team and away_team must be 1 to ${MAX_NAME} characters, without control characters`);
     if (h.toLowerCase() === a.toLowerCase()) return reject('INVALID_EVENT', 'home_team and away_team must differ');
     // the quotes are held by side (home, away; a spread's sign with them): a team moving to the other side would
     // carry the other team's prices. A rename of a side stays allowed.
@@ -172,7 +175,7 @@ export function parseEvent(raw: unknown, now: number, known?: EventRecord): Even
       return reject('INVALID_EVENT', `a ${kind} event has no home_team or away_team; name it with title`);
     }
     title = text(e.title);
-    if (title === null) return reject('INVALID_EVENT', `a ${kind} event needs a title of 1 to ${MAX_NAME} characters`);
+    if (title === null) return reject('INVALID_EVENT', `a ${kind} event needs a title of 1 to ${MAX_NAME} characters, without control characters`);
   }
   let status: EventStatus;
   if (e.status === undefined || e.status === null) status = commence <= now ? 'live' : 'upcoming';
@@ -276,7 +279,7 @@ export function parsePrice(raw: unknown, events: (id: string) => EventRecord | u
   const hasPlayer = p.player !== undefined && p.player !== null;
   if (m.kind === 'prop') {
     player = text(p.player);
-    if (player === null) return reject('INVALID_PLAYER', `${m.key} needs a player name of 1 to ${MAX_NAME} characters`);
+    if (player === null) return reject('INVALID_PLAYER', `${m.key} needs a player name of 1 to ${MAX_NAME} characters, without control characters`);
   } else if (hasPlayer) {
     return reject('INVALID_PLAYER', `${m.key} takes no player`);
   }
@@ -316,13 +319,13 @@ function parseTs(ts: unknown, now: number): number | Rejection {
 function parseOutright(p: Record<string, unknown>, market: number, book: number, now: number): PriceRecord | Rejection {
   if (p.point !== undefined && p.point !== null) return reject('INVALID_POINT', `${OUTRIGHTS} take no point`);
   const name = text(p.outcome);
-  if (name === null) return reject('INVALID_OUTCOME', `outcome must be 1 to ${MAX_NAME} characters`);
+  if (name === null) return reject('INVALID_OUTCOME', `outcome must be 1 to ${MAX_NAME} characters, without control characters`);
   const side = name.toLowerCase();
   let player: string | null;
   let outcome: number;
   if (p.player !== undefined && p.player !== null) {
     player = text(p.player);
-    if (player === null) return reject('INVALID_PLAYER', `player (the selection) must be 1 to ${MAX_NAME} characters`);
+    if (player === null) return reject('INVALID_PLAYER', `player (the selection) must be 1 to ${MAX_NAME} characters, without control characters`);
     if (side !== 'yes' && side !== 'no') {
       return reject('INVALID_OUTCOME', `with player (the selection) given, outcome must be Yes or No, not ${JSON.stringify(p.outcome)}`);
     }

@@ -19,7 +19,8 @@ export function invalidField(loc: string, msg: string, input: unknown): never {
   throw new ApiError('VALIDATION_ERROR', `invalid body: ${loc} ${msg}`, [{ loc: ['body', loc], msg, type: 'value_error', input }]);
 }
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,63}$/;
+/** local@domain.tld, without blanks or control characters (a NUL reached PostgreSQL as a 500) */
+const EMAIL = /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f]{1,255}\.[^\s@\u0000-\u001f\u007f]{2,63}$/;
 
 /** An e-mail address field: a string of at most 254 characters shaped local@domain.tld, or a 422. */
 export function emailField(b: Record<string, unknown>, name: string): string {

@@ -27,6 +27,7 @@ export type ParamValue = string | number | boolean | string[] | undefined;
 export type Params = Record<string, ParamValue>;
 
 const MAX_STRING = 2000;
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Decimal notation only: `Number()` would also take `0x10`, `0b11`, `Infinity`, and `1e2` for an integer. Blanks
  *  around the digits are trimmed: an unencoded `+` arrives as a blank (`line=+3.5` is ` 3.5`). */
@@ -40,6 +41,8 @@ function parseOne(spec: ParamSpec, name: string, raw: string, errors: Validation
     return undefined;
   };
   if (raw.length > MAX_STRING) return fail(`at most ${MAX_STRING} characters`, 'string_too_long');
+  // no parameter holds a control character; a NUL reached PostgreSQL as a 500 (delivery_id=%00)
+  if (CONTROL.test(raw)) return fail('must not contain control characters', 'string_pattern_mismatch');
   switch (spec.type) {
     case 'string':
       // an empty filter is a mistake more often than a wish for everything (eventId= served [] where eventIds= is 422)

@@ -24,6 +24,7 @@ t.test('admin - accounts listed, tier changed, payment ids and credits set', asy
   t.equal(second.account_id, a.account_id, 'a key added to the account');
   t.equal((await app.post('/v1/admin/keys', { tier: 'pro', email: 'BILLING@example.com' }, admin)).status, 409, 'an e-mail is one account');
   t.equal((await app.post('/v1/admin/keys', { account_id: 999_999 }, admin)).status, 404, 'an unknown account: 404');
+  t.equal((await app.post('/v1/admin/keys', { tier: 'pro', email: 'a\u0000b@example.com' }, admin)).status, 422, 'an e-mail with a NUL: 422 (PostgreSQL answered 500)');
   // regression: {account_id, tier: "free"} answered 201 and the key kept the account's tier without a word
   for (const extra of [{ tier: 'free' }, { credits: 5 }, { email: 'x@example.com' }]) {
     const res = await app.post('/v1/admin/keys', { account_id: a.account_id, ...extra }, admin);

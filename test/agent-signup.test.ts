@@ -82,6 +82,8 @@ t.test('signup - validation: e-mail, field bounds, body size', async (t) => {
     ['no e-mail', {}, 'email'],
     ['not an e-mail', { email: 'nobody' }, 'email'],
     ['e-mail with spaces', { email: 'a b@example.com' }, 'email'],
+    // a NUL reached PostgreSQL and answered 500
+    ['e-mail with a NUL', { email: 'nul\u0000user@example.com' }, 'email'],
     ['intended_use too long', { email: 'ok1@example.com', intended_use: 'x'.repeat(501) }, 'intended_use'],
     ['agent_id with a space', { email: 'ok2@example.com', agent_id: 'my agent' }, 'agent_id'],
   ];

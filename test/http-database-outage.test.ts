@@ -3,7 +3,7 @@
 // the real server of TEST_DATABASE_URL seen through a TCP relay on loopback, which the test cuts and restores.
 
 import t from 'tap';
-import { ADMIN_KEY, startTestApp } from './helpers/app.js';
+import { ADMIN_KEY, TestClock, startTestApp } from './helpers/app.js';
 import { testSchemaName } from './helpers/db.js';
 import { startRelay } from './helpers/tcp-relay.js';
 
@@ -56,4 +56,38 @@ t.test('database outage - a status history read the database does not answer is 
     t.equal(res.headers.get('retry-after'), '5', 'Retry-After');
     t.ok(ms < 3000, 'within its bound (0.5 s here), not after the driver gives up');
     relay.thaw();
+  });
+
+t.test('database outage - pregame prices taken for a write that failed are written with the next, not lost',
+  { skip: url ? false : 'TEST_DATABASE_URL is not set (a PostgreSQL server to relay to)' }, async (t) => {
+    const { relay, databaseUrl } = await relayedDatabase(t);
+    const clock = new TestClock();
+    const T0 = clock.freeze(Date.UTC(2026, 10, 22, 17, 0, 0));
+    const app = await startTestApp(t, { databaseUrl, schema: testSchemaName(), dropSchemaOnClose: true, now: clock.now });
+    t.teardown(() => relay.restore().catch(() => undefined));
+    const key = await app.key('business', 1000);
+    const ev = { id: 'outage_cl', sport_key: 'basketball_nba', commence_time: T0 + 60_000, home_team: 'Outage Home', away_team: 'Outage Away' };
+    const history = app.app.services.history!;
+    await app.ingest({ events: [ev], prices: [
+      { book: 'pinnacle', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.9, ts: T0 - 1000 },
+      { book: 'pinnacle', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.0, ts: T0 - 1000 },
+    ] });
+    await relay.cut();
+    const failures = history.counters.failures;
+    await history.flush();
+    t.ok(history.counters.failures > failures, 'the write failed while the database was out of reach');
+    await relay.restore();
+    let persisted = 0;
+    for (let i = 0; i < 50 && persisted === 0; i++) {
+      await history.flush();
+      persisted = history.counters.persistedQuotes;
+      if (persisted === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    t.equal(persisted, 2, 'both prices written once the database is back (they were taken, then dropped)');
+    // a node restarted now would read them back from the database as the pregame state
+    clock.freeze(T0 + 61_000);
+    await history.flush();
+    const res = await app.get(`/v1/historical/closing-lines.json?date=2026-11-22&apiKey=${key}`);
+    const body = (await res.json()) as { rows: { over_price: number; under_price: number }[] };
+    t.same(body.rows.map((x) => [x.over_price, x.under_price]), [[1.9, 2.0]], 'and captured at the start');
   });

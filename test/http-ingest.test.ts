@@ -96,6 +96,8 @@ t.test('ingest - JSON: 202 with per-item rejections, good items applied', async 
       { id: 'ing_notime', sport_key: 'basketball_nba', commence_time: '2031-01-01 12:00', home_team: 'A', away_team: 'B' },
       { id: 'ing_status', sport_key: 'basketball_nba', commence_time: NOW + 1000, home_team: 'A', away_team: 'B', status: 'postponed' },
       'not an object',
+      // a NUL was stored and failed every closing-line write after it (PostgreSQL text holds none)
+      { id: 'ing_nul', sport_key: 'basketball_nba', commence_time: NOW + 1000, home_team: 'Poison\u0000Home', away_team: 'B' },
     ],
     prices: [
       p('draftkings', nba, 'h2h', 'Boston Celtics', 1.5), // 0 ok
@@ -120,6 +122,7 @@ t.test('ingest - JSON: 202 with per-item rejections, good items applied', async 
       p('draftkings', epl, 'h2h', 'draw', 3.4), // 19 ok: outcome names are case-insensitive
       p('draftkings', epl, 'h2h', 'Chelsea', 3.6), // 20 ok
       p('draftkings', { id: 'ing_same' }, 'h2h', 'Same', 2), // 21 its event was rejected
+      p('draftkings', nba, 'player_points', 'Over', 1.9, { point: 20.5, player: 'Jayson\u0000Tatum' }), // 22 a control character
     ],
   }, admin);
   t.equal(res.status, 202, '202 Accepted');
@@ -142,11 +145,12 @@ t.test('ingest - JSON: 202 with per-item rejections, good items applied', async 
     [14, 'INVALID_ITEM'],
     [15, 'INVALID_PLAYER'],
     [21, 'EVENT_NOT_FOUND'],
+    [22, 'INVALID_PLAYER'],
   ], 'each bad price rejected on its own, by index into prices');
   t.ok(body.rejected.every((r) => Object.keys(r).sort().join() === 'error_code,index,message' && r.message.length > 0), 'rejections carry index, error_code and message');
   t.match(body.rejected.find((r) => r.index === 3)?.message, /merged into fanatics/, 'an inactive book names its successor');
   t.same(body.rejected_events?.map((r) => [r.index, r.error_code]), [
-    [2, 'INVALID_EVENT'], [3, 'INVALID_EVENT'], [4, 'UNKNOWN_SPORT'], [5, 'INVALID_EVENT'], [6, 'INVALID_EVENT'], [7, 'INVALID_ITEM'],
+    [2, 'INVALID_EVENT'], [3, 'INVALID_EVENT'], [4, 'UNKNOWN_SPORT'], [5, 'INVALID_EVENT'], [6, 'INVALID_EVENT'], [7, 'INVALID_ITEM'], [8, 'INVALID_EVENT'],
   ], 'bad events are rejected one by one too');
 
   t.same(await eventIds('basketball_nba'), ['evt_nba_1'], 'the good NBA event is listed');

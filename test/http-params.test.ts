@@ -85,6 +85,15 @@ t.test('params - an empty string parameter is 422, as an empty list is', async (
   t.equal(r.ok && r.params.eventId, 'abc', 'a value passes as given');
 });
 
+t.test('params - a control character in any parameter is 422 (a NUL reached PostgreSQL as a 500)', async (t) => {
+  for (const q of ['eventId=a%00b', 'eventId=a%0Ab', 'live=true%00', 'eventId=%7F']) {
+    const r = parse(q);
+    t.same(r.ok ? r.params : r.detail.map((d) => d.type), ['string_pattern_mismatch'], `${q}: 422`);
+  }
+  const r = parse('eventId=caf%C3%A9');
+  t.equal(r.ok && r.params.eventId, 'café', 'other characters pass');
+});
+
 t.test('params - booleans: true, false, 1, 0 in any case', async (t) => {
   for (const [q, v] of [['live=true', true], ['live=TRUE', true], ['live=True', true], ['live=1', true], ['live=false', false], ['live=FALSE', false], ['live=0', false]] as const) {
     const r = parse(q);

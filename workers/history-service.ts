@@ -4,7 +4,7 @@
 // each event's closing snapshot to PostgreSQL once its commence_time has passed. Nodes of a cluster all track the
 // same events; each capture is claimed in PostgreSQL (sql/history.ts captureClosing), so one node writes it.
 
-import { lineKey, PregameEvent, type EventMeta } from '../engine/closing.js';
+import { lineKey, PregameEvent, type EventMeta, type PregameLine } from '../engine/closing.js';
 import { CHANGE, CHG } from '../engine/records.js';
 import type { EventView } from '../engine/read-model.js';
 import type { Database } from '../sql/connection.js';
@@ -33,6 +33,20 @@ export interface HistoryDeps {
 function metaOf(ev: EventView): EventMeta {
   const game = ev.kind === 'game';
   return { id: ev.id, sport: ev.sport, commence: ev.commence, home: game ? ev.home : null, away: game ? ev.away : null };
+}
+
+/** what one pass of persist() took from an event: written, given back (untake), or dropped when refused */
+interface Taken {
+  pe: PregameEvent;
+  lines: PregameLine[];
+  meta: boolean;
+  quotes: { eventId: string; q: PregameQuote }[];
+}
+
+/** a PostgreSQL data exception (SQLSTATE class 22: invalid text, out-of-range values), which no retry cures */
+function isDataException(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('22');
 }
 
 export class HistoryService {
@@ -152,7 +166,19 @@ export class HistoryService {
       if (pe.meta.commence > now) continue;
       const rows = pe.closingRows();
       // false: another node of the cluster captured it first (its rows stand; the export cache drops alike)
-      const mine = await captureClosing(this.deps.db, pe.meta, rows, now);
+      let mine: boolean;
+      try {
+        mine = await captureClosing(this.deps.db, pe.meta, rows, now);
+      } catch (e) {
+        // a row the database refuses (a data exception, SQLSTATE class 22) would fail every pass and hold up the
+        // capture of every event after it: the event is dropped with a log line; anything else (the database out
+        // of reach) ends the pass, retried at the next
+        if (!isDataException(e)) throw e;
+        this.counters.failures++;
+        this.deps.log?.(`history writer: closing lines of ${id} refused by the database, not captured: ${e instanceof Error ? e.message : String(e)}`);
+        this.open.delete(id);
+        continue;
+      }
       this.deps.onCapture?.(pe.meta);
       this.open.delete(id);
       this.captured.add(id);
@@ -163,15 +189,43 @@ export class HistoryService {
   }
 
   private async persist(): Promise<void> {
-    const metas: EventMeta[] = [];
-    const quotes: { eventId: string; q: PregameQuote }[] = [];
+    const taken: Taken[] = [];
     for (const pe of this.open.values()) {
-      if (pe.metaDirty) {
-        metas.push(pe.meta);
-        pe.metaDirty = false;
-      }
-      for (const q of pe.takeDirty()) quotes.push({ eventId: pe.meta.id, q });
+      const meta = pe.metaDirty;
+      pe.metaDirty = false;
+      const lines: PregameLine[] = [];
+      const quotes = pe.takeDirty(lines).map((q) => ({ eventId: pe.meta.id, q }));
+      if (meta || lines.length > 0) taken.push({ pe, lines, meta, quotes });
     }
+    if (taken.length === 0) return;
+    try {
+      await this.write(taken);
+    } catch (e) {
+      if (!isDataException(e)) {
+        // written with the next pass (the database out of reach): taken and dropped, a pregame state written
+        // before the outage would have stood after a restart as the closing line
+        for (const t of taken) t.pe.untake(t.lines, t.meta);
+        throw e;
+      }
+      // a row the database refuses fails the whole write: each event alone, so only the refused one is lost
+      for (let i = 0; i < taken.length; i++) {
+        try {
+          await this.write([taken[i]]);
+        } catch (e2) {
+          if (!isDataException(e2)) {
+            for (const t of taken.slice(i)) t.pe.untake(t.lines, t.meta);
+            throw e2;
+          }
+          this.counters.failures++;
+          this.deps.log?.(`history writer: pregame state of ${taken[i].pe.meta.id} refused by the database, not kept: ${e2 instanceof Error ? e2.message : String(e2)}`);
+        }
+      }
+    }
+  }
+
+  private async write(taken: readonly Taken[]): Promise<void> {
+    const metas = taken.filter((t) => t.meta).map((t) => t.pe.meta);
+    const quotes = taken.flatMap((t) => t.quotes);
     if (metas.length > 0) await upsertHistoryEvents(this.deps.db, metas);
     if (quotes.length > 0) await upsertPregame(this.deps.db, quotes);
     this.counters.persistedQuotes += quotes.length;

@@ -12,7 +12,8 @@ import { compile } from '../serialize.js';
 import type { Services } from '../services.js';
 
 const keyJson = compile(AdminKeySchema);
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,63}$/;
+/** local@domain.tld, without blanks or control characters (a NUL reached PostgreSQL as a 500) */
+const EMAIL = /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f]{1,255}\.[^\s@\u0000-\u001f\u007f]{2,63}$/;
 const MAX_CREDITS = 1_000_000_000;
 const PAYMENT_ID = /^[A-Za-z0-9_-]+$/;
 
