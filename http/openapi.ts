@@ -156,6 +156,7 @@ function headerRefs(names: readonly string[]): Record<string, object> {
  *  parameters, a body, and the codes its handler names. */
 export function routeErrors(r: Route): ErrorCode[] {
   const codes = new Set<ErrorCode>();
+  if (r.auth === 'optional') codes.add('INVALID_KEY').add('EXCEEDED_FREQ_LIMIT');
   if (r.auth === 'key') {
     codes.add('MISSING_KEY').add('INVALID_KEY').add('EXCEEDED_FREQ_LIMIT');
     if (r.cost !== undefined || r.streamed === true) codes.add('OUT_OF_USAGE_CREDITS');
@@ -219,8 +220,11 @@ export function openapiDocument(routes: readonly Route[]): object {
     const okHeaders = [...COMMON_HEADERS.map(([n]) => n), ...(r.auth === 'key' ? USAGE_HEADERS : []), ...(r.responseHeaders ?? [])];
     const media = r.contentType ?? 'application/json';
     const okSchema = media === 'application/json' ? closed(r.response ?? {}) : { type: 'string' };
+    const okHeaderDefs: Record<string, object> = headerRefs(okHeaders);
+    // a free route that takes a key: the balance comes when one is given
+    if (r.auth === 'optional') for (const n of USAGE_HEADERS) okHeaderDefs[n] = { ...RESPONSE_HEADERS[n], description: `${RESPONSE_HEADERS[n].description}; with a key`, required: false };
     const responses: Record<string, object> = {
-      [String(r.okStatus ?? 200)]: { description: 'OK', headers: headerRefs(okHeaders), content: { [mediaKey(media)]: { schema: okSchema } } },
+      [String(r.okStatus ?? 200)]: { description: 'OK', headers: okHeaderDefs, content: { [mediaKey(media)]: { schema: okSchema } } },
     };
     if (r.degradedStatus !== undefined) {
       responses[String(r.degradedStatus)] = {
@@ -240,7 +244,8 @@ export function openapiDocument(routes: readonly Route[]): object {
     item[r.method.toLowerCase()] = {
       summary: r.summary,
       tags: [r.tag],
-      security: r.auth === 'none' ? [] : r.auth === 'admin' ? [{ AdminBearer: [] }] : [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }, { Bearer: [] }],
+      security: r.auth === 'none' ? [] : r.auth === 'admin' ? [{ AdminBearer: [] }]
+        : [...(r.auth === 'optional' ? [{}] : []), { ApiKeyHeader: [] }, { ApiKeyQuery: [] }, { Bearer: [] }],
       parameters: [
         ...pathParams,
         ...(r.requestHeaders ?? []).map((h) => ({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } })),

@@ -59,7 +59,9 @@ export interface StreamReply {
   settle(completed: boolean): number;
 }
 
-export type Auth = 'none' | 'key' | 'admin';
+/** `optional`: free and open, but a key given is checked (401 when it is not one) and answered with its balance,
+ *  as The Odds API's free calls are (a v4 client checks its key and quota on /sports) */
+export type Auth = 'none' | 'optional' | 'key' | 'admin';
 
 export interface Route {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -178,15 +180,21 @@ export class Router {
       // GET routes answer HEAD too (RFC 9110 section 9.3.2): same status and headers, no body
       const methods = route.method === 'GET' ? (['get', 'head'] as const) : route.method === 'POST' ? (['post'] as const)
         : route.method === 'PATCH' ? (['patch'] as const) : (['del'] as const);
+      // each path also with a trailing slash: The Odds API's own examples write /v4/sports/?apiKey=..., and clients
+      // copied from them got 404
+      const paths = route.path.startsWith('/v1/') ? [route.path, '/v4' + route.path.slice(3)] : [route.path];
       for (const method of methods) {
-        app[method](uwsPattern(route.path), handler);
-        if (route.path.startsWith('/v1/')) app[method](uwsPattern('/v4' + route.path.slice(3)), handler);
+        for (const path of paths) {
+          app[method](uwsPattern(path), handler);
+          if (path !== '/') app[method](uwsPattern(path) + '/', handler);
+        }
       }
     }
     const known = this.routes.map((r) => ({ re: patternRegex(r.path), method: r.method }));
     app.any('/*', (res, req) => {
       const url = req.getUrl();
-      const path = url.startsWith('/v4/') ? '/v1' + url.slice(3) : url;
+      const bare = url.length > 1 && url.endsWith('/') ? url.slice(0, -1) : url;
+      const path = bare.startsWith('/v4/') ? '/v1' + bare.slice(3) : bare;
       const method = req.getMethod().toUpperCase();
       const allow: string[] = [...new Set(known.filter((k) => k.re.test(path)).map((k) => k.method))];
       // every GET route answers HEAD as well (mount above)
@@ -342,6 +350,7 @@ export class Router {
   private authenticate(route: Route, ctx: RequestCtx): void {
     if (route.auth === 'none') return;
     const raw = ctx.presentedKey;
+    if (route.auth === 'optional' && raw === '') return;
     if (raw === '') throw new ApiError(route.auth === 'admin' ? 'ADMIN_KEY_REQUIRED' : 'MISSING_KEY');
     if (route.auth === 'admin') {
       if (!this.opts.accounts.isAdmin(raw)) throw new ApiError('ADMIN_KEY_REQUIRED');

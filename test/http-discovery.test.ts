@@ -32,6 +32,39 @@ t.test('sports - active only by default, all=true adds inactive sports', async (
   t.equal(new Set(all.map((s) => s.key)).size, all.length, 'keys are unique');
 });
 
+t.test('sports and events - a key given is checked and answered with its balance, free (v4 clients check their quota there)', async (t) => {
+  for (const path of ['/v1/sports', '/v4/sports', '/v1/sports/basketball_nba/events']) {
+    const res = await app.get(`${path}?apiKey=${key}`);
+    t.equal(res.status, 200, `${path} with a key: 200`);
+    t.equal(res.headers.get('x-requests-last'), '0', `${path}: x-requests-last 0 (free)`);
+    t.ok(Number(res.headers.get('x-requests-remaining')) > 0, `${path}: x-requests-remaining`);
+    t.equal(res.headers.get('x-requests-remaining'), res.headers.get('x-ratelimit-remaining'), `${path}: X-RateLimit-Remaining`);
+    await res.arrayBuffer();
+    const bad = await app.get(`${path}?apiKey=lw_00000000000000000000000000000000`);
+    t.equal(bad.status, 401, `${path} with a key that is none: 401`);
+    t.equal(((await bad.json()) as { error_code: string }).error_code, 'INVALID_KEY', 'INVALID_KEY');
+    const none = await app.get(path);
+    t.equal([none.status, none.headers.get('x-requests-remaining')].join(), '200,', `${path} without a key: 200, no balance`);
+    await none.arrayBuffer();
+  }
+  const keyed = await app.get(`/v1/sports?apiKey=${key}`);
+  t.equal(keyed.headers.get('cache-control'), 'private, max-age=3600', 'with a key: private (it carries the balance)');
+  await keyed.arrayBuffer();
+});
+
+t.test('v4 and v1 paths answer with a trailing slash too (The Odds API examples write /v4/sports/?apiKey=)', async (t) => {
+  const own = await app.key('business', 1000);
+  for (const path of ['/v4/sports/', '/v1/sports/', '/v4/sports/basketball_nba/odds/', '/v4/sports/basketball_nba/events/']) {
+    const res = await app.get(`${path}?apiKey=${own}&regions=us`);
+    t.equal(res.status, 200, `${path}: 200`);
+    await res.arrayBuffer();
+  }
+  const post = await app.get('/v1/admin/keys/');
+  t.equal(post.status, 405, 'a GET on a POST route with a slash: 405, as without');
+  t.equal(post.headers.get('allow'), 'POST', 'naming POST');
+  await post.arrayBuffer();
+});
+
 t.test('sports - ETag, If-None-Match and Cache-Control', async (t) => {
   const res = await app.get('/v1/sports');
   const etag = res.headers.get('etag');

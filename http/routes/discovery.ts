@@ -78,13 +78,14 @@ export function discoveryRoutes(s: Services): Route[] {
     {
       method: 'GET',
       path: '/v1/sports',
-      auth: 'none',
+      auth: 'optional',
       tag: 'discovery',
       summary: 'Sports in the catalogue (active only unless all=true)',
       params: [{ name: 'all', type: 'boolean', default: false, description: 'Include sports out of season' }],
       response: SportListSchema,
       responseHeaders: ['ETag', 'Cache-Control'],
-      handle: (ctx) => cachedReply(ctx, ctx.params.all ? SPORTS_ALL : SPORTS_ACTIVE, 3600),
+      // with a key the answer carries its balance: no shared cache may keep it
+      handle: (ctx) => cachedReply(ctx, ctx.params.all ? SPORTS_ALL : SPORTS_ACTIVE, 3600, ctx.key === null ? 'public' : 'private'),
     },
     {
       method: 'GET',
@@ -104,7 +105,7 @@ export function discoveryRoutes(s: Services): Route[] {
     {
       method: 'GET',
       path: '/v1/sports/{sport_key}/events',
-      auth: 'none',
+      auth: 'optional',
       tag: 'discovery',
       summary: 'Upcoming and in-play events of a sport (no odds)',
       params: [
