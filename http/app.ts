@@ -195,7 +195,10 @@ function webhookConfigFromEnv(env: NodeJS.ProcessEnv): Partial<WebhookConfig> {
     }
     out.retryDelaysMs = list;
   }
-  if (env.SMTP_URL) out.smtpUrl = env.SMTP_URL;
+  if (env.SMTP_URL) {
+    if (!/^smtps?:\/\/[^/\s]+/.test(env.SMTP_URL)) throw new Error(`SMTP_URL must be smtp://host[:port] or smtps://host[:port], got ${JSON.stringify(env.SMTP_URL.replace(/\/\/[^@/]*@/, '//'))}`);
+    out.smtpUrl = env.SMTP_URL;
+  }
   if (env.SMTP_FROM) out.mailFrom = env.SMTP_FROM;
   if (env.WEBHOOK_RETENTION_DAYS) out.retentionMs = envInt(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650) * 86_400_000;
   return out;

@@ -3,10 +3,16 @@
 
 import { join } from 'node:path';
 import pino from 'pino';
-import { configFromEnv, startApp } from './app.js';
+import { configFromEnv, defaultNodeId, startApp } from './app.js';
 import { feedBanner } from './feeds.js';
 
-const log = pino({ level: process.env.LOG_LEVEL || 'info' });
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const level = process.env.LOG_LEVEL || 'info';
+if (!LEVELS.includes(level)) {
+  process.stderr.write(`LOG_LEVEL must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(level)}\n`);
+  process.exit(1);
+}
+const log = pino({ level });
 
 async function main(): Promise<void> {
   const cfg = configFromEnv(process.env);
@@ -19,6 +25,7 @@ async function main(): Promise<void> {
     `  feed: ${feedBanner(cfg.feeds)}`,
     `  database: ${s.db.kind === 'embedded' ? `embedded PGlite in ${join(cfg.dataDir, 'pg')}` : `PostgreSQL (DATABASE_URL)${s.db.schema !== 'public' ? `, schema ${s.db.schema}` : ''}`}`,
     `  shards: ${cfg.shards}`,
+    `  node: ${cfg.nats?.nodeId ?? cfg.nodeId ?? defaultNodeId(cfg.dataDir)}`,
   ];
   if (cfg.nats) {
     lines.push(`  nats: ingest on ${cfg.nats.prefix}.ingest.<sport_key>${cfg.nats.cluster ? `; cluster node ${cfg.nats.nodeId} on stream ${cfg.nats.stream} (caught up: ${s.cluster?.counters.replayed ?? 0} messages replayed)` : ''}`);

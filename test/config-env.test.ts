@@ -25,4 +25,16 @@ t.test('config - URL variables: absolute http(s) only, the variable named', asyn
   t.equal(configFromEnv({ PUBLIC_URL: 'https://odds.example.test/' }).publicUrl, 'https://odds.example.test', 'PUBLIC_URL trailing slash dropped');
   t.throws(() => configFromEnv({ CHECKOUT_URL_TEMPLATE: 'pay?tier={tier}' }), /CHECKOUT_URL_TEMPLATE must be an absolute http\(s\) URL \(with \{tier\} and \{email\} placeholders\), got "pay\?tier=\{tier\}"/, 'checkout template shows the raw value');
   t.throws(() => configFromEnv({ FEED: 'theoddsapi', THE_ODDS_API_KEY: 'k', THE_ODDS_API_BASE: 'file:///etc' }), /THE_ODDS_API_BASE must be http\(s\)/, 'connector base');
+  // both started a node without a word: CLUSTER=yes alone (its store diverging), an http:// SMTP_URL never mailing
+  t.throws(() => configFromEnv({ CLUSTER: 'yes', NATS_URL: 'nats://127.0.0.1:4222' }), /CLUSTER must be 1 \(or true\) to join a cluster, 0 or unset to run alone, got "yes"/, 'CLUSTER=yes refused');
+  t.equal(configFromEnv({ CLUSTER: '0', NATS_URL: 'nats://127.0.0.1:4222' }).nats?.cluster, false, 'CLUSTER=0: alone');
+  t.throws(() => configFromEnv({ SMTP_URL: 'http://u:pw@mail.example.test' }), /SMTP_URL must be smtp:\/\/host\[:port\] or smtps:\/\/host\[:port\], got "http:\/\/mail\.example\.test"/, 'SMTP_URL of another scheme, password not shown');
+  t.equal(configFromEnv({ SMTP_URL: 'smtps://mail.example.test:465' }).webhooks?.smtpUrl, 'smtps://mail.example.test:465', 'smtps:// taken');
+});
+
+t.test('env - LOG_LEVEL not a level: one line naming it, exit 1 (pino threw a stack trace)', async (t) => {
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync(process.execPath, [new URL('../http/main.js', import.meta.url).pathname], { env: { ...process.env, LOG_LEVEL: 'nope' }, encoding: 'utf8', timeout: 20_000 });
+  t.equal(r.status, 1, 'exit 1');
+  t.equal(r.stderr.trim(), 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "nope"', 'the one line');
 });

@@ -33,7 +33,10 @@ const STREAM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** null when NATS_URL is unset */
 export function natsConfigFromEnv(env: NodeJS.ProcessEnv, int: (name: string, dflt: number, min: number, max: number) => number): NatsConfig | null {
-  const cluster = env.CLUSTER === '1' || env.CLUSTER === 'true';
+  const flag = env.CLUSTER ?? '';
+  // CLUSTER=yes started a node alone without a word, its own store diverging from the others'
+  if (!['', '0', 'false', '1', 'true'].includes(flag)) throw new Error(`CLUSTER must be 1 (or true) to join a cluster, 0 or unset to run alone, got ${JSON.stringify(flag)}`);
+  const cluster = flag === '1' || flag === 'true';
   if (!env.NATS_URL) {
     if (cluster) throw new Error('CLUSTER=1 needs NATS_URL (the NATS server with JetStream the nodes share)');
     return null;
