@@ -21,6 +21,7 @@ export const ERRORS = {
   EVENT_NOT_FOUND: def('EVENT_NOT_FOUND', 404, 'Event not found'),
   NOT_FOUND: def('NOT_FOUND', 404, 'No such endpoint'),
   METHOD_NOT_ALLOWED: def('METHOD_NOT_ALLOWED', 405, 'Method not allowed on this path'),
+  UPGRADE_REQUIRED: def('UPGRADE_REQUIRED', 426, 'This path is a WebSocket stream: connect with a WebSocket client (Upgrade: websocket)'),
   MALFORMED_BODY: def('MALFORMED_BODY', 400, 'The request body could not be parsed'),
   UNSUPPORTED_MEDIA_TYPE: def('UNSUPPORTED_MEDIA_TYPE', 415, 'Send application/json or application/msgpack'),
   UNSUPPORTED_EVENT_TYPE: def('UNSUPPORTED_EVENT_TYPE', 400, 'Unsupported webhook event type'),

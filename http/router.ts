@@ -14,6 +14,9 @@ import { parseParams, type ParamSpec, type Params } from './params.js';
 /** the presented key of a request whose query names two different apiKey values (no real key contains a NUL) */
 const AMBIGUOUS_KEY = '\u0000ambiguous';
 
+/** the WebSocket streams' paths (http/ws/server.ts) */
+const STREAM_PATH = /^((\/v4)?\/ws\/(odds|live)|\/v[14]\/ws\/odds-fast)\/[^/]+\/?$/;
+
 const credits = (n: number): string => (n === 1 ? '1 credit' : `${n} credits`);
 
 export interface RequestCtx {
@@ -110,7 +113,7 @@ interface ReqState {
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 202: '202 Accepted', 204: '204 No Content', 304: '304 Not Modified',
   400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
-  405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large', 415: '415 Unsupported Media Type',
+  405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large', 415: '415 Unsupported Media Type', 426: '426 Upgrade Required',
   422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
   503: '503 Service Unavailable',
 };
@@ -199,10 +202,12 @@ export class Router {
       const allow: string[] = [...new Set(known.filter((k) => k.re.test(path)).map((k) => k.method))];
       // every GET route answers HEAD as well (mount above)
       if (allow.includes('GET')) allow.push('HEAD');
-      const code = allow.length > 0 && !allow.includes(method) ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
+      // a stream's path asked without an upgrade (a browser, curl): it exists, as a WebSocket (RFC 9110 section 15.5.22)
+      const stream = allow.length === 0 && STREAM_PATH.test(url);
+      const code = stream ? 'UPGRADE_REQUIRED' : allow.length > 0 && !allow.includes(method) ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
       const ctx = this.capture(res, req, []);
       // RFC 9110 section 15.5.6: a 405 names the methods the path does serve
-      const extra: [string, string][] = code === 'METHOD_NOT_ALLOWED' ? [['Allow', allow.join(', ')]] : [];
+      const extra: [string, string][] = code === 'METHOD_NOT_ALLOWED' ? [['Allow', allow.join(', ')]] : stream ? [['Upgrade', 'websocket']] : [];
       this.fail(res, ctx, new ApiError(code, code === 'NOT_FOUND' ? `No endpoint ${method} ${url}` : undefined), performance.now(), 'unmatched', false, extra);
     });
   }

@@ -1,7 +1,7 @@
 // One handle for either database: the embedded PGlite served over a unix socket, or an external PostgreSQL
 // from DATABASE_URL. Both are driven by postgres.js, so the rest of sql/ speaks one dialect to one driver.
 
-import { existsSync, mkdirSync, rmSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, unlinkSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -65,6 +65,9 @@ async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean
   const root = resolve(dataDir);
   const pgDir = join(root, 'pg');
   mkdirSync(pgDir, { recursive: true });
+  // the database's own directory is the owner's alone, as PostgreSQL requires of its data directory: PGlite's
+  // initdb leaves catalog files mode 0666, which any local user could then rewrite (webhook secrets live there)
+  chmodSync(pgDir, 0o700);
 
   let socketDir = root;
   let tempSocketDir: string | null = null;

@@ -167,6 +167,13 @@ t.test('errors - unknown paths are 404 NOT_FOUND, a wrong method on a known path
     t.equal(res.headers.get('allow'), allow, `${method} ${path}: Allow names ${allow}`);
     await errorOf(t, res, 405, 'METHOD_NOT_ALLOWED', `${method} ${path}`);
   }
+  // a stream's path without an upgrade (a browser, curl) was 404 "No endpoint": it is one, as a WebSocket
+  for (const path of ['/v1/ws/odds-fast/basketball_nba', '/ws/odds/basketball_nba', '/v4/ws/live/basketball_nba']) {
+    const res = await app.get(path, { 'X-API-Key': key });
+    t.equal(res.headers.get('upgrade'), 'websocket', `GET ${path}: Upgrade: websocket`);
+    await errorOf(t, res, 426, 'UPGRADE_REQUIRED', `GET ${path}`);
+  }
+  await errorOf(t, await app.get('/v1/ws/odds/basketball_nba'), 404, 'NOT_FOUND', 'a stream path not served: 404');
   for (const path of ['/v1/sports/%ZZ/odds', '/v1/sports/%E0%A4%A/events', '/v4/sports/%/odds']) {
     const res = await app.get(path, { 'X-API-Key': key });
     await errorOf(t, res, 404, 'UNKNOWN_SPORT', `malformed escape ${path}`);
@@ -205,13 +212,13 @@ t.test('openapi - 3.1.0, version 3.2.0, every served path with its parameters', 
   t.equal(doc.info.version, '3.2.0', 'API version 3.2.0');
   const odds = ['regions', 'markets', 'oddsFormat', 'dateFormat', 'bookmakers', 'eventIds', 'commenceTimeFrom', 'commenceTimeTo',
     'date', 'include', 'verified', 'live', 'include_live'];
-  const expected: Record<string, { method: string; query: string[]; path?: string[]; security: 'none' | 'key' | 'admin' }> = {
+  const expected: Record<string, { method: string; query: string[]; path?: string[]; security: 'none' | 'optional' | 'key' | 'admin' }> = {
     '/health': { method: 'get', query: [], security: 'none' },
     '/healthz': { method: 'get', query: [], security: 'none' },
     '/v1/health': { method: 'get', query: [], security: 'none' },
-    '/v1/sports': { method: 'get', query: ['all'], security: 'none' },
+    '/v1/sports': { method: 'get', query: ['all'], security: 'optional' },
     '/v1/bookmakers': { method: 'get', query: ['all', 'include_endpoints'], security: 'key' },
-    '/v1/sports/{sport_key}/events': { method: 'get', query: ['dateFormat', 'eventIds', 'commenceTimeFrom', 'commenceTimeTo'], path: ['sport_key'], security: 'none' },
+    '/v1/sports/{sport_key}/events': { method: 'get', query: ['dateFormat', 'eventIds', 'commenceTimeFrom', 'commenceTimeTo'], path: ['sport_key'], security: 'optional' },
     '/v1/sports/{sport_key}/odds': { method: 'get', query: odds, path: ['sport_key'], security: 'key' },
     '/v1/ingest': { method: 'post', query: [], security: 'admin' },
     '/v1/admin/keys': { method: 'post', query: [], security: 'admin' },
@@ -229,6 +236,8 @@ t.test('openapi - 3.1.0, version 3.2.0, every served path with its parameters', 
     t.equal(secured, want.security !== 'none', `${path}: security ${want.security}`);
     if (want.security === 'admin') t.same(op.security, [{ AdminBearer: [] }], `${path}: admin bearer`);
     if (want.security === 'key') t.same(op.security.map((s) => Object.keys(s)[0]).sort(), ['ApiKeyHeader', 'ApiKeyQuery', 'Bearer'], `${path}: the three key forms`);
+    // free and open, a key optional: the empty requirement first, then the three key forms
+    if (want.security === 'optional') t.same(op.security.map((s) => Object.keys(s)[0] ?? '(none)'), ['(none)', 'ApiKeyHeader', 'ApiKeyQuery', 'Bearer'], `${path}: no key, or one of the three forms`);
   }
   const evParams = doc.paths['/v1/sports/{sport_key}/ev'].get.parameters.filter((p) => p.in === 'query').map((p) => p.name);
   t.ok(evParams.includes('minEdge') && evParams.includes('min_edge_pct'), 'ev: the alias min_edge_pct is listed beside minEdge (SPEC lists both)');

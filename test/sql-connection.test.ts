@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -56,6 +56,16 @@ t.test('embedded - named schema is used and dropped on close', async (t) => {
   const left = await again.sql`select nspname from pg_namespace where nspname = ${schema}`;
   t.same(left, [], 'schema dropped on close');
   t.equal((await again.sql`select current_schema() as s`)[0]!.s, 'public', 'default schema is public');
+});
+
+t.test('embedded - the database directory is the owner\'s alone (initdb left catalog files 0666)', async (t) => {
+  const dir = await freshDataDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'pg'), { recursive: true, mode: 0o777 });
+  chmodSync(join(dir, 'pg'), 0o777);
+  const db = await openDatabase({ dataDir: dir });
+  t.teardown(() => db.close());
+  t.equal(statSync(join(dir, 'pg')).mode & 0o777, 0o700, 'DATA_DIR/pg is 0700, also when it existed wider');
 });
 
 t.test('embedded - a stale socket file left by a crash is cleared', async (t) => {

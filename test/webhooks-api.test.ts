@@ -68,7 +68,7 @@ for (const database of appDatabases()) {
       t.equal((await call(app, 'GET', `/v1/webhooks/${w.id}`, pro)).status, 404, 'gone');
     });
 
-    t.test('Variant B: opaque id, signing_secret with the subscription, filters and format', async (t) => {
+    t.test('Variant B: opaque id, signing_secret at creation only, filters and format', async (t) => {
       const res = await call(app, 'POST', '/v1/webhooks', business, {
         destination_url: 'https://93.184.216.34/b', events: ['arbitrage.opened', 'ev.flagged'],
         filters: { sport_keys: ['soccer_epl'], min_edge_pct: 1.5 }, format: 'slack',
@@ -79,8 +79,11 @@ for (const database of appDatabases()) {
       t.equal(w.destination_url, 'https://93.184.216.34/b', 'destination_url');
       t.same(w.filters, { sport_keys: ['soccer_epl'], min_edge_pct: 1.5 }, 'filters');
       t.equal(w.format, 'slack', 'format');
+      t.match(w.signing_secret, /^[A-Za-z0-9_-]{16,}$/, 'signing_secret returned at creation');
       const got = await j(await call(app, 'GET', `/v1/webhooks/${w.id}`, business));
-      t.equal(got.signing_secret, w.signing_secret, 'signing_secret returned with the subscription');
+      t.equal(got.signing_secret, undefined, 'not by a read of the subscription (SPEC: returned once, save it)');
+      const listed = (await j(await call(app, 'GET', '/v1/webhooks', business))) as unknown as { id: string; signing_secret?: string }[];
+      t.ok(listed.some((x) => x.id === w.id) && listed.every((x) => x.signing_secret === undefined), 'nor by the list');
       const patch = await call(app, 'PATCH', `/v1/webhooks/${w.id}`, business, { format: 'discord', filters: { min_edge_pct: 3 }, is_active: false });
       t.equal(patch.status, 200, 'patch 200');
       const p = await j(patch);

@@ -45,7 +45,8 @@ export const WebhookASchema = {
 export const WebhookBSchema = {
   type: 'object',
   description: 'Variant B subscription (created with `destination_url`)',
-  required: ['id', 'destination_url', 'events', 'filters', 'format', 'signing_secret', 'is_active', 'created_at'],
+  // signing_secret only from create and rotate-secret, as Variant A's secret
+  required: ['id', 'destination_url', 'events', 'filters', 'format', 'is_active', 'created_at'],
   properties: {
     id: str, destination_url: str, events: strArr,
     filters: { type: 'object', properties: { sport_keys: nullable(strArr), min_edge_pct: nullable({ type: 'number' }) } },
@@ -215,12 +216,15 @@ function subJson(row: WebhookRow, withSecret: boolean): Record<string, unknown> 
     if (withSecret) o.secret = row.secret;
     return o;
   }
-  return {
+  // SPEC: the secret is returned once ("save it"): every read of the subscription showed it to any key of the account
+  const o: Record<string, unknown> = {
     id: row.publicId, destination_url: row.url, events: row.events,
-    filters: { sport_keys: row.sportKeys, min_edge_pct: row.minEdgePct }, format: row.format, signing_secret: row.secret,
+    filters: { sport_keys: row.sportKeys, min_edge_pct: row.minEdgePct }, format: row.format,
     is_active: row.isActive, created_at: row.createdAt.toISOString(), consecutive_failures: row.consecutiveFailures,
     disabled_at: iso(row.disabledAt),
   };
+  if (withSecret) o.signing_secret = row.secret;
+  return o;
 }
 
 function deliveryJson(d: DeliveryRow): Record<string, unknown> {
