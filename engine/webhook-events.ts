@@ -515,13 +515,15 @@ export class WebhookEvaluator {
     this.closedB(rec[ARB.EVENT], rec[ARB.MARKET], open, now, 'prices');
   }
 
-  /** Closes every announced arbitrage (the service stops: its prices do not outlive it). */
-  closeAll(now: number): void {
+  /** Closes every announced arbitrage (the service stops: its prices do not outlive it); returns how many. */
+  closeAll(now: number): number {
+    const n = this.arbs.size;
     for (const [key, open] of this.arbs) {
       const [event, market] = key.split(':').map(Number);
       this.closedB(event, market, open, now, 'service_stopped');
     }
     this.arbs.clear();
+    return n;
   }
 
   /** `reason`: `prices` (its legs moved, went stale or left) or `service_stopped` (the node stopped) */

@@ -1,6 +1,7 @@
 // A node alone that shuts down closes the arbitrages it announced (arbitrage.closed, reason service_stopped): its
 // prices live in memory, so after the restart nothing would ever close them and a bot tracking open arbitrages
-// kept them open for good. The close is written with the last outbox rows and delivered after the restart.
+// kept them open for good. The close is written with the last outbox rows and sent as the node stops; one the
+// receiver does not answer in time stays pending and is delivered after the restart.
 
 import { rmSync } from 'node:fs';
 import t from 'tap';
@@ -25,9 +26,38 @@ t.test('webhooks - arbitrages announced are closed when the node stops (reason s
   const is = (type: string) => (r: Received) => r.body?.event === type && r.body.data.event_id === g.id;
   const [opened] = await rx.waitFor(is('arbitrage.opened'), 5000);
   await app.close();
-  app = await startTestApp(t, { dataDir, shards: 1, webhooks: WEBHOOKS });
-  const [closed] = await rx.waitFor(is('arbitrage.closed'), 5000);
+  // sent as the node stopped (it was delivered only after a restart: a node that never came back never closed it)
+  const closedNow = rx.requests.filter(is('arbitrage.closed'));
+  t.equal(closedNow.length, 1, 'the receiver holds the close once the node has stopped');
+  const [closed] = closedNow;
   t.equal(closed.body.data.arb_id, opened.body.data.arb_id, 'the same arbitrage');
   t.equal(closed.body.data.reason, 'service_stopped', 'reason service_stopped');
-  t.same((await app.get('/v1/sports/basketball_nba/arbitrage', { 'X-API-Key': key }).then((r) => r.json())), [], 'and after the restart there is none');
+  app = await startTestApp(t, { dataDir, shards: 1, webhooks: WEBHOOKS });
+  t.same((await app.get('/v1/sports/basketball_nba/arbitrage', { 'X-API-Key': key }).then((r) => r.json())), [], 'after the restart there is none');
+  await new Promise((r) => setTimeout(r, 500));
+  t.equal(rx.requests.filter(is('arbitrage.closed')).length, 1, 'and the delivered close is not sent again');
+});
+
+t.test('webhooks - a close the receiver does not answer as the node stops is delivered after the restart', async (t) => {
+  const dataDir = await freshDataDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const rx = await startReceiver(t);
+  let app: TestApp = await startTestApp(t, { dataDir, shards: 1, webhooks: WEBHOOKS });
+  const key = await app.key('business');
+  await j(await call(app, 'POST', '/v1/webhooks', key, { destination_url: rx.url + '?b', events: ['arbitrage.opened', 'arbitrage.closed'] }));
+  const g = { id: 'sc_2', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
+  const side = (book: string, outcome: string, price: number) => ({ book, event_id: g.id, market: 'h2h', outcome, price });
+  await app.ingest({ events: [g], prices: [side('draftkings', g.home_team, 2.2), side('draftkings', g.away_team, 1.6), side('fanduel', g.home_team, 1.6), side('fanduel', g.away_team, 2.2)] });
+  const is = (type: string) => (r: Received) => r.body?.event === type && r.body.data.event_id === g.id;
+  await rx.waitFor(is('arbitrage.opened'), 5000);
+  rx.respond = (r) => (is('arbitrage.closed')(r) ? 503 : 200);
+  const started = Date.now();
+  await app.close();
+  t.ok(Date.now() - started < 8000, 'the stop is bounded');
+  t.ok(rx.requests.some(is('arbitrage.closed')), 'the close was tried as the node stopped');
+  rx.respond = () => 200;
+  const before = rx.requests.filter(is('arbitrage.closed')).length;
+  app = await startTestApp(t, { dataDir, shards: 1, webhooks: WEBHOOKS });
+  const after = await rx.waitFor(is('arbitrage.closed'), 5000, before + 1);
+  t.equal(after.at(-1)!.body.data.reason, 'service_stopped', 'and delivered after the restart');
 });

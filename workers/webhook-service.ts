@@ -50,6 +50,8 @@ import type { SendResult } from './webhook-protocol.js';
 const READY_MAX = 100_000;
 /** due attempts held per subscription while it is at its share of the slots (beyond, their claims run out) */
 const WAITING_MAX = 10_000;
+/** how long a stopping node waits for the receivers of the arbitrage closes it sends (close(): lastPass) */
+const LAST_PASS_MS = 3000;
 const ANALYTICS_TYPES = ['arb_flagged', 'live_arb', 'ev_alert', 'arbitrage.opened', 'arbitrage.closed', 'ev.flagged'];
 
 export interface WebhookConfig {
@@ -206,6 +208,8 @@ export class WebhookService {
   private readonly sending = new Set<Promise<unknown>>();
   private timers: NodeJS.Timeout[] = [];
   private closed = false;
+  /** set first at close(): nothing more is evaluated, while the last deliveries may still go out (closed) */
+  private stopping = false;
   private analyticsOn = false;
   private activeSubs = 0;
   private mailing: Promise<void> | null = null;
@@ -254,7 +258,7 @@ export class WebhookService {
     this.reindex();
     await this.sender.start();
     this.d.hub.onBatch((b) => {
-      if (!this.closed) this.guard(() => this.evaluator.changes(b.records, b.count, this.d.now()));
+      if (!this.stopping) this.guard(() => this.evaluator.changes(b.records, b.count, this.d.now()));
     });
     const tick = setInterval(() => {
       this.guard(() => this.evaluator.tick(this.d.now(), this.d.hub.readModel.newestByBook, this.d.hub.counters));
@@ -389,7 +393,7 @@ export class WebhookService {
     if (!this.analyticsOn && ANALYTICS_TYPES.some((x) => byType.has(x))) {
       this.analyticsOn = true;
       this.d.hub.onAnalytics((ch) => {
-        if (!this.closed) this.guard(() => this.evaluator.analytics(ch, this.d.now()));
+        if (!this.stopping) this.guard(() => this.evaluator.analytics(ch, this.d.now()));
       });
     }
   }
@@ -772,7 +776,7 @@ export class WebhookService {
    *  its events are durable (e.g. an ingest that acknowledges a batch) can await it. */
   settled(): Promise<void> {
     // the rejection rate is judged on the batch just applied, so its parser.degraded is committed before the ack
-    if (!this.closed) this.guard(() => this.evaluator.parser(this.d.now(), this.d.hub.counters));
+    if (!this.stopping) this.guard(() => this.evaluator.parser(this.d.now(), this.d.hub.counters));
     if (this.inserts.length === 0 && this.states.size === 0 && this.transitions.length === 0 && this.insertsWriting === 0) return Promise.resolve();
     return this.op(() => this.flushInserts());
   }
@@ -849,15 +853,35 @@ export class WebhookService {
     })().catch((e: unknown) => this.d.log?.(`webhook notification mail failed: ${String(e)}`)).finally(() => { this.mailing = null; });
   }
 
+  private async lastPass(): Promise<void> {
+    const until = Date.now() + LAST_PASS_MS;
+    try {
+      await this.op(() => this.flushInserts());
+      await this.op(async () => {
+        const due = await claimDue(this.d.db, this.d.now(), this.cfg.maxInFlight - this.inflight.size, [...this.inflight, ...this.waitingPks], this.claim(), []);
+        for (const d of due) if (!this.inflight.has(d.pk) && !this.waitingPks.has(d.pk)) this.dispatch(d);
+      });
+    } catch (e) {
+      this.d.log?.(`webhook last pass at shutdown failed: ${String(e)}`);
+      return;
+    }
+    await Promise.race([Promise.allSettled([...this.sending]), new Promise((r) => setTimeout(r, Math.max(0, until - Date.now())).unref())]);
+  }
+
   /** Stops the evaluator and the poll, waits briefly for attempts in flight and records their outcomes. Attempts
    *  still unanswered stay pending in the outbox and are made again at the next start. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.stopping) return;
+    this.stopping = true;
     for (const t of this.timers) clearInterval(t);
     // the arbitrages announced are closed with the node: after a restart the store is empty and nothing would close
-    // them (a bot kept them open for good); written with the other last rows, delivered after the restart
-    if (this.cfg.closeArbsAtShutdown) this.guard(() => this.evaluator.closeAll(this.d.now()));
+    // them (a bot kept them open for good). They are written, then sent in one last pass bounded by
+    // LAST_PASS_MS: a receiver learns of them as the node stops, not when (or if) it comes back; what is not
+    // answered by then stays pending and is sent after the restart
+    let closing = 0;
+    if (this.cfg.closeArbsAtShutdown) this.guard(() => { closing = this.evaluator.closeAll(this.d.now()); });
+    if (closing > 0) await this.lastPass();
+    this.closed = true;
     await Promise.race([Promise.allSettled([...this.sending]), new Promise((r) => setTimeout(r, 2000).unref())]);
     await this.op(() => this.flushInserts()).catch(() => undefined);
     await this.op(() => this.flushResults()).catch(() => undefined);
