@@ -2,7 +2,7 @@
 // the from-scratch recomputation (analytics-scratch.ts): which quotes count, and how a consensus, an arbitrage
 // and a group's middles are written as records (engine/records.ts CONS, ARB, MID).
 
-import { BOOKMAKERS, MARKETS } from './catalogue.js';
+import { BOOKMAKERS, MARKETS, OUTRIGHTS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
 import { ARB, CONS, EVR, MID, ROW } from './records.js';
 import { consistentMoneyline } from './analytics-math.js';
@@ -47,12 +47,17 @@ export function isFresh(store: PriceStore, slot: number, now: number): boolean {
   return counts(book) && now - store.lastUpdateOf(slot) <= staleMs(book) && consistentSlot(store, slot);
 }
 
-/** the two-way moneyline, the one market whose book-lines are checked for consistency */
+/** the two-way moneyline, and an outright's Yes and No: the markets whose book-lines are checked for consistency
+ *  (a venue's own Yes at 1/0.12 and No at 1/0.80 is an arbitrage against itself, as a 2.1 / 2.1 moneyline is) */
 export const H2H = MARKETS.findIndex((m) => m.key === 'h2h');
+export const OUTRIGHT = MARKETS.findIndex((m) => m.key === OUTRIGHTS);
+export function pairJudged(market: number): boolean {
+  return market === H2H || market === OUTRIGHT;
+}
 
-/** A quote's book-line is consistent (consistentMoneyline) or of another market than the two-way moneyline. */
+/** A quote's book-line is consistent (consistentMoneyline) or of a market whose pairs are not judged. */
 export function consistentSlot(store: PriceStore, slot: number): boolean {
-  if (store.lineMarket(store.lineOfSlot(slot)) !== H2H) return true;
+  if (!pairJudged(store.lineMarket(store.lineOfSlot(slot)))) return true;
   const base = slot - (slot % MAX_OUTCOMES);
   return consistentMoneyline(store.priceOf(base), store.priceOf(base + 1));
 }

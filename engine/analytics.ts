@@ -36,8 +36,8 @@ import { RecordPool, copyRecord } from './record-pool.js';
 import { ARB, CHANGE, CONS, CONSO, EVQ, FAIR, MID, ROW, RecordBuffer } from './records.js';
 import { LD, LINE_HEAD, MAX_OUTCOMES, type PriceStore, type StoreListener } from './price-store.js';
 import {
-  FIXED, H2H, MIDDLE_MARKET, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
-  middlesOfGroup, staleMs, topTwo, writeArb, writeConsensusHead, writeExtremes,
+  FIXED, MIDDLE_MARKET, N_METHODS, OUTCOMES, PREDICTION, SHARP_BOOK, SHARP_INDEX, TOPS_SIZE, counts,
+  middlesOfGroup, pairJudged, staleMs, topTwo, writeArb, writeConsensusHead, writeExtremes,
 } from './analytics-rows.js';
 
 export { FIXED, SHARP_BOOK_IDS, isFresh, lineKeyOf, evKeyOf, midKeyOf } from './analytics-rows.js';
@@ -349,11 +349,11 @@ export class Analytics implements StoreListener {
     // a verification of a counted quote moves no price: its pair is as consistent as when it was counted (a move of
     // the other side that broke the pair would have uncounted it), so most observations of a real feed (seven in ten
     // of the simulator's) skip the judgement (scripts/branchcmp.mjs sim)
-    if (kind === CHANGE.REMOVED || store.lineMarket(line) !== H2H || (kind === CHANGE.VERIFIED && this.fresh(slot))) {
+    if (kind === CHANGE.REMOVED || !pairJudged(store.lineMarket(line)) || (kind === CHANGE.VERIFIED && this.fresh(slot))) {
       this.update(line, outcome, slot, kind, oldPrice, oldRank, book, tuple, lu, removedFlag, true);
       // a side that leaves alone (a game's start drops the sides observed before it: PriceStore.dropBefore) frees
       // the other from an inconsistent pair: a side alone is not judged
-      if (kind === CHANGE.REMOVED && store.lineMarket(line) === H2H) {
+      if (kind === CHANGE.REMOVED && pairJudged(store.lineMarket(line))) {
         const other = slot - outcome + (1 - outcome);
         const otherPrice = store.priceOf(other);
         if (otherPrice !== 0 && !consistentMoneyline(oldPrice, otherPrice)) this.pairChanged(line, 1 - outcome, other, book, true);

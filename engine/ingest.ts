@@ -256,6 +256,8 @@ export function parsePrice(raw: unknown, events: (id: string) => EventRecord | u
   const market = resolveMarket(p.market, ev);
   if (isRejection(market)) return market;
   const m = MARKETS[market];
+  // a DFS board offers player props only: a game line sent for one was served by /odds at its per-entry payout
+  if (bdef.kind === 'dfs' && m.kind !== 'prop') return reject('MARKET_NOT_OFFERED', `${bdef.key} is a DFS pick'em board: it offers player props only`);
   if (typeof p.outcome !== 'string') return reject('INVALID_OUTCOME', 'outcome is required');
   if (market === OUTRIGHT_MARKET) return parseOutright(p, market, book, now);
   // the same folding as team names got in parseEvent, so an outcome sent exactly as the event's team matches

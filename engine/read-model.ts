@@ -6,7 +6,7 @@
 // three outcome quotes. Each event keeps the list of its records for serving.
 
 import { consistentMoneyline } from './analytics-math.js';
-import { MARKETS } from './catalogue.js';
+import { MARKETS, OUTRIGHTS } from './catalogue.js';
 import { FlatIndex } from './flat-index.js';
 import { CHANGE, CHG, RESTORE, RecordBuffer } from './records.js';
 import type { EventKind } from './ingest.js';
@@ -27,6 +27,8 @@ const R = {
 
 /** the two-way moneyline, whose book-lines are checked for consistency */
 const H2H = MARKETS.findIndex((m) => m.key === 'h2h');
+/** an outright's Yes and No, judged as a two-way moneyline (engine/analytics-rows.ts pairJudged) */
+const OUTRIGHT = MARKETS.findIndex((m) => m.key === OUTRIGHTS);
 
 /** change records warmed at a time (ReadModel.warm): their buckets and records stay in the cache until applied */
 const WARM = 64;
@@ -148,7 +150,8 @@ export class ReadModel {
   /** Whether record r's quotes may count: its book's pair on the two-way moneyline is consistent
    *  (consistentMoneyline: the rule /odds and the shards' analytics apply); any other market's always. */
   consistent(r: number): boolean {
-    return this.market(r) !== H2H || consistentMoneyline(this.price(r, 0), this.price(r, 1));
+    const m = this.market(r);
+    return (m !== H2H && m !== OUTRIGHT) || consistentMoneyline(this.price(r, 0), this.price(r, 1));
   }
   changedAt(r: number, o: number): number { return this.rec[r * R.STRIDE + R.Q + o * 3 + 1]; }
   verifiedAt(r: number, o: number): number { return this.rec[r * R.STRIDE + R.Q + o * 3 + 2]; }

@@ -11,7 +11,8 @@ const bool = { type: 'boolean' } as const;
 const nstr = { type: ['string', 'null'] } as const;
 const nnum = { type: ['number', 'null'] } as const;
 
-const game = { sport_key: str, home_team: str, away_team: str, commence_time: str } as const;
+/** event_title: only on futures and event markets (whose home_team and away_team are ''), never required */
+const game = { sport_key: str, home_team: str, away_team: str, commence_time: str, event_title: str } as const;
 const quoteA = {
   ...game, match_id: str, market: str, point: nnum, player: nstr, side: str, book: str,
 } as const;
@@ -23,7 +24,7 @@ const evFields = {
   sharp_book: str, devig: str,
 } as const;
 const obj = (properties: Record<string, object>, required?: string[]) =>
-  ({ type: 'object', required: required ?? Object.keys(properties), properties }) as const;
+  ({ type: 'object', required: required ?? Object.keys(properties).filter((k) => k !== 'event_title'), properties }) as const;
 
 export interface EventTypeDef {
   variant: Variant;
@@ -36,7 +37,7 @@ export const EVENT_TYPES: Readonly<Record<string, EventTypeDef>> = Object.freeze
     variant: 'A',
     fires: 'a new arbitrage on a pregame event, any market: the best fresh prices of a line\'s outcomes across books have implied probabilities summing below 1',
     data: obj({
-      sport_key: str, match_id: str, home_team: str, away_team: str, market: str, edge_pct: num,
+      sport_key: str, match_id: str, home_team: str, away_team: str, event_title: str, market: str, edge_pct: num,
       legs: { type: 'array', items: obj({ book: str, side: str, price: num, effective_price: num }) },
     }),
   },
@@ -44,7 +45,7 @@ export const EVENT_TYPES: Readonly<Record<string, EventTypeDef>> = Object.freeze
     variant: 'A',
     fires: 'the same as arb_flagged on an event already in play; data as arb_flagged',
     data: obj({
-      sport_key: str, match_id: str, home_team: str, away_team: str, market: str, edge_pct: num,
+      sport_key: str, match_id: str, home_team: str, away_team: str, event_title: str, market: str, edge_pct: num,
       legs: { type: 'array', items: obj({ book: str, side: str, price: num, effective_price: num }) },
     }),
   },

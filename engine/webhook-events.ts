@@ -14,7 +14,7 @@ import { edgePct, isArbitrageSum, profitPct } from './analytics-math.js';
 import { staleMs } from './analytics-rows.js';
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
-import { SLOT } from './ingest.js';
+import { OUTRIGHT_MARKET, SLOT } from './ingest.js';
 import { decimalToAmerican, tidy } from './odds.js';
 import { ARB, CHANGE, CHG, EVR } from './records.js';
 import { slaClassOf } from './sla.js';
@@ -47,6 +47,9 @@ export interface EventInfo {
   away: string;
   commence: number;
   status: string;
+  /** game, futures or event_market: the last two have a title and no teams (their payloads carry event_title) */
+  kind?: string;
+  title?: string | null;
 }
 
 export interface EvaluatorOptions {
@@ -103,6 +106,8 @@ const MONEYLINE = new Set(MARKETS.flatMap((m, i) => (m.key === 'h2h' || m.key ==
 const SPREADS = MARKETS.findIndex((m) => m.key === 'spreads');
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** futures and event markets have no teams (home_team and away_team are ''): their title, as REST's event_title */
+const titleOf = (ev: EventInfo): { event_title?: string } => (ev.kind === undefined || ev.kind === 'game' ? {} : { event_title: ev.title ?? '' });
 
 /** American "cents": the distance on the American scale with the gap between -100 and +100 closed. */
 export function cents(decimal: number): number {
@@ -111,6 +116,8 @@ export function cents(decimal: number): number {
 }
 
 export function outcomeName(ev: EventInfo, market: number, o: number): string {
+  // an outright's sides are Yes and No, as REST names them (they were sent as Over and Under)
+  if (market === OUTRIGHT_MARKET) return o === SLOT.YES ? 'Yes' : 'No';
   if (MARKETS[market].shape === 'over_under') return o === SLOT.OVER ? 'Over' : 'Under';
   return o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
 }
@@ -215,7 +222,7 @@ export class WebhookEvaluator {
           if (ev !== undefined && (this.o.firstSeen?.(ev.id) ?? true) && newEvent) {
             this.o.emit({
               type: 'new_event', sport: ev.sport, edge: Number.NaN, dedupe: `new_event:${ev.id}`, check: null, at: now,
-              data: { sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence) },
+              data: this.gameA(ev),
             });
           }
         }
@@ -371,11 +378,11 @@ export class WebhookEvaluator {
   }
 
   private gameA(ev: EventInfo) {
-    return { sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence) };
+    return { sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence), ...titleOf(ev) };
   }
 
   private gameB(ev: EventInfo) {
-    return { sport_key: ev.sport, event_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence) };
+    return { sport_key: ev.sport, event_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence), ...titleOf(ev) };
   }
 
   private quoteHeadA(ev: EventInfo, market: number, point: number, player: number, o: number, book: number) {
@@ -442,7 +449,7 @@ export class WebhookEvaluator {
         this.o.emit({
           type, sport: ev.sport, edge, dedupe: `${type}:${arbKey}`, check: null, at: now,
           data: {
-            sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, market: MARKETS[market].key, edge_pct: edge,
+            sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, ...titleOf(ev), market: MARKETS[market].key, edge_pct: edge,
             // a player prop's side names the player (two players' props on one line are two arbitrages); an
             // exchange leg's effective price (after commission) is the one edge_pct was computed with
             legs: legs.map((l) => ({

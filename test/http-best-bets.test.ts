@@ -119,7 +119,7 @@ t.test('best bets', async (t) => {
 
   t.test('bounds and errors: 422, nothing charged', async (t) => {
     for (const q of ['limit=0', 'limit=51', 'min_edge=-1', 'min_edge=31', 'min_books=1', 'min_books=21', 'region=mars', 'books=nosuch',
-      'books=pointsbetus', 'markets=foo', 'sharpBook=nosuch', 'alert_pct=0', 'include_live=maybe', 'limit=2.5']) {
+      'books=pointsbetus', 'markets=foo', 'sharpBook=nosuch', 'sharpBook=draftkings', 'sharpBook=prizepicks', 'alert_pct=0', 'include_live=maybe', 'limit=2.5']) {
       const { res, body } = await get(q);
       t.equal(res.status, 422, `${q}: 422`);
       t.equal(res.headers.get('x-requests-last'), '0', `${q}: charged nothing`);

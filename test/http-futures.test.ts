@@ -143,4 +143,20 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
     const legs = row.legs as Row[];
     t.same(legs.map((l) => `${l.book}:${l.outcome}`).sort(), ['draftkings:Yes', 'kalshi:No'], 'legs are Yes and No');
   });
+
+  t.test('a venue\'s own Yes and No summing below 0.98 is held back everywhere, as an inconsistent moneyline is', async (t) => {
+    // Kalshi's Thunder: Yes at 12 cents, No at 80 cents (0.92): an arbitrage against itself, a feed error
+    const thunder = (yes: number, no: number) => [out('kalshi', champ, 'Yes', 1 / yes, 'Oklahoma City Thunder'), out('kalshi', champ, 'No', 1 / no, 'Oklahoma City Thunder')];
+    await app.ingest({ prices: thunder(0.12, 0.8) });
+    const arbs = (await (await app.get(`/v1/sports/basketball_nba/arbitrage?apiKey=${key}&include_live=true`)).json()) as Row[];
+    t.notOk(arbs.some((a) => a.player === 'Oklahoma City Thunder'), 'no arbitrage of one venue against itself');
+    const pm = (await (await app.get(`/v1/prediction-markets/basketball_nba?apiKey=${key}`)).json()) as Row[];
+    t.notOk(pm.some((x) => x.selection === 'Oklahoma City Thunder'), '/v1/prediction-markets holds the pair back');
+    const ev = (await (await app.get(`/v1/sports/basketball_nba/ev?apiKey=${key}&include_live=true&sharpBook=pinnacle&minEdge=0`)).json()) as Row[];
+    t.notOk(ev.some((x) => x.player === 'Oklahoma City Thunder' && x.book === 'kalshi'), 'nor an EV row');
+    // a consistent pair again: served
+    await app.ingest({ prices: thunder(0.25, 0.77) });
+    const back = (await (await app.get(`/v1/prediction-markets/basketball_nba?apiKey=${key}`)).json()) as Row[];
+    t.same(back.filter((x) => x.selection === 'Oklahoma City Thunder').map((x) => x.outcome).sort(), ['No', 'Yes'], 'a consistent pair is served');
+  });
 });

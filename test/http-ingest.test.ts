@@ -123,12 +123,14 @@ t.test('ingest - JSON: 202 with per-item rejections, good items applied', async 
       p('draftkings', epl, 'h2h', 'Chelsea', 3.6), // 20 ok
       p('draftkings', { id: 'ing_same' }, 'h2h', 'Same', 2), // 21 its event was rejected
       p('draftkings', nba, 'player_points', 'Over', 1.9, { point: 20.5, player: 'Jayson\u0000Tatum' }), // 22 a control character
+      p('prizepicks', nba, 'h2h', 'Miami Heat', 1.3), // 23 a DFS board offers props only (/odds served it at its payout)
+      p('prizepicks', nba, 'player_points', 'Over', 1.5, { point: 20.5, player: 'Jimmy Butler' }), // 24 ok
     ],
   }, admin);
   t.equal(res.status, 202, '202 Accepted');
   const body = (await res.json()) as IngestAnswer;
   t.equal(body.events, 2, 'two events upserted');
-  t.equal(body.accepted, 7, 'seven prices applied');
+  t.equal(body.accepted, 8, 'eight prices applied');
   t.same(body.rejected.map((r) => [r.index, r.error_code]), [
     [2, 'UNKNOWN_BOOK'],
     [3, 'INACTIVE_BOOK'],
@@ -146,6 +148,7 @@ t.test('ingest - JSON: 202 with per-item rejections, good items applied', async 
     [15, 'INVALID_PLAYER'],
     [21, 'EVENT_NOT_FOUND'],
     [22, 'INVALID_PLAYER'],
+    [23, 'MARKET_NOT_OFFERED'],
   ], 'each bad price rejected on its own, by index into prices');
   t.ok(body.rejected.every((r) => Object.keys(r).sort().join() === 'error_code,index,message' && r.message.length > 0), 'rejections carry index, error_code and message');
   t.match(body.rejected.find((r) => r.index === 3)?.message, /merged into fanatics/, 'an inactive book names its successor');

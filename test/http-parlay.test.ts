@@ -153,6 +153,7 @@ t.test('parlay verdict', async (t) => {
         [['body', 'legs', 0, 'home'], ['body', 'legs', 1, 'event'], ['body', 'legs', 1, 'player']]],
       [{ legs: [leg1, leg2], region: 'mars', book: 'pointsbetus' }, 422, [['body', 'region'], ['body', 'book']]],
       [{ legs: [leg1, leg2], extra: 1 }, 422, [['body', 'extra']]],
+      [{ legs: [leg1, leg2], book: 'prizepicks', sharpBook: 'kalshi' }, 422, [['body', 'book'], ['body', 'sharpBook']]],
       [{ legs: [leg1, { sport: 'basketball_nba', team: 'lakers', side: 'home' }] }, 404, [['body', 'legs', 1]]],
     ];
     for (const [body, status, locs] of cases) {

@@ -133,7 +133,9 @@ t.test('verdict', async (t) => {
     t.equal(amb.res.status, 422, 'a team in two games is ambiguous: 422');
     t.match(JSON.stringify(await amb.body), /Miami Heat @ Boston Celtics/, 'listing the candidates');
     for (const q of ['&team=heat', '&team=heat&side=nobody', '&team=heat&side=home&price=abc', '&team=heat&side=home&price=-50',
-      '&team=heat&side=home&kelly=2', '&side=home', '&team=heat&side=home&market=foo']) {
+      '&team=heat&side=home&kelly=2', '&side=home', '&team=heat&side=home&market=foo',
+      // a DFS board graded (its per-entry payouts as a price), a DFS board or a prediction market as the fair line
+      '&team=heat&side=home&book=prizepicks', '&team=heat&side=home&sharpBook=prizepicks', '&team=heat&side=home&sharpBook=kalshi']) {
       const { res } = await v(q);
       t.equal(res.status, 422, `${q}: 422`);
       t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');

@@ -39,6 +39,22 @@ for (const database of appDatabases().slice(-1)) {
       { book, event_id: e.id, market: 'h2h', outcome: e.away_team, price: away },
     ];
 
+    t.test('futures: sides Yes and No and the event\'s title, as REST names them (they were Over and Under, teams empty)', async (t) => {
+      const fut = { id: 'we_fut', sport_key: 'americanfootball_nfl', commence_time: now + 10 * 86_400_000, kind: 'futures', title: 'Super Bowl LXI' };
+      // DraftKings' Chiefs at 8.0 (0.125) and Polymarket's No at 85 cents: 0.975, an arbitrage
+      await app.ingest({ events: [fut], prices: [
+        { book: 'draftkings', event_id: fut.id, market: 'outrights', outcome: 'Kansas City Chiefs', price: 8 },
+        { book: 'polymarket', event_id: fut.id, market: 'outrights', outcome: 'No', player: 'Kansas City Chiefs', price: 1 / 0.85 },
+      ] });
+      const [ne] = await rx.waitFor(A_('new_event', fut.id));
+      t.equal(ne.body.data.event_title, 'Super Bowl LXI', 'new_event: event_title');
+      const [arb] = await rx.waitFor(A_('arb_flagged', fut.id));
+      t.same(arb.body.data.legs.map((l: { side: string }) => l.side), ['Kansas City Chiefs Yes', 'Kansas City Chiefs No'], 'arb_flagged: the selection with Yes and No');
+      t.equal(arb.body.data.event_title, 'Super Bowl LXI', 'arb_flagged: event_title');
+      // (Variant B's arbitrage.opened is of moneylines only: SPEC)
+      await app.ingest({ events: [{ ...fut, status: 'final' }] });
+    });
+
     t.test('new_event, arb_flagged and arbitrage.opened, with the chat formats', async (t) => {
       await app.ingest({ events: [nba], prices: [...h2h(nba, 'draftkings', 2.2, 1.6), ...h2h(nba, 'fanduel', 1.6, 2.2)] });
       const [ne] = await rx.waitFor(A_('new_event', nba.id));

@@ -11,7 +11,7 @@ import type { ParamSpec } from '../params.js';
 import type { Route } from '../router.js';
 import { isoSeconds, type Services } from '../services.js';
 import { activeBooks } from './odds.js';
-import { openEvents, scopeJson, scopeOf, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
+import { openEvents, scopeJson, scopeOf, SHARP_KEYS, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
 import { cmp } from '../compare.js';
 
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
@@ -24,7 +24,7 @@ export const BEST_BETS_PARAMS: readonly ParamSpec[] = [
   { name: 'min_edge', type: 'number', default: 2.0, min: 0, max: 30, description: 'Minimum edge percent versus the no-vig fair line' },
   { name: 'min_books', type: 'integer', default: 4, min: 2, max: 20, description: 'Minimum books with a fresh price on the side of the line' },
   { name: 'markets', type: 'csv', values: MARKETS.map((m) => m.key), maxItems: 100, description: 'Market keys (h2h includes three-way moneylines)' },
-  { name: 'sharpBook', type: 'enum', values: BOOKMAKERS.map((b) => b.key), default: 'pinnacle', description: 'Sharp reference book' },
+  { name: 'sharpBook', type: 'enum', values: SHARP_KEYS, default: 'pinnacle', description: 'Sharp reference book, as /ev takes it' },
   { name: 'include_live', type: 'boolean', default: false, description: 'Include games already started' },
   { name: 'alert_pct', type: 'number', default: 10, min: 1, max: 100, description: 'Edge alert when a price is more than this percent from the consensus no-vig price' },
 ];

@@ -15,7 +15,7 @@ import { parlayAt, parlayBooks, parlayFairProb, sameGameGroups, weakestLeg } fro
 import { jsonObject } from '../body.js';
 import type { Route } from '../router.js';
 import { isoSeconds, type Services } from '../services.js';
-import { openEvents, scopeJson, scopeOf, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
+import { GRADABLE_KEYS, openEvents, scopeJson, scopeOf, SHARP_KEYS, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
 
 export const MIN_LEGS = 2;
 export const MAX_LEGS = 12;
@@ -59,9 +59,9 @@ export const ParlayBodySchema = {
     },
     region: { type: 'string', enum: VERDICT_REGIONS },
     books: { type: ['array', 'string'], items: str, description: 'book keys (a list or CSV); overrides region' },
-    book: { type: 'string', description: "the book whose parlay price is graded" },
+    book: { type: 'string', description: "the book whose parlay price is graded (not a DFS pick'em board)" },
     stake: { type: 'number', exclusiveMinimum: 0, maximum: 1e12 },
-    sharpBook: { type: 'string', default: 'pinnacle' },
+    sharpBook: { type: 'string', enum: SHARP_KEYS, default: 'pinnacle' },
   },
 } as const;
 const bookPrice = { type: ['object', 'null'], properties: { book: str, price: nNum, price_american: { type: ['integer', 'null'] }, ev_pct: nNum } } as const;
@@ -164,7 +164,9 @@ function parseBody(b: Record<string, unknown>): ParlayInput {
     return v;
   };
   const book = bookKey('book');
+  if (book !== undefined && !GRADABLE_KEYS.includes(book)) bad(['book'], "must not be a DFS pick'em board (its prices are per-entry payouts)", book);
   const sharpBook = bookKey('sharpBook') ?? 'pinnacle';
+  if (!SHARP_KEYS.includes(sharpBook)) bad(['sharpBook'], `must be a sharp reference book: one of ${SHARP_KEYS.join(', ')}`, sharpBook);
   let stake: number | undefined;
   if (b.stake !== undefined && b.stake !== null) {
     if (typeof b.stake !== 'number' || !(b.stake > 0) || b.stake > 1e12) bad(['stake'], 'must be a number above 0 and at most 1e12', b.stake);

@@ -54,7 +54,9 @@ export function predictionRoutes(s: Services): Route[] {
             : { event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), event_title: ev.title ?? '' };
           for (const r of ev.records) {
             const book = rm.book(r);
-            if (!PREDICTION.has(book)) continue;
+            // a venue's own inconsistent two-way pair (moneyline, or an outright's Yes and No) is held back, as /odds
+            // and every analytics view hold it back
+            if (!PREDICTION.has(book) || !rm.consistent(r)) continue;
             const market = rm.market(r);
             for (let o = 0; o < 3; o++) {
               const price = rm.price(r, o);

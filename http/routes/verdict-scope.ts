@@ -1,6 +1,7 @@
 // What the verdict calculators share (GET /v1/verdict, POST /v1/parlay/verdict, best bets): the caller's saved
 // preferences and the book scope rule: books, else region, else the saved books, else the saved region, else us.
 
+import { SHARP_BOOK_IDS } from '../../engine/analytics-rows.js';
 import { BOOKMAKERS, booksForRegions } from '../../engine/catalogue.js';
 import type { EventView } from '../../engine/read-model.js';
 import type { Region } from '../../engine/types.js';
@@ -11,6 +12,12 @@ import type { Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 
 export const VERDICT_REGIONS = ['us', 'eu', 'uk', 'au', 'ca'];
+/** the books whose no-vig line a verdict may grade against, as /ev's sharpBook (a DFS board or a prediction market
+ *  as the fair line graded every bet against per-entry payouts) */
+export const SHARP_KEYS: readonly string[] = SHARP_BOOK_IDS.map((id) => BOOKMAKERS[id].key);
+/** the books whose own price can be graded: not DFS pick'em boards, whose prices are per-entry payouts that no
+ *  other view serves as a single bet's price */
+export const GRADABLE_KEYS: readonly string[] = BOOKMAKERS.filter((b) => b.kind !== 'dfs').map((b) => b.key);
 
 /** Saved preferences by key id, read once from PostgreSQL and kept current on write. */
 export class PrefsStore {

@@ -17,7 +17,7 @@ import type { Route } from '../router.js';
 import type { Services } from '../services.js';
 import { bestBetsRoutes } from './best-bets.js';
 import { parlayRoutes } from './parlay.js';
-import { openEvents, PrefsStore, QUERY_COMPLAINTS, scopeJson, scopeOf, VERDICT_REGIONS } from './verdict-scope.js';
+import { GRADABLE_KEYS, openEvents, PrefsStore, QUERY_COMPLAINTS, SHARP_KEYS, scopeJson, scopeOf, VERDICT_REGIONS } from './verdict-scope.js';
 
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 
@@ -120,13 +120,13 @@ export function verdictRoutes(s: Services): Route[] {
       { name: 'team', type: 'string', description: 'One team name, matched partially; it must identify one game' },
       { name: 'player', type: 'string', description: 'Player, for prop markets' },
       { name: 'line', type: 'number', min: -2000, max: 2000, description: "The side's line (spreads, totals, props); default the sharp book's current line" },
-      { name: 'book', type: 'enum', values: BOOKMAKERS.map((b) => b.key), description: 'Book whose price is graded' },
+      { name: 'book', type: 'enum', values: GRADABLE_KEYS, description: "Book whose price is graded (not a DFS pick'em board: its prices are per-entry payouts)" },
       { name: 'price', type: 'string', description: 'American (-110, +150) or decimal (1.91); overrides book' },
       { name: 'region', type: 'enum', values: VERDICT_REGIONS, description: 'Books considered for the best price; omitted: the saved preference, else us' },
       { name: 'books', type: 'csv', values: BOOKMAKERS.map((b) => b.key), maxItems: 200, description: 'Books considered; overrides region' },
       { name: 'bankroll', type: 'number', min: 0.01, max: 1e12, description: 'With a +EV bet, a suggested Kelly stake' },
       { name: 'kelly', type: 'number', default: 0.5, min: 0, max: 1, description: 'Kelly fraction' },
-      { name: 'sharpBook', type: 'enum', values: BOOKMAKERS.map((b) => b.key), default: 'pinnacle', description: 'Sharp reference book' },
+      { name: 'sharpBook', type: 'enum', values: SHARP_KEYS, default: 'pinnacle', description: 'Sharp reference book, as /ev takes it' },
     ],
     cost: () => 5,
     errors: ['UNKNOWN_SPORT', 'EVENT_NOT_FOUND'],
