@@ -65,7 +65,8 @@ t.test('prediction markets', async (t) => {
   const now = Date.now();
   const ev = { id: 'pm_1', sport_key: 'basketball_nba', commence_time: now + 3_600_000, home_team: 'Boston Celtics', away_team: 'New York Knicks' };
   await app.ingest({ events: [ev], prices: [
-    { book: 'kalshi', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1 / 0.55 },
+    // 72 and 29 cents: 1.01, a consistent pair (an inconsistent one is held back, as from /odds)
+    { book: 'kalshi', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1 / 0.72 },
     // a 29-cent contract as a feed may send it: its inverse is 0.29000000000000004 in doubles
     { book: 'kalshi', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 3.4482758620689653 },
     { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.8 },
@@ -76,7 +77,7 @@ t.test('prediction markets', async (t) => {
   const rows = (await res.json()) as { book: string; outcome: string; implied_prob: number; price_american: number }[];
   t.same(rows.map((r) => r.book), ['kalshi', 'kalshi'], 'prediction-market books only');
   const home = rows.find((r) => r.outcome === 'Boston Celtics')!;
-  t.ok(Math.abs(home.implied_prob - 0.55) < 1e-12, 'a 55-cent contract implies 0.55');
+  t.ok(Math.abs(home.implied_prob - 0.72) < 1e-12, 'a 72-cent contract implies 0.72');
   t.equal(rows.find((r) => r.outcome === 'New York Knicks')!.implied_prob, 0.29, 'served tidied: 0.29, not 0.29000000000000004');
-  t.equal(home.price_american, -122, '1/0.55 = 1.8182 is -122');
+  t.equal(home.price_american, -257, '1/0.72 = 1.3889 is -257 (100 / 0.3889 = 257.1)');
 });
