@@ -7,9 +7,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Worker } from 'node:worker_threads';
 import postgres from 'postgres';
+import type { EmbeddedDbData, EmbeddedDbMessage } from '../workers/embedded-db.js';
 
 export interface Database {
   sql: postgres.Sql;
@@ -81,13 +81,10 @@ async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean
     if (tempSocketDir) rmSync(tempSocketDir, { recursive: true, force: true });
   };
 
-  let pg: PGlite | null = null;
-  let server: PGLiteSocketServer | null = null;
+  let host: EmbeddedHost | null = null;
   let sql: postgres.Sql | null = null;
   try {
-    pg = await PGlite.create(pgDir);
-    server = new PGLiteSocketServer({ db: pg, path: join(socketDir, SOCKET_NAME) });
-    await server.start();
+    host = await startHost(pgDir, join(socketDir, SOCKET_NAME));
     // PGlite is one PostgreSQL session and pglite-socket serves one connection: max 1 queues every query on
     // it. max_lifetime 0 disables recycling: a replacement connection could race the old one for the slot.
     sql = postgres({
@@ -104,21 +101,49 @@ async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean
     await sql`set search_path to ${sql(schema)}`;
   } catch (err) {
     await sql?.end({ timeout: 5 }).catch(() => {});
-    await server?.stop().catch(() => {});
-    await pg?.close().catch(() => {});
+    await host?.stop().catch(() => {});
     removeTemp();
     throw err;
   }
-  const srv = server;
-  const db = pg;
+  const h = host;
   return handle(sql, 'embedded', schema, dropSchema, async () => {
     try {
-      await srv.stop();
-      await db.close();
+      await h.stop();
     } finally {
       removeTemp();
     }
   });
+}
+
+interface EmbeddedHost {
+  stop(): Promise<void>;
+}
+
+/** PGlite and its socket server in a thread of their own (workers/embedded-db.ts), serving once this resolves. */
+async function startHost(pgDir: string, socketPath: string): Promise<EmbeddedHost> {
+  // execArgv: the thread is plain JavaScript; a parent's flags such as --input-type do not apply to it
+  const worker = new Worker(new URL('../workers/embedded-db.js', import.meta.url), { workerData: { pgDir, socketPath } satisfies EmbeddedDbData, execArgv: [] });
+  let exited = false;
+  const gone = new Promise<number>((r) => worker.once('exit', (code) => { exited = true; r(code); }));
+  const first = await Promise.race([
+    new Promise<EmbeddedDbMessage>((r) => worker.once('message', r)),
+    new Promise<EmbeddedDbMessage>((r) => worker.once('error', (e) => r({ error: e.message }))),
+    gone.then((code): EmbeddedDbMessage => ({ error: `the embedded database's thread exited (${code}) before it served` })),
+  ]);
+  if ('error' in first) {
+    await worker.terminate();
+    throw new Error(`embedded database: ${first.error}`);
+  }
+  return {
+    async stop() {
+      if (exited) return;
+      const stopped = new Promise<void>((r) => worker.on('message', (m: EmbeddedDbMessage) => { if ('stopped' in m) r(); }));
+      worker.postMessage('stop');
+      // a database that does not close within the bound is left to the thread's end (its last writes are durable)
+      await Promise.race([stopped, gone, new Promise((r) => setTimeout(r, 30_000).unref())]);
+      if (!exited) await worker.terminate();
+    },
+  };
 }
 
 function handle(
