@@ -102,7 +102,11 @@ export function sweep(rm: ReadModel, names: PlayerNames, events: Iterable<EventV
         const bet: Bet = { ev, market: line.market, players, player: line.player, slot, point: line.point };
         const fresh = (r: number, q: number) => rm.price(r, q) > 0 && o.now - lastWrite(rm, r, q) <= STALE_MS[rm.book(r)] && rm.consistent(r);
         const quoting = line.records.filter((r) => fresh(r, slot));
-        alertsOf(rm, bet, quoting, line.records.filter((r) => CONSENSUS[rm.book(r)] && [0, 1, 2].slice(0, n).every((q) => fresh(r, q))), n, o, alerts);
+        alertsOf(rm, bet, quoting, line.records.filter((r) => {
+          if (!CONSENSUS[rm.book(r)]) return false;
+          for (let q = 0; q < n; q++) if (!fresh(r, q)) return false;
+          return true;
+        }), n, o, alerts);
         if (quoting.length < o.minBooks) continue;
         const f = sharpFair(rm, bet, o.sharp, o.now);
         if (f.prob !== f.prob) continue;
@@ -123,33 +127,57 @@ export function sweep(rm: ReadModel, names: PlayerNames, events: Iterable<EventV
 
 function alertsOf(rm: ReadModel, bet: Bet, quoting: readonly number[], complete: readonly number[], n: number, o: SweepOptions, out: EdgeAlert[]): void {
   if (complete.length < 2) return;
-  // each complete set's no-vig probability of this side, once
-  const probs = new Map<number, number>();
+  // each complete set's no-vig probability of this side, once, sorted: each quoting book's leave-one-out median is
+  // then read off by index (a sort per book of the others cost O(k^2 log k) a line side: the main-thread audit)
+  const recs: number[] = [];
+  const probs: number[] = [];
   for (const r of complete) {
     for (let q = 0; q < n; q++) implied[q] = 1 / rm.price(r, q);
-    if (devig(implied.subarray(0, n), 'multiplicative', fair.subarray(0, n))) probs.set(r, fair[bet.slot]);
+    if (!devig(implied.subarray(0, n), 'multiplicative', fair.subarray(0, n))) continue;
+    recs.push(r);
+    probs.push(fair[bet.slot]);
   }
-  const others: number[] = [];
+  const m = probs.length;
+  const order = Array.from({ length: m }, (_, i) => i).sort((a, b) => probs[a] - probs[b]);
+  const sorted = order.map((i) => probs[i]);
+  const rank = new Map<number, number>();
+  order.forEach((i, at) => rank.set(recs[i], at));
+  // the earliest and second earliest move of this side among the complete sets, for "the others moved since"
+  let min1 = Number.POSITIVE_INFINITY;
+  let min1r = -1;
+  let min2 = Number.POSITIVE_INFINITY;
+  for (const r of recs) {
+    const ch = rm.changedAt(r, bet.slot);
+    if (ch < min1) {
+      min2 = min1;
+      min1 = ch;
+      min1r = r;
+    } else if (ch < min2) min2 = ch;
+  }
   for (const r of quoting) {
     if (!CONSENSUS[rm.book(r)]) continue;
-    others.length = 0;
-    let othersMovedSince = Number.POSITIVE_INFINITY;
-    for (const [r2, p] of probs) {
-      if (r2 === r) continue;
-      others.push(p);
-      othersMovedSince = Math.min(othersMovedSince, rm.changedAt(r2, bet.slot));
-    }
-    if (others.length < 2) continue;
-    const consensusProb = median(others);
+    const skip = rank.get(r) ?? -1;
+    const k = skip < 0 ? m : m - 1;
+    if (k < 2) continue;
+    const consensusProb = medianWithout(sorted, skip);
+    const othersMovedSince = skip >= 0 && r === min1r ? min2 : min1;
     const price = rm.price(r, bet.slot);
     const distance = edgePct(consensusProb, price);
     if (!(Math.abs(distance) > o.alertPct)) continue;
     const changedAt = rm.changedAt(r, bet.slot);
     out.push({
-      bet, book: rm.book(r), price, consensusProb, distance, others: others.length, changedAt, othersMovedSince,
+      bet, book: rm.book(r), price, consensusProb, distance, others: k, changedAt, othersMovedSince,
       kind: changedAt < othersMovedSince ? 'stale_line' : 'off_market',
     });
   }
+}
+
+/** The median of an ascending list without its element at `skip` (-1: the whole list), read off by index: the same
+ *  number median() gives for the list without it. */
+export function medianWithout(sorted: readonly number[], skip: number): number {
+  const k = skip < 0 ? sorted.length : sorted.length - 1;
+  const at = (j: number): number => (skip < 0 || j < skip ? sorted[j] : sorted[j + 1]);
+  return k % 2 === 1 ? at(k >> 1) : (at((k >> 1) - 1) + at(k >> 1)) / 2;
 }
 
 /** median of a small list (sorted in place) */

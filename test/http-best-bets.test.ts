@@ -1,5 +1,5 @@
 import t from 'tap';
-import { median } from '../engine/verdict-best-bets.js';
+import { median, medianWithout } from '../engine/verdict-best-bets.js';
 import { startTestApp } from './helpers/app.js';
 
 type Json = Record<string, any>;
@@ -150,4 +150,22 @@ t.test('best bets', async (t) => {
     const rows = body.bets as Json[];
     t.notOk(rows.some((b) => b.event_id === fut.id), 'no best bet on the future');
   });
+});
+
+t.test('best bets - a leave-one-out median read off the sorted list equals the median of the list without it', async (t) => {
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  let checked = 0;
+  for (let round = 0; round < 500; round++) {
+    const n = 1 + Math.floor(rand() * 12);
+    // ties on purpose: probabilities on a coarse grid
+    const xs = Array.from({ length: n }, () => Math.round(rand() * 20) / 20).sort((a, b) => a - b);
+    for (let skip = -1; skip < n; skip++) {
+      const rest = skip < 0 ? xs.slice() : xs.filter((_, i) => i !== skip);
+      if (rest.length === 0) continue;
+      if (medianWithout(xs, skip) !== median(rest)) t.fail(`${JSON.stringify(xs)} without ${skip}`);
+      checked++;
+    }
+  }
+  t.ok(checked > 3000, `${checked} lists, each equal to the median of the list without the element`);
 });

@@ -145,6 +145,14 @@ t.test('status over a simulated clock', async (t) => {
     rows = ((await (await app.get('/v1/meta/movers?sport_key=icehockey_nhl')).json()) as { movers: M[] }).movers;
     t.same(rows, [], 'another sport: none');
     for (const q of ['window_s=59', 'window_s=86401', 'limit=0', 'limit=101', 'sport_key=nosport']) t.equal((await app.get(`/v1/meta/movers?${q}`)).status, 422, `${q}: 422`);
+    // open to anyone and a scan of the whole ring: one answer per parameters and second (a loop of callers held the
+    // main thread about 90 ms a call)
+    const once = await (await app.get('/v1/meta/movers?window_s=600&limit=5')).text();
+    await app.ingest({ prices: [quote2('smarkets', 2.3, t1 - 1000)] });
+    t.equal(await (await app.get('/v1/meta/movers?window_s=600&limit=5')).text(), once, 'within the second: the same answer');
+    clock.freeze(t1 + 1000);
+    const later = ((await (await app.get('/v1/meta/movers?window_s=600&limit=5')).json()) as { movers: M[] }).movers;
+    t.same(later.find((r) => r.book === 'smarkets')?.to_price, 2.3, 'a second later: the move that came since');
     const page = await app.get('/status');
     t.match(page.headers.get('content-type'), /^text\/html/, '/status is an HTML page');
     const html = await page.text();

@@ -96,7 +96,12 @@ const StalledSchema = object({ stalled: strArr });
 const COLD_RETRY_AFTER_S = 5;
 const MAX_HISTORY_S = 7 * 86_400;
 
+/** how long a /v1/meta/movers answer is served again (as_of says when it was made) */
+const MOVERS_CACHE_MS = 1000;
+
 export function statusRoutes(s: Services, status: StatusService): Route[] {
+  /** /v1/meta/movers answers by parameters, each kept MOVERS_CACHE_MS */
+  const moversCache = new Map<string, { at: number; body: string }>();
   const perBookSla = JSON.stringify(BOOKMAKERS.filter((b) => b.status === 'active').map((b) => {
     const c = slaClassOf(b);
     return { source: b.key, title: b.title, kind: b.kind, sla_class: c.name, tight_s: c.tight_s, slack_s: c.slack_s, stale_s: c.stale_s };
@@ -182,6 +187,11 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
         { name: 'limit', type: 'integer', default: 20, min: 1, max: 100, description: 'rows at most (1 to 100)' },
       ],
       handle: (ctx) => {
+        // open to anyone and a scan of up to 100,000 moves: one answer per parameters and second, so callers in a loop
+        // cost the main thread nothing more
+        const cacheKey = `${ctx.params.window_s as number}|${(ctx.params.sport_key as string | undefined) ?? ''}|${ctx.params.limit as number}`;
+        const hit = moversCache.get(cacheKey);
+        if (hit !== undefined && ctx.now - hit.at < MOVERS_CACHE_MS && ctx.now >= hit.at) return { status: 200, body: hit.body };
         const rm = s.hub.readModel;
         let sports: Set<string> | null = null;
         if (ctx.params.sport_key !== undefined) {
@@ -204,7 +214,10 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
             moves: m.moves, first_move_at: isoMillis(m.first_at), last_move_at: isoMillis(m.last_at), prob_change_pct: m.prob_change_pct,
           };
         });
-        return { status: 200, body: JSON.stringify({ as_of: isoSeconds(ctx.now), window_s: windowS, movers: rows }) };
+        const body = JSON.stringify({ as_of: isoSeconds(ctx.now), window_s: windowS, movers: rows });
+        if (moversCache.size >= 256) moversCache.clear();
+        moversCache.set(cacheKey, { at: ctx.now, body });
+        return { status: 200, body };
       },
     },
     {
