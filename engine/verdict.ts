@@ -87,7 +87,20 @@ export function sideLine(bet: Bet): number | null {
   return MARKETS[bet.market].key === 'spreads' && bet.slot === SLOT.AWAY ? -bet.point || 0 : bet.point;
 }
 
-export function findGame(events: readonly EventView[], q: BetQuery, c: Complaints): EventView {
+/** Whether an event holds a line of `q.market` for a player `q.player` names (a prop bet that names no game). */
+export function quotesPlayer(rm: ReadModel, names: PlayerNames, q: BetQuery): ((ev: EventView) => boolean) | undefined {
+  const market = MARKET_INDEX.get(q.market);
+  if (market === undefined || MARKETS[market].kind !== 'prop' || q.player === undefined) return undefined;
+  const matches = nameMatcher(q.player);
+  return (ev) => ev.records.some((r) => {
+    const pid = rm.player(r);
+    return rm.market(r) === market && pid >= 0 && matches(names.name(pid));
+  });
+}
+
+/** The game of a bet: home and away, event ("Away @ Home"), team, or, for a player prop without any of these, the
+ *  one game in which the player is quoted on the market (`byPlayer`, quotesPlayer). */
+export function findGame(events: readonly EventView[], q: BetQuery, c: Complaints, byPlayer?: (ev: EventView) => boolean): EventView {
   const same = (a: string, b: string) => fold(a) === fold(b);
   let home = q.home;
   let away = q.away;
@@ -119,7 +132,14 @@ export function findGame(events: readonly EventView[], q: BetQuery, c: Complaint
     const name = q.home !== undefined ? 'home' : 'away';
     return c.invalid(name, 'alone does not identify the game: give home and away, event ("Away @ Home") or team', q[name]);
   }
-  return c.invalid('event', 'is required to identify the game, or home and away, or team', null);
+  if (byPlayer !== undefined) {
+    // SPEC leaves the game's identifiers optional: a player quoted in one game names it
+    const hits = events.filter(byPlayer);
+    if (hits.length === 0) c.notFound(`no upcoming or live game with a ${q.market} line for ${q.player}`);
+    if (hits.length > 1) c.invalid('player', `is quoted in several games: ${hits.map((e) => `${e.away} @ ${e.home}`).join('; ')}; give team or event`, q.player);
+    return hits[0];
+  }
+  return c.invalid('event', 'is required to identify the game, or home and away, or team (or player, for a prop)', null);
 }
 
 /** Resolves market, side, player and line of a bet on a found game; the line defaults to the sharp book's. */

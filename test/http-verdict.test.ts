@@ -123,6 +123,12 @@ t.test('verdict', async (t) => {
     t.equal(body.verdict, 'PASS', 'PASS');
     t.equal(body.books_compared, 1, 'only draftkings compared');
     t.same((body as unknown as { scope: { source: string; region: string } }).scope.source, 'default', 'scope: us by default');
+    // SPEC leaves the game's identifiers optional: a player quoted in one game names it (it was 422 "event is required")
+    const alone = await v('&market=player_points&player=jokic&side=over');
+    t.equal(alone.res.status, 200, 'a prop with the player alone: 200');
+    t.same([alone.body.best?.book, alone.body.verdict], ['draftkings', 'PASS'], 'the same verdict as with the team');
+    t.equal((await v('&market=player_points&player=lebron&side=over')).res.status, 404, 'a player quoted in no game: 404');
+    t.equal((await v('&market=h2h&player=jokic&side=home')).res.status, 422, 'a game market still needs its game');
   });
 
   t.test('NO_DATA without a fresh sharp set; errors', async (t) => {

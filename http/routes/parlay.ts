@@ -8,7 +8,7 @@ import { edgePct } from '../../engine/analytics-math.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import type { EventView } from '../../engine/read-model.js';
 import {
-  bestQuote, findGame, resolveBet, sharpFair, sideLine, verdictOf, type Bet, type BetQuery, type Complaints,
+  bestQuote, findGame, quotesPlayer, resolveBet, sharpFair, sideLine, verdictOf, type Bet, type BetQuery, type Complaints,
   type Fair, type Verdict,
 } from '../../engine/verdict.js';
 import { parlayAt, parlayBooks, parlayFairProb, sameGameGroups, weakestLeg } from '../../engine/verdict-parlay.js';
@@ -210,7 +210,7 @@ export function parlayRoutes(s: Services, prefs: PrefsStore): Route[] {
         const c = legComplaints(i, leg);
         let events = eventsBySport.get(leg.sport);
         if (events === undefined) eventsBySport.set(leg.sport, (events = openEvents(s, leg.sport)));
-        const ev = findGame(events, leg, c);
+        const ev = findGame(events, leg, c, quotesPlayer(rm, s.hub.players, leg));
         return resolveBet(rm, s.hub.players, ev, sportByKey(ev.sport)!, leg, sharp, c);
       });
       // one side of one market per parlay: books refuse two legs of the same market

@@ -7,7 +7,7 @@ import { edgePct } from '../../engine/analytics-math.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import { effectiveAt } from '../../engine/price-store.js';
 import {
-  bestQuote, findGame, kellyFraction, quoteOf, resolveBet, sharpFair, sideLine, verdictOf,
+  bestQuote, findGame, quotesPlayer, kellyFraction, quoteOf, resolveBet, sharpFair, sideLine, verdictOf,
   type BetQuery, type Quote, type Verdict,
 } from '../../engine/verdict.js';
 import type { Prefs } from '../../sql/prefs.js';
@@ -134,7 +134,7 @@ export function verdictRoutes(s: Services): Route[] {
     handle: async (ctx) => {
       const p = ctx.params;
       const saved = p.books === undefined && p.region === undefined ? await prefs.get(ctx.key!.id) : null;
-      const ev = findGame(openEvents(s, p.sport as string), p as unknown as BetQuery, QUERY_COMPLAINTS);
+      const ev = findGame(openEvents(s, p.sport as string), p as unknown as BetQuery, QUERY_COMPLAINTS, quotesPlayer(rm, s.hub.players, p as unknown as BetQuery));
       const sharp = BOOK_INDEX.get(p.sharpBook as string)!;
       const bet = resolveBet(rm, s.hub.players, ev, sportByKey(ev.sport)!, p as unknown as BetQuery, sharp, QUERY_COMPLAINTS);
       const fair = sharpFair(rm, bet, sharp, ctx.now);
