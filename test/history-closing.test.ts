@@ -174,6 +174,13 @@ for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, 
   t.equal((await app.get(`/v1/historical/sports/basketball_nba/coverage?apiKey=${key}&dateFrom=2026-11-20&dateTo=2026-11-19`)).status, 422, 'dateFrom after dateTo: 422');
   const pub = (await (await app.get('/v1/historical/coverage')).json()) as { sports: { sport_key: string; rows: number }[] };
   t.same(pub.sports.map((x) => [x.sport_key, x.rows]), [['basketball_nba', 1250], ['icehockey_nhl', 1250], ['soccer_epl', 3]], 'public coverage per sport, no key');
+  // open to anyone and three counts over every row: one answer for 30 s unless this node captures a game
+  await app.app.services.db.sql`delete from closing_lines where event_id = 'epl_cov' and source = 'fanduel'`;
+  const again = (await (await app.get('/v1/historical/coverage')).json()) as { sports: { sport_key: string; rows: number }[] };
+  t.equal(again.sports.find((x) => x.sport_key === 'soccer_epl')?.rows, 3, 'within 30 s: the same answer (counted once)');
+  clock.freeze(clock.now() + 30_000);
+  const later = (await (await app.get('/v1/historical/coverage')).json()) as { sports: { sport_key: string; rows: number }[] };
+  t.equal(later.sports.find((x) => x.sport_key === 'soccer_epl')?.rows, 2, '30 s later: counted again');
   let m = await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&dateFrom=2026-11-01&dateTo=2026-11-30`);
   t.match(m.headers.get('x-coverage-hint'), /held from 2026-11-19 to 2026-11-19/, 'X-Coverage-Hint when the range asked exceeds what is held');
   t.equal(((await m.json()) as { matches: unknown[] }).matches.length, 51, 'the events of the range');
