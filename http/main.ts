@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import pino from 'pino';
 import { configFromEnv, defaultNodeId, startApp } from './app.js';
+import { envInt } from './env.js';
 import { feedBanner } from './feeds.js';
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -15,6 +16,9 @@ if (!LEVELS.includes(level)) {
 const log = pino({ level });
 
 async function main(): Promise<void> {
+  // a shutdown that does not finish (a database that stopped answering: the last writes wait on it for ever) ends
+  // the process anyway, with a line saying so, rather than leave it half stopped and never exiting
+  const bound = envInt(process.env, 'SHUTDOWN_TIMEOUT_MS', 60_000, 1000, 600_000);
   const cfg = configFromEnv(process.env);
   cfg.log = (msg) => log.error(msg);
   const app = await startApp(cfg);
@@ -46,6 +50,10 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      log.error({ bound_ms: bound }, `shutdown did not finish within ${bound} ms (a database not answering?): exiting without it`);
+      process.exit(1);
+    }, bound).unref();
     app.close().then(() => process.exit(0), (e: unknown) => {
       log.error({ err: e }, 'shutdown failed');
       process.exit(1);
