@@ -4,7 +4,7 @@
 // receiver does not answer in time stays pending and is delivered after the restart.
 
 import { rmSync } from 'node:fs';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { freshDataDir } from './helpers/db.js';
 import { call, j } from './helpers/api.js';
@@ -12,19 +12,27 @@ import { startReceiver, type Received } from './helpers/webhook-receiver.js';
 
 const WEBHOOKS = { allowPrivate: true, retryDelaysMs: [100, 100], pollMs: 25 };
 
-t.test('webhooks - arbitrages announced are closed when the node stops (reason service_stopped)', async (t) => {
+/** A node alone on a data directory of its own, subscribed (Variant B) to a receiver, with one arbitrage announced on
+ *  game `id`; `is(type)` picks that game's requests of a type. */
+async function announced(t: Test, id: string) {
   const dataDir = await freshDataDir();
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const rx = await startReceiver(t);
-  let app: TestApp = await startTestApp(t, { dataDir, shards: 1, webhooks: WEBHOOKS });
+  const app: TestApp = await startTestApp(t, { dataDir, shards: 1, webhooks: WEBHOOKS });
   const key = await app.key('business');
   const sub = await j(await call(app, 'POST', '/v1/webhooks', key, { destination_url: rx.url + '?b', events: ['arbitrage.opened', 'arbitrage.closed'] }));
   t.ok(sub.id, 'subscribed');
-  const g = { id: 'sc_1', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
+  const g = { id, sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
   const side = (book: string, outcome: string, price: number) => ({ book, event_id: g.id, market: 'h2h', outcome, price });
   await app.ingest({ events: [g], prices: [side('draftkings', g.home_team, 2.2), side('draftkings', g.away_team, 1.6), side('fanduel', g.home_team, 1.6), side('fanduel', g.away_team, 2.2)] });
   const is = (type: string) => (r: Received) => r.body?.event === type && r.body.data.event_id === g.id;
   const [opened] = await rx.waitFor(is('arbitrage.opened'), 5000);
+  return { dataDir, rx, app, key, is, opened };
+}
+
+t.test('webhooks - arbitrages announced are closed when the node stops (reason service_stopped)', async (t) => {
+  const { dataDir, rx, key, is, opened, ...rest } = await announced(t, 'sc_1');
+  let app = rest.app;
   await app.close();
   // sent as the node stopped (it was delivered only after a restart: a node that never came back never closed it)
   const closedNow = rx.requests.filter(is('arbitrage.closed'));
@@ -39,17 +47,8 @@ t.test('webhooks - arbitrages announced are closed when the node stops (reason s
 });
 
 t.test('webhooks - a close the receiver does not answer as the node stops is delivered after the restart', async (t) => {
-  const dataDir = await freshDataDir();
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const rx = await startReceiver(t);
-  let app: TestApp = await startTestApp(t, { dataDir, shards: 1, webhooks: WEBHOOKS });
-  const key = await app.key('business');
-  await j(await call(app, 'POST', '/v1/webhooks', key, { destination_url: rx.url + '?b', events: ['arbitrage.opened', 'arbitrage.closed'] }));
-  const g = { id: 'sc_2', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
-  const side = (book: string, outcome: string, price: number) => ({ book, event_id: g.id, market: 'h2h', outcome, price });
-  await app.ingest({ events: [g], prices: [side('draftkings', g.home_team, 2.2), side('draftkings', g.away_team, 1.6), side('fanduel', g.home_team, 1.6), side('fanduel', g.away_team, 2.2)] });
-  const is = (type: string) => (r: Received) => r.body?.event === type && r.body.data.event_id === g.id;
-  await rx.waitFor(is('arbitrage.opened'), 5000);
+  const { dataDir, rx, is, ...rest } = await announced(t, 'sc_2');
+  let app = rest.app;
   rx.respond = (r) => (is('arbitrage.closed')(r) ? 503 : 200);
   const started = Date.now();
   await app.close();
