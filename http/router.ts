@@ -12,7 +12,14 @@ import { errorBody } from './serialize.js';
 import { parseParams, type ParamSpec, type Params } from './params.js';
 
 /** the presented key of a request whose query names two different apiKey values (no real key contains a NUL) */
-const AMBIGUOUS_KEY = '\u0000ambiguous';
+export const AMBIGUOUS_KEY = '\u0000ambiguous';
+
+/** The apiKey of a query: '' when none, AMBIGUOUS_KEY when it names two different ones (neither is taken). REST and
+ *  the WebSocket upgrade read it alike. */
+export function queryKey(query: URLSearchParams): string {
+  const keys = query.getAll('apiKey');
+  return keys.length === 0 ? '' : keys.every((k) => k === keys[0]) ? keys[0] : AMBIGUOUS_KEY;
+}
 
 /** the WebSocket streams' paths (http/ws/server.ts) */
 const STREAM_PATH = /^((\/v4)?\/ws\/(odds|live)|\/v[14]\/ws\/odds-fast)\/[^/]+\/?$/;
@@ -220,11 +227,8 @@ export class Router {
     const query = new URLSearchParams(req.getQuery() ?? '');
     let key = apiKey;
     if (key === '' && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') key = auth.slice(7).trim();
-    if (key === '') {
-      const keys = query.getAll('apiKey');
-      // two different keys in one request: neither is charged, the request is refused (authenticate)
-      key = keys.length === 0 ? '' : keys.every((k) => k === keys[0]) ? keys[0] : AMBIGUOUS_KEY;
-    }
+    // two different keys in one request: neither is charged, the request is refused (authenticate)
+    if (key === '') key = queryKey(query);
     return {
       method: req.getMethod().toUpperCase(),
       path: req.getUrl(),

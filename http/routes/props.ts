@@ -148,17 +148,9 @@ export function propsRoutes(s: Services): Route[] {
         return american ? decimalToAmerican(x) : x;
       };
       const age = (lu: number) => Math.max(0, (ctx.now - lu) / 1000);
-      // each event's start formatted once, not once per row (a page of 10,000 rows held every other request and
-      // stream for about 100 ms of the main thread; the soak audit's finding)
-      const starts = new Map<EventView, string>();
-      const startOf = (ev: EventView): string => {
-        let iso = starts.get(ev);
-        if (iso === undefined) starts.set(ev, (iso = isoSeconds(ev.commence)));
-        return iso;
-      };
       const head = (r: Row) => (r.ev.kind === 'game'
-        ? { event_id: r.ev.id, sport_key: r.ev.sport, commence_time: startOf(r.ev), home_team: r.ev.home, away_team: r.ev.away }
-        : { event_id: r.ev.id, sport_key: r.ev.sport, commence_time: startOf(r.ev), event_title: r.ev.title ?? '' });
+        ? { event_id: r.ev.id, sport_key: r.ev.sport, commence_time: isoSeconds(r.ev.commence), home_team: r.ev.home, away_team: r.ev.away }
+        : { event_id: r.ev.id, sport_key: r.ev.sport, commence_time: isoSeconds(r.ev.commence), event_title: r.ev.title ?? '' });
       const lineOf = (r: Row) => (r.line !== r.line ? null : r.line);
       let body: string;
       let size: number;
@@ -179,12 +171,12 @@ export function propsRoutes(s: Services): Route[] {
         // a page of 10,000 (a fresh object shape per row)
         body = rowsJson(page.map((r) => (r.ev.kind === 'game'
           ? {
-            event_id: r.ev.id, sport_key: r.ev.sport, commence_time: startOf(r.ev), home_team: r.ev.home, away_team: r.ev.away,
+            event_id: r.ev.id, sport_key: r.ev.sport, commence_time: isoSeconds(r.ev.commence), home_team: r.ev.home, away_team: r.ev.away,
             bookmaker: BOOKMAKERS[r.book].key, player: r.player, market_key: MARKETS[r.market].key, market_label: MARKETS[r.market].label,
             line: lineOf(r), over_price: price(r.over, r.book), under_price: price(r.under, r.book), age_seconds: age(r.lu),
           }
           : {
-            event_id: r.ev.id, sport_key: r.ev.sport, commence_time: startOf(r.ev), event_title: r.ev.title ?? '',
+            event_id: r.ev.id, sport_key: r.ev.sport, commence_time: isoSeconds(r.ev.commence), event_title: r.ev.title ?? '',
             bookmaker: BOOKMAKERS[r.book].key, player: r.player, market_key: MARKETS[r.market].key, market_label: MARKETS[r.market].label,
             line: lineOf(r), over_price: price(r.over, r.book), under_price: price(r.under, r.book), age_seconds: age(r.lu),
           })));

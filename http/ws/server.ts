@@ -14,6 +14,7 @@ import { CHANGE, CHG } from '../../engine/records.js';
 import { slaClassOf } from '../../engine/sla.js';
 import { TIERS } from '../../engine/tiers.js';
 import type { ChangeBatch } from '../../workers/hub.js';
+import { AMBIGUOUS_KEY, queryKey } from '../router.js';
 import type { Services } from '../services.js';
 import { Channel, DEFAULT_LIMITS, headsOf, passes, unfiltered, type Filters, type Snapshot, type SocketState, type StreamLimits } from './channel.js';
 import { EventCrcs } from './event-crc.js';
@@ -24,8 +25,6 @@ export const HEARTBEAT_MS = 5000;
  *  which grows with the snapshot's age */
 const SNAPSHOT_REUSE_MS = 250;
 const EMPTY_CRC = crcOf([]);
-/** the presented key of an upgrade whose query names two different apiKey values (as REST: router.ts) */
-const AMBIGUOUS_KEY = '\u0000ambiguous';
 /** the main thread's time spent on queued snapshots before it turns to other work (deltas, requests) */
 const SNAPSHOT_SLICE_MS = 8;
 /** the largest client message handled (a subscribe with a few thousand event ids) */
@@ -182,10 +181,7 @@ export class Streams {
     const auth = req.getHeader('authorization');
     let key = req.getHeader('x-api-key');
     if (key === '' && auth.toLowerCase().startsWith('bearer ')) key = auth.slice(7).trim();
-    if (key === '') {
-      const keys = query.getAll('apiKey');
-      key = keys.length === 0 ? '' : keys.every((k) => k === keys[0]) ? keys[0] : AMBIGUOUS_KEY;
-    }
+    if (key === '') key = queryKey(query);
     const state: SocketState = {
       channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false,
       lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, keyState: null, tier: '', kind, sport: req.getParameter(0) ?? '',
