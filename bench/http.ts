@@ -1,6 +1,7 @@
 // GET /v1/sports/basketball_nba/odds with the simulator running, under an HTTP load generator (autocannon, in
 // its own process) at 32 connections, side by side in the same run with the baseline: a plain uWebSockets.js
 // server returning the identical bytes from memory. Target: at least 70 % of the baseline's requests/s.
+// Then the same for /consensus and /middles (4 connections): the analytics views with the largest bodies.
 
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +14,8 @@ import { startApp } from '../http/app.js';
 const run = promisify(execFile);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 32;
+/** the analytics bodies are about 0.5 to 0.7 MB: a few connections fill the loopback */
+const ANALYTICS_CONNECTIONS = 4;
 const autocannon = new URL('../../node_modules/autocannon/autocannon.js', import.meta.url).pathname;
 
 interface Result {
@@ -23,8 +26,8 @@ interface Result {
   errors: number;
 }
 
-async function load(url: string): Promise<Result> {
-  const { stdout } = await run(process.execPath, [autocannon, '-c', String(CONNECTIONS), '-d', String(SECONDS), '-j', url],
+async function load(url: string, connections: number): Promise<Result> {
+  const { stdout } = await run(process.execPath, [autocannon, '-c', String(connections), '-d', String(SECONDS), '-j', url],
     { maxBuffer: 64 * 1024 * 1024 });
   return JSON.parse(stdout) as Result;
 }
@@ -41,6 +44,25 @@ function row(name: string, r: Result, base: Result | null) {
   };
 }
 
+/** `path` on the app against a plain uWebSockets.js server returning the bytes the app first answered, in turn. */
+async function compare(port: number, path: string, shown: string, connections: number, what: string): Promise<void> {
+  const ours = `http://127.0.0.1:${port}${path}`;
+  const body = Buffer.from(await (await fetch(ours)).arrayBuffer());
+  const plain = uWS.App();
+  plain.get('/*', (res) => {
+    res.writeHeader('Content-Type', 'application/json');
+    res.end(body);
+  });
+  const ls = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
+    plain.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen failed')))));
+  const baselineUrl = `http://127.0.0.1:${uWS.us_socket_local_port(ls)}${path}`;
+  console.log(`\nGET ${shown}: ${body.length.toLocaleString('en-US')} bytes, ${connections} connections, ${SECONDS} s each, simulator at 2,000 updates/s`);
+  const base = await load(baselineUrl, connections);
+  uWS.us_listen_socket_close(ls);
+  const mine = await load(ours, connections);
+  console.table([row('baseline: plain uWebSockets.js, same bytes from memory', base, null), row(`linewire (${what})`, mine, base)]);
+}
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
   const app = await startApp({
@@ -48,27 +70,17 @@ async function main(): Promise<void> {
   });
   try {
     const key = app.firstStart.demoKey!;
-    const path = `/v1/sports/basketball_nba/odds?regions=us&markets=h2h,spreads,totals&apiKey=${key}`;
-    const ours = `http://127.0.0.1:${app.port}${path}`;
     // let the simulator run a moment so the board is full and moving
     await new Promise((r) => setTimeout(r, 2000));
-    const body = Buffer.from(await (await fetch(ours)).arrayBuffer());
-
-    const plain = uWS.App();
-    plain.get('/*', (res) => {
-      res.writeHeader('Content-Type', 'application/json');
-      res.end(body);
-    });
-    const ls = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
-      plain.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('listen failed')))));
-    const baselineUrl = `http://127.0.0.1:${uWS.us_socket_local_port(ls)}${path}`;
-
-    console.log(`GET ${path.replace(key, '<key>')}: ${body.length.toLocaleString('en-US')} bytes, ${CONNECTIONS} connections, ${SECONDS} s each, simulator at 2,000 updates/s`);
     console.log(`machine: ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
-    const base = await load(baselineUrl);
-    uWS.us_listen_socket_close(ls);
-    const mine = await load(ours);
-    console.table([row('baseline: plain uWebSockets.js, same bytes from memory', base, null), row('linewire (auth, credits, cache, simulator running)', mine, base)]);
+    const odds = '/v1/sports/basketball_nba/odds?regions=us&markets=h2h,spreads,totals';
+    await compare(app.port, `${odds}&apiKey=${key}`, odds, CONNECTIONS, 'auth, credits, cache, simulator running');
+    // the analytics views whose rows are large and kept serialised (http/row-cache.ts): each request filters, sorts
+    // and joins rows, of which the feed's batches change a few
+    for (const view of ['consensus', 'middles']) {
+      const path = `/v1/sports/basketball_nba/${view}`;
+      await compare(app.port, `${path}?apiKey=${key}`, path, ANALYTICS_CONNECTIONS, 'auth, credits, rows kept serialised, simulator running');
+    }
   } finally {
     await app.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -54,8 +54,27 @@ class Pool extends RecordPool {
   readonly index = new FlatIndex(1024);
   /** per record slot: its place in its event's Members */
   private pos = new Int32Array(1024);
+  /** per record slot: the stamp of the write that made its record what it is (serialised rows are kept until it
+   *  changes: http/row-cache.ts) */
+  private stamps = new Float64Array(1024);
+  private writes = 0;
   constructor(stride: number, readonly k1: Key, readonly k2: Key, readonly members: (e: EventAnalytics) => Members) {
     super(stride, 1024);
+  }
+
+  /** Stamps a record slot just written. */
+  wrote(r: number): void {
+    if (r >= this.stamps.length) {
+      const grown = new Float64Array(Math.max(r + 1, this.stamps.length * 2));
+      grown.set(this.stamps);
+      this.stamps = grown;
+    }
+    this.stamps[r] = ++this.writes;
+  }
+
+  /** the stamp of a record slot's last write (0: never written) */
+  stampOf(r: number): number {
+    return r < this.stamps.length ? this.stamps[r] : 0;
   }
 
   /** a new record slot, listed in `m` */
@@ -163,6 +182,11 @@ export class AnalyticsView {
 
   // Reads for serving
   consData(): Float64Array { return this.cons.data; }
+  /** the middles' records, MID layout */
+  midData(): Float64Array { return this.mid.data; }
+  /** the stamp of the last write of a consensus (middle) record slot: it changes whenever the record does */
+  consStamp(r: number): number { return this.cons.stampOf(r); }
+  midStamp(r: number): number { return this.mid.stampOf(r); }
   /** positive-EV quotes, EVQ layout */
   evData(): Float64Array { return this.ev.data; }
   /** the sharps' no-vig lines, FAIR layout */
@@ -204,6 +228,7 @@ export class AnalyticsView {
         pool.index.set(k1, k2, r);
       }
       copyRecord(rec, off, pool.data, r * s, s);
+      pool.wrote(r);
     }
     if (n > 0) this.version++;
   }
@@ -242,6 +267,7 @@ export class AnalyticsView {
       d[at + CONS.BOOKS] = rec[off + CONSO.BOOKS];
       d[at + CONS.PBOOKS] = rec[off + CONSO.PBOOKS];
       copyRecord(rec, off + CONSO.F, d, at + CONS.O + rec[off + CONSO.OUTCOME] * CONS.OSIZE, CONS.OSIZE);
+      pool.wrote(r);
       lastEvent = event;
       lastK2 = k2;
       lastR = r;

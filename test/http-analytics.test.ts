@@ -1237,3 +1237,44 @@ t.test('ev - a zero-margin sharp line (1.08 / 13.5, doubles summing to 0.9999999
   const v = await (await app.get('/v1/verdict?sport=basketball_euroleague&home=Real%20Madrid&away=Olympiacos&side=away&book=fanduel', { 'X-API-Key': key })).json() as { verdict: string };
   t.equal(v.verdict, 'BET', 'the verdict grades it: BET');
 });
+
+t.test('middles and consensus - a served row follows its record, its event and the game\'s start (rows are kept serialised)', async (t) => {
+  const was = clock.now();
+  const start = was + 60_000;
+  const ev = event('rc_1', 'americanfootball_nfl', start, 'Kansas City Chiefs', 'Buffalo Bills');
+  const ts = clock.now();
+  // draftkings Over 44.5 at 2.00, fanduel Under 47.5 at 1.90: a middle of width 3 (45, 46, 47)
+  await app.ingest({ events: [ev], prices: [...total('draftkings', ev, 44.5, 2.0, 1.8).map((x) => ({ ...x, ts })),
+    ...total('fanduel', ev, 47.5, 1.8, 1.9).map((x) => ({ ...x, ts }))] });
+  const mid = async () => (await mids('americanfootball_nfl')).body.find((r) => r.event_id === ev.id);
+  const line = async (query = '') => (await cons('americanfootball_nfl', `markets=totals${query === '' ? '' : '&' + query}`)).body
+    .filter((r) => r.event_id === ev.id).map((r) => [r.point, r.home_team, r.is_live, r.outcomes.map((o) => o.best_price)]);
+  let m = await mid();
+  t.same([m?.over.price, m?.under.price, m?.home_team, m?.is_live], [2, 1.9, 'Kansas City Chiefs', false], 'the middle as first served');
+  t.same(await line(), [[44.5, 'Kansas City Chiefs', false, [2, 1.8]], [47.5, 'Kansas City Chiefs', false, [1.8, 1.9]]], 'the consensus as first served');
+  // served again unchanged: the same rows
+  t.same((await mid())?.over.price, 2, 'a second request, nothing changed');
+  // the record changes: draftkings' Over to 2.05
+  await app.ingest({ prices: [{ ...price('draftkings', ev, 'totals', 'Over', 2.05, 44.5), ts }] });
+  m = await mid();
+  t.equal(m?.over.price, 2.05, 'the middle at the new price');
+  t.equal(m?.profit_if_hit, 195, 'and its payout: 100 * (2.05 - 1) + 100 * (1.90 - 1) = 105 + 90');
+  t.same((await line())[0], [44.5, 'Kansas City Chiefs', false, [2.05, 1.8]], 'the consensus at the new price');
+  // the event changes, no price moves: a new home team name, then a later start
+  await app.ingest({ events: [{ ...ev, home_team: 'KC Chiefs' }] });
+  m = await mid();
+  t.equal(m?.home_team, 'KC Chiefs', 'the middle under the new name');
+  t.same((await line()).map((x) => x[1]), ['KC Chiefs', 'KC Chiefs'], 'the consensus too');
+  t.same((await line('include_prediction_markets=true')).map((x) => x[1]), ['KC Chiefs', 'KC Chiefs'], 'and with prediction markets');
+  await app.ingest({ events: [{ ...ev, home_team: 'KC Chiefs', commence_time: start + 1000 }] });
+  t.equal((await mid())?.commence_time, isoS(start + 1000), 'the middle at the new start');
+  t.same((await cons('americanfootball_nfl', 'markets=totals')).body.filter((r) => r.event_id === ev.id).map((r) => r.commence_time),
+    [isoS(start + 1000), isoS(start + 1000)], 'the consensus too');
+  // the game starts: the prices are seen again after the start (a verification changes no record)
+  clock.freeze(start + 2000);
+  const now = clock.now();
+  await app.ingest({ prices: [...total('draftkings', ev, 44.5, 2.05, 1.8), ...total('fanduel', ev, 47.5, 1.8, 1.9)].map((x) => ({ ...x, ts: now })) });
+  t.equal((await mid())?.is_live, true, 'the middle is in play');
+  t.same((await line()).map((x) => x[2]), [true, true], 'the consensus rows are in play');
+  clock.freeze(was);
+});

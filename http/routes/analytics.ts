@@ -24,6 +24,7 @@ import { isoMillis, isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
 import { cmp } from '../compare.js';
+import { RowCache, joinRows } from '../row-cache.js';
 
 const BOOK_KEYS = BOOKMAKERS.map((b) => b.key);
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
@@ -109,8 +110,32 @@ export const MiddleRowSchema = {
 
 const arbJson = compile({ type: 'array', items: ArbRowSchema });
 const evJson = compile({ type: 'array', items: EvRowSchema });
-const consJson = compile({ type: 'array', items: ConsensusRowSchema });
-const midJson = compile({ type: 'array', items: MiddleRowSchema });
+const consRowJson = compile(ConsensusRowSchema);
+
+/** a consensus row as served, and what /consensus sorts an event's rows by */
+interface ConsensusItem {
+  /** the row's JSON in UTF-8; empty for a line that serves no row */
+  bytes: Buffer;
+  market: number;
+  player: number;
+  point: number;
+}
+const midRowJson = compile(MiddleRowSchema);
+/** what a record that serves no row keeps */
+const NO_ROW = Buffer.alloc(0);
+
+/** a middle's row as served, and what /middles sorts by */
+interface MiddleItem {
+  /** the row's JSON in UTF-8; empty for a record that serves no row */
+  bytes: Buffer;
+  width: number;
+  breakEven: number | null;
+  eventId: string;
+  market: string;
+  player: string | null;
+  overLine: number;
+  underLine: number;
+}
 
 /** SPEC Pagination bounds of offset */
 const ARB_MAX_OFFSET = 10_000;
@@ -176,6 +201,10 @@ export function analyticsRoutes(s: Services): Route[] {
   const hub = s.hub;
   const rm = hub.readModel;
   const view = hub.analytics;
+  const midRows = new RowCache<MiddleItem>();
+  /** consensus rows without and with the prediction markets' quotes */
+  const consRows = new RowCache<ConsensusItem>();
+  const consRowsWithPrediction = new RowCache<ConsensusItem>();
 
   /** Events of the requested sports, in commence order; started ones only with includeLive. */
   const events = (ctx: RequestCtx, includeLive: boolean): EventView[] => {
@@ -466,39 +495,44 @@ export function analyticsRoutes(s: Services): Route[] {
       const withPrediction = p.include_prediction_markets === undefined
         ? subset !== null && [...subset].some((b) => IS_PREDICTION[b])
         : p.include_prediction_markets === true;
-      const rows = [];
+      const rows: { bytes: Buffer }[] = [];
       for (const e of events(ctx, true)) {
-        const lines = subset === null ? maintainedLines(e, withPrediction) : subsetLines(e, subset, withPrediction, ctx.now);
-        for (const l of lines) {
+        const live = e.commence <= ctx.now;
+        if (subset === null) {
+          maintainedRows(e, withPrediction, markets, live, rows);
+          continue;
+        }
+        for (const l of subsetLines(e, subset, withPrediction, ctx.now)) {
           if (markets !== null && !markets.has(l.market)) continue;
-          const n = MARKETS[l.market].shape === 'three_way' ? 3 : 2;
-          const outcomes = [];
-          let hold = 0;
-          let complete = true;
-          for (let o = 0; o < n; o++) {
-            const x = l.outcomes[o];
-            if (x.cnt === 0) {
-              complete = false;
-              break;
-            }
-            const prob = x.sum / x.cnt;
-            hold += prob;
-            outcomes.push({
-              name: outcomeName(e, l.market, o), point: outcomePoint(l.market, l.point, o), consensus_prob: tidy(prob),
-              consensus_odds: tidy(1 / prob), best_price: x.best, best_book: BOOKMAKERS[x.bestBook].key,
-              worst_price: x.worst, worst_book: BOOKMAKERS[x.worstBook].key, books: x.cnt,
-            });
-          }
-          if (!complete) continue;
-          rows.push({
-            ...head(e), market: MARKETS[l.market].key, point: l.point !== l.point ? null : l.point,
-            player: playerName(l.player), is_live: e.commence <= ctx.now, hold_pct: holdPct(hold), books: l.books, outcomes,
-          });
+          const json = consensusJson(e, l, live);
+          if (json !== '') rows.push({ bytes: Buffer.from(json) });
         }
       }
-      return { status: 200, body: consJson(rows) };
+      return { status: 200, body: joinRows(rows) };
     },
   };
+
+  /** A line's consensus row, serialised; '' when an outcome has no counted quote (no row is served). */
+  function consensusJson(e: EventView, l: LineAgg, live: boolean): string {
+    const n = MARKETS[l.market].shape === 'three_way' ? 3 : 2;
+    const outcomes = [];
+    let hold = 0;
+    for (let o = 0; o < n; o++) {
+      const x = l.outcomes[o];
+      if (x.cnt === 0) return '';
+      const prob = x.sum / x.cnt;
+      hold += prob;
+      outcomes.push({
+        name: outcomeName(e, l.market, o), point: outcomePoint(l.market, l.point, o), consensus_prob: tidy(prob),
+        consensus_odds: tidy(1 / prob), best_price: x.best, best_book: BOOKMAKERS[x.bestBook].key,
+        worst_price: x.worst, worst_book: BOOKMAKERS[x.worstBook].key, books: x.cnt,
+      });
+    }
+    return consRowJson({
+      ...head(e), market: MARKETS[l.market].key, point: l.point !== l.point ? null : l.point,
+      player: playerName(l.player), is_live: live, hold_pct: holdPct(hold), books: l.books, outcomes,
+    });
+  }
 
   interface OutcomeAgg { sum: number; cnt: number; best: number; bestBook: number; worst: number; worstBook: number }
   interface LineAgg { market: number; point: number; player: number; books: number; outcomes: OutcomeAgg[] }
@@ -518,24 +552,38 @@ export function analyticsRoutes(s: Services): Route[] {
     if (x.worstBook < 0 || worst < x.worst || (worst === x.worst && worstBook < x.worstBook)) { x.worst = worst; x.worstBook = worstBook; }
   };
 
-  /** the shards' consensus records of an event's lines */
-  function maintainedLines(e: EventView, withPrediction: boolean): LineAgg[] {
+  /** The rows of the shards' consensus records of an event's lines, in (market, player, point) order, onto `out`:
+   *  made again only for the records that changed since they were last served (RowCache). */
+  function maintainedRows(e: EventView, withPrediction: boolean, markets: Set<number> | null, live: boolean, out: { bytes: Buffer }[]): void {
     const a = view.event(e.idx);
-    if (a === undefined) return [];
+    if (a === undefined) return;
     const d = view.consData();
-    const out: LineAgg[] = [];
+    const cache = withPrediction ? consRowsWithPrediction : consRows;
+    const items: ConsensusItem[] = [];
     for (const r of a.cons.slots) {
       const off = r * CONS.STRIDE;
-      const books = d[off + CONS.BOOKS] + (withPrediction ? d[off + CONS.PBOOKS] : 0);
-      const l: LineAgg = { market: d[off + CONS.MARKET], point: d[off + CONS.POINT], player: d[off + CONS.PLAYER], books, outcomes: [agg(), agg(), agg()] };
-      for (let o = 0; o < 3; o++) {
-        const b = off + CONS.O + o * CONS.OSIZE;
-        merge(l.outcomes[o], d[b + CONS.SUM], d[b + CONS.CNT], d[b + CONS.BEST], d[b + CONS.BEST_BOOK], d[b + CONS.WORST], d[b + CONS.WORST_BOOK]);
-        if (withPrediction) merge(l.outcomes[o], d[b + CONS.PSUM], d[b + CONS.PCNT], d[b + CONS.PBEST], d[b + CONS.PBEST_BOOK], d[b + CONS.PWORST], d[b + CONS.PWORST_BOOK]);
-      }
-      out.push(l);
+      if (markets !== null && !markets.has(d[off + CONS.MARKET])) continue;
+      const stamp = view.consStamp(r);
+      const item = cache.get(r, stamp, e, live) ?? cache.set(r, stamp, e, live, {
+        bytes: Buffer.from(consensusJson(e, maintainedLine(d, off, withPrediction), live)),
+        market: d[off + CONS.MARKET], player: d[off + CONS.PLAYER], point: d[off + CONS.POINT],
+      });
+      if (item.bytes.length !== 0) items.push(item);
     }
-    return out.sort((x, y) => x.market - y.market || x.player - y.player || x.point - y.point);
+    items.sort((x, y) => x.market - y.market || x.player - y.player || x.point - y.point);
+    for (const item of items) out.push(item);
+  }
+
+  /** one consensus record (at `off` of `d`) as a line's aggregate */
+  function maintainedLine(d: Float64Array, off: number, withPrediction: boolean): LineAgg {
+    const books = d[off + CONS.BOOKS] + (withPrediction ? d[off + CONS.PBOOKS] : 0);
+    const l: LineAgg = { market: d[off + CONS.MARKET], point: d[off + CONS.POINT], player: d[off + CONS.PLAYER], books, outcomes: [agg(), agg(), agg()] };
+    for (let o = 0; o < 3; o++) {
+      const b = off + CONS.O + o * CONS.OSIZE;
+      merge(l.outcomes[o], d[b + CONS.SUM], d[b + CONS.CNT], d[b + CONS.BEST], d[b + CONS.BEST_BOOK], d[b + CONS.WORST], d[b + CONS.WORST_BOOK]);
+      if (withPrediction) merge(l.outcomes[o], d[b + CONS.PSUM], d[b + CONS.PCNT], d[b + CONS.PBEST], d[b + CONS.PBEST_BOOK], d[b + CONS.PWORST], d[b + CONS.PWORST_BOOK]);
+    }
+    return l;
   }
 
   /** consensus over a subset of books, from the read model's current fresh quotes (the shards' rule) */
@@ -583,42 +631,57 @@ export function analyticsRoutes(s: Services): Route[] {
       const markets = marketFilter(p);
       const minGap = p.min_gap as number;
       const maxWidth = p.max_width as number;
-      const rows = [];
+      const minBooks = p.min_books as number;
+      const rows: MiddleItem[] = [];
       for (const e of events(ctx, true)) {
         const a = view.event(e.idx);
         if (a === undefined) continue;
+        const live = e.commence <= ctx.now;
+        const d = view.midData();
         for (const r of a.mids.slots) {
-          const rec = view.midRecord(r);
-          const market = rec[MID.MARKET];
+          const off = r * MID.STRIDE;
+          const market = d[off + MID.MARKET];
           if (markets !== null && !markets.has(market)) continue;
           if (p.include_props === false && MARKETS[market].kind === 'prop') continue;
-          if (rec[MID.BOOKS] < (p.min_books as number)) continue;
-          const lo = rec[MID.LO];
-          const hi = rec[MID.HI];
-          const width = hi - lo;
-          if (width < minGap || (maxWidth > 0 && width > maxWidth)) continue;
-          const m = middle(lo, rec[MID.OVER_EFF], hi, rec[MID.UNDER_EFF]);
-          if (m === null) continue;
-          const spreads = market === SPREADS;
-          rows.push({
-            ...head(e), market: MARKETS[market].key, player: playerName(rec[MID.PLAYER]), is_live: e.commence <= ctx.now,
-            books: rec[MID.BOOKS],
-            over: { book: BOOKMAKERS[rec[MID.OVER_BOOK]].key, side: spreads ? e.home : 'Over', line: spreads ? -lo || 0 : lo, price: rec[MID.OVER_PRICE], effective_price: tidy(rec[MID.OVER_EFF]) },
-            under: { book: BOOKMAKERS[rec[MID.UNDER_BOOK]].key, side: spreads ? e.away : 'Under', line: hi, price: rec[MID.UNDER_PRICE], effective_price: tidy(rec[MID.UNDER_EFF]) },
-            window: m.window, hit_numbers: m.hit_numbers,
-            push_numbers: m.push_numbers.map((x) => ({ number: x.number, net: tidy(x.net) })),
-            profit_if_hit: m.profit_if_hit === null ? null : tidy(m.profit_if_hit), net_if_below: tidy(m.net_if_below), net_if_above: tidy(m.net_if_above),
-            break_even_hit_rate: m.break_even_hit_rate === null ? null : tidy(m.break_even_hit_rate),
-          });
+          if (d[off + MID.BOOKS] < minBooks) continue;
+          const stamp = view.midStamp(r);
+          const item = midRows.get(r, stamp, e, live) ?? midRows.set(r, stamp, e, live, middleItem(e, d, off, live));
+          // the window as served (12 significant digits: 2.7 - 1.3 is 1.4000000000000001 in doubles)
+          if (item.bytes.length === 0 || item.width < minGap || (maxWidth > 0 && item.width > maxWidth)) continue;
+          rows.push(item);
         }
       }
       // a window with nothing to hit (null) ranks after those that can hit (NaN for two of them: the next key decides)
-      rows.sort((x, y) => y.window.width - x.window.width || (x.break_even_hit_rate ?? Infinity) - (y.break_even_hit_rate ?? Infinity)
-        || cmp(x.event_id, y.event_id) || cmp(x.market, y.market) || cmp(x.player ?? '', y.player ?? '')
-        || x.over.line - y.over.line || x.under.line - y.under.line);
-      return { status: 200, body: midJson(rows) };
+      rows.sort((x, y) => y.width - x.width || (x.breakEven ?? Infinity) - (y.breakEven ?? Infinity)
+        || cmp(x.eventId, y.eventId) || cmp(x.market, y.market) || cmp(x.player ?? '', y.player ?? '')
+        || x.overLine - y.overLine || x.underLine - y.underLine);
+      return { status: 200, body: joinRows(rows) };
     },
   };
+
+  /** A middle's row (the MID record at `off` of `d`), serialised, with what the route sorts by; no bytes for a
+   *  record middle() does not take (nothing is served for it). */
+  function middleItem(e: EventView, d: Float64Array, off: number, live: boolean): MiddleItem {
+    const market = d[off + MID.MARKET];
+    const lo = d[off + MID.LO];
+    const hi = d[off + MID.HI];
+    const m = middle(lo, d[off + MID.OVER_EFF], hi, d[off + MID.UNDER_EFF]);
+    const spreads = market === SPREADS;
+    const player = playerName(d[off + MID.PLAYER]);
+    const overLine = spreads ? -lo || 0 : lo;
+    const key = MARKETS[market].key;
+    if (m === null) return { bytes: NO_ROW, width: 0, breakEven: null, eventId: e.id, market: key, player, overLine, underLine: hi };
+    const row = {
+      ...head(e), market: key, player, is_live: live, books: d[off + MID.BOOKS],
+      over: { book: BOOKMAKERS[d[off + MID.OVER_BOOK]].key, side: spreads ? e.home : 'Over', line: overLine, price: d[off + MID.OVER_PRICE], effective_price: tidy(d[off + MID.OVER_EFF]) },
+      under: { book: BOOKMAKERS[d[off + MID.UNDER_BOOK]].key, side: spreads ? e.away : 'Under', line: hi, price: d[off + MID.UNDER_PRICE], effective_price: tidy(d[off + MID.UNDER_EFF]) },
+      window: m.window, hit_numbers: m.hit_numbers,
+      push_numbers: m.push_numbers.map((x) => ({ number: x.number, net: tidy(x.net) })),
+      profit_if_hit: m.profit_if_hit === null ? null : tidy(m.profit_if_hit), net_if_below: tidy(m.net_if_below), net_if_above: tidy(m.net_if_above),
+      break_even_hit_rate: m.break_even_hit_rate === null ? null : tidy(m.break_even_hit_rate),
+    };
+    return { bytes: Buffer.from(midRowJson(row)), width: m.window.width, breakEven: row.break_even_hit_rate, eventId: e.id, market: key, player, overLine, underLine: hi };
+  }
 
   return [arbitrage, inplay, ev, consensus, middles];
 }
