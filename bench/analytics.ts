@@ -153,6 +153,9 @@ function shardWorkIn(analytics: boolean, mode = 'shard-work'): Promise<number> {
   });
 }
 
+/** per configuration, the least CPU time (both threads: process.cpuUsage) one update took in a run of throughput() */
+const cpuPerUpdate = { off: Infinity, on: Infinity };
+
 async function throughput(analytics: boolean): Promise<number> {
   const hub = new Hub(1, Date.now, { analytics });
   await hub.start();
@@ -172,8 +175,12 @@ async function throughput(analytics: boolean): Promise<number> {
       await hub.applyEncoded(0, b, b.length / OBS.STRIDE);
     }
   };
+  const cpu0 = process.cpuUsage();
   await Promise.all(Array.from({ length: 8 }, lane));
   const secs = Number(process.hrtime.bigint() - start) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  const k = analytics ? 'on' : 'off';
+  cpuPerUpdate[k] = Math.min(cpuPerUpdate[k], (cpu.user + cpu.system) / UPDATES);
   await hub.close();
   return UPDATES / secs;
 }
@@ -284,9 +291,16 @@ const rand = await alternate(throughput);
 console.log(`\n2. ingest to read model, SHARDS=1: ${UPDATES.toLocaleString('en-US')} random updates over ${(EVENTS * 6 * ANALYTICS_BOOKS.length).toLocaleString('en-US')} quotes, batch ${BATCH}, 8 in flight; best of ${ROUNDS} runs each, off and on in turn`);
 console.log(machine());
 console.table([
-  { analytics: 'baseline: off (store and read model only)', 'updates/s': Math.round(rand.off).toLocaleString('en-US'), 'vs baseline': '100 %' },
-  { analytics: 'on (consensus, arbitrage, EV x 6 de-vig methods, middles)', 'updates/s': Math.round(rand.on).toLocaleString('en-US'), 'vs baseline': describe(rand) },
+  { analytics: 'baseline: off (store and read model only)', 'updates/s': Math.round(rand.off).toLocaleString('en-US'), 'vs baseline': '100 %', 'CPU us/update': cpuPerUpdate.off.toFixed(2) },
+  { analytics: 'on (consensus, arbitrage, EV x 6 de-vig methods, middles)', 'updates/s': Math.round(rand.on).toLocaleString('en-US'), 'vs baseline': describe(rand), 'CPU us/update': cpuPerUpdate.on.toFixed(2) },
 ]);
+// CPU time is what the analytics cost wherever it is spent (the shard's evaluation, the main thread's applying of
+// their records): with every core busy, a rate above cores / (CPU time per update) is out of reach.
+{
+  const bound = (cpus().length / cpuPerUpdate.on) * 1e6;
+  console.log(`CPU time per update, both threads (least of ${ROUNDS} runs each): off ${cpuPerUpdate.off.toFixed(2)} us, on ${cpuPerUpdate.on.toFixed(2)} us; `
+    + `with the analytics on, ${cpus().length} cores can apply at most ${Math.round(bound).toLocaleString('en-US')} updates/s (${Math.round((bound / rand.off) * 100)} % of off's best)`);
+}
 {
   // as rates (updates/s), so that the best run is the fastest
   const alone = await alternate(async (on) => 1e9 / (await shardWorkIn(on)));

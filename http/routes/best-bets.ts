@@ -125,8 +125,10 @@ export function bestBetsRoutes(s: Services, prefs: PrefsStore): Route[] {
           const above = a.distance > 0;
           const who = BOOKMAKERS[a.book].key;
           const since = Math.round((ctx.now - a.changedAt) / 1000);
-          return {
-            ...head(a.bet, a.book, a.price), consensus_prob: tidy(a.consensusProb),
+          // the head's object with the alert's fields added in turn: a literal opening with a spread of it cost about
+          // 1 us per field after it on Node 20 (one with a field before the spread, as the bets above, does not)
+          return Object.assign(head(a.bet, a.book, a.price), {
+            consensus_prob: tidy(a.consensusProb),
             consensus_price: tidy(1 / a.consensusProb),
             distance_pct: a.distance, direction: above ? 'above' : 'below', kind: a.kind, books_in_consensus: a.others,
             line_changed_at: new Date(a.changedAt).toISOString(),
@@ -134,7 +136,7 @@ export function bestBetsRoutes(s: Services, prefs: PrefsStore): Route[] {
               + `${(1 / a.consensusProb).toFixed(3)}: ${a.kind === 'stale_line'
                 ? `a stale line (not moved for ${since} s while every other book has moved since)`
                 : 'off the market (possibly a wrong line or different rules); the other books have not all moved since it did'}`,
-          };
+          });
         }),
       };
       return { status: 200, body: JSON.stringify(body) };

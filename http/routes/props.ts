@@ -160,7 +160,9 @@ export function propsRoutes(s: Services): Route[] {
           const k = `${r.ev.id}|${r.player}|${r.market}|${r.line}`;
           let g = groups.get(k);
           if (g === undefined) {
-            groups.set(k, (g = { ...head(r), player: r.player, market_key: MARKETS[r.market].key, market_label: MARKETS[r.market].label, line: lineOf(r), books: [] }));
+            // the head's object with the group's fields added: a literal opening with a spread of it cost about 1 us per
+            // field after it on Node 20
+            groups.set(k, (g = Object.assign(head(r), { player: r.player, market_key: MARKETS[r.market].key, market_label: MARKETS[r.market].label, line: lineOf(r), books: [] as object[] })));
           }
           g.books.push({ bookmaker: BOOKMAKERS[r.book].key, over_price: price(r.over, r.book), under_price: price(r.under, r.book), age_seconds: age(r.lu) });
         }

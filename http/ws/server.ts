@@ -18,7 +18,7 @@ import { AMBIGUOUS_KEY, queryKey } from '../router.js';
 import type { Services } from '../services.js';
 import { Channel, DEFAULT_LIMITS, headsOf, passes, unfiltered, type Filters, type Snapshot, type SocketState, type StreamLimits } from './channel.js';
 import { EventCrcs } from './event-crc.js';
-import { crcOf, encode, eventHead, eventItems, outcomeName, outcomePoint, v4Event, type DeltaItem } from './frames.js';
+import { crcOf, encode, eventHead, eventItems, outcomeName, outcomePoint, repriced, v4Event, type DeltaItem } from './frames.js';
 
 export const HEARTBEAT_MS = 5000;
 /** how long a built snapshot may be reused: the socket that gets it catches up from its seq with one merged delta,
@@ -562,7 +562,7 @@ export class Streams {
       // start moved later) leaves the live book here, or the clients would keep it for good
       const ev = this.eventById(id);
       if (ev !== undefined && ev.status !== 'final' && ev.kind === 'game') {
-        for (const i of eventItems(this.s.hub.readModel, ev, this.player)) items.push({ ...i, price: 0, removed: true });
+        for (const i of eventItems(this.s.hub.readModel, ev, this.player)) items.push(repriced(i, 0, true));
       }
     }
     if (items.length === 0) return;
