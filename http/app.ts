@@ -11,6 +11,7 @@ import type { IngestBatch } from '../engine/types.js';
 import { openDatabase, type Database } from '../sql/connection.js';
 import { getSetting, hashKey, setSetting } from '../sql/keys.js';
 import { migrate } from '../sql/migrate.js';
+import { DatabaseWatch } from '../sql/watch.js';
 import { Hub } from '../workers/hub.js';
 import { Accounts } from './accounts.js';
 import { Metrics } from './metrics.js';
@@ -59,11 +60,16 @@ import { KeySync } from './key-sync.js';
 
 export const VERSION = '0.1.0';
 
+/** how long a request waits on the database before it is answered 503 (DATABASE_TIMEOUT_MS) */
+export const DEFAULT_DATABASE_TIMEOUT_MS = 10_000;
+
 export interface Config {
   host: string;
   port: number;
   databaseUrl?: string;
   dataDir: string;
+  /** DATABASE_TIMEOUT_MS: a request waits this long on the database, then is answered 503 (default 10 s) */
+  databaseTimeoutMs?: number;
   /** test isolation: a schema of its own in an external database, dropped on close */
   schema?: string;
   dropSchemaOnClose?: boolean;
@@ -135,6 +141,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     databaseUrl: databaseUrlFromEnv(env.DATABASE_URL),
     // DATABASE_SCHEMA: the schema of DATABASE_URL (or of the embedded database) the service keeps its tables in
     schema: env.DATABASE_SCHEMA || undefined,
+    databaseTimeoutMs: int('DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 100, 600_000),
     dataDir: env.DATA_DIR || './data',
     feeds,
     theOddsApi: feeds.includes('theoddsapi') ? theOddsApiConfigFromEnv(env) : undefined,
@@ -271,6 +278,9 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
   try {
     const trusted = new TrustedProxies(cfg.trustedProxies ?? '');
     await migrate(db);
+    const watch = new DatabaseWatch(db, cfg.databaseTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS, cfg.log);
+    watch.start();
+    cleanups.push(async () => watch.close());
     const accounts = new Accounts(db, now);
     await accounts.load();
     const firstStart = await bootstrapKeys(db, accounts, cfg);
@@ -373,6 +383,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       accounts,
       now,
       trustedProxies: trusted,
+      watch,
       headers: commonHeaders,
       onResponse: (route, code, ms) => {
         metrics.observe(route, code, ms);
@@ -393,6 +404,8 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       // an ingest is acknowledged once the webhook events its batch produced are in the outbox
       ...ingestRoutes(services).map((r) => (r.path !== '/v1/ingest' ? r : {
         ...r,
+        // CLUSTER=1: the stream's own bound on applying the batch (its 503 says so) is not the database's
+        extraWaitMs: cluster !== null ? cfg.nats?.applyTimeoutMs : undefined,
         handle: async (ctx: Parameters<typeof r.handle>[0]) => {
           const reply = await r.handle(ctx);
           await webhooks.settled();

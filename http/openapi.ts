@@ -197,7 +197,7 @@ function mediaKey(type: string): string {
 export function openapiDocument(routes: readonly Route[]): object {
   const paths: Record<string, Record<string, object>> = {};
   const errorResponses: Record<string, object> = {
-    Error: { description: 'Any other error (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED, 500 INTERNAL_ERROR)', headers: headerRefs(['X-Request-ID', 'X-Response-Time']), content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    Error: { description: 'Any other error (404 NOT_FOUND, 405 METHOD_NOT_ALLOWED, 500 INTERNAL_ERROR; 503 SERVICE_UNAVAILABLE with Retry-After when the database is unreachable or does not answer within DATABASE_TIMEOUT_MS)', headers: headerRefs(['X-Request-ID', 'X-Response-Time']), content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   };
   const errorResponse = (status: number, codes: ErrorCode[]): object => {
     const name = `${status}_${codes.join('_')}`;

@@ -9,6 +9,7 @@ import type { Accounts, KeyState } from './accounts.js';
 import { normaliseAddress, type TrustedProxies } from './client-ip.js';
 import { endpointLabel, meteredRoute } from './credit-costs.js';
 import { errorBody } from './serialize.js';
+import { DatabaseTimeout, type DatabaseWatch } from '../sql/watch.js';
 import { parseParams, type ParamSpec, type Params } from './params.js';
 
 /** the presented key of a request whose query names two different apiKey values (no real key contains a NUL) */
@@ -104,6 +105,9 @@ export interface Route {
   /** error codes the handler throws beyond those the declaration implies (auth, tier, {sport_key}, params, body),
    *  for /openapi.json */
   errors?: readonly ErrorCode[];
+  /** how long the handler may wait on something other than the database (a webhook test's attempt), added to the
+   *  database bound (RouterOptions.watch) */
+  extraWaitMs?: number;
   /** request headers the route reads beyond the key's (for /openapi.json) */
   requestHeaders?: readonly { name: string; description: string }[];
   /** headers of the success response beyond those of every response (names in http/openapi.ts RESPONSE_HEADERS) */
@@ -144,6 +148,9 @@ export interface RouterOptions {
   onError?(error: unknown, ctx: RequestCtx): void;
   /** TRUSTED_PROXIES: peers whose X-Forwarded-For names the client (ctx.ip) */
   trustedProxies?: TrustedProxies;
+  /** bounds what a handler awaits (the database, for every handler that awaits: DATABASE_TIMEOUT_MS): past it the
+   *  request is answered 503 and what the handler gives later is dropped */
+  watch?: DatabaseWatch;
 }
 
 /** A path parameter percent-decoded; a malformed escape (e.g. %ZZ) keeps the raw text, since a throw inside a
@@ -347,9 +354,13 @@ export class Router {
       this.finish(res, ctx, reply, charged, started, route, state);
       return;
     }
-    reply.then(
+    const watch = this.opts.watch;
+    const pending = reply;
+    (watch === undefined ? pending : watch.within(pending, watch.boundMs + (route.extraWaitMs ?? 0))).then(
       (r) => this.finish(res, ctx, r, charged, started, route, state),
       (err: unknown) => {
+        // answered without the handler: a reply it makes later releases what it holds (an export's cache file)
+        if (err instanceof DatabaseTimeout) pending.then((r) => { if ('chunks' in r) r.settle(false); }, () => undefined);
         this.refund(ctx, charged);
         if (!state.aborted) res.cork(() => this.fail(res, ctx, err, started, route.path));
       },
@@ -467,7 +478,11 @@ export class Router {
     let apiErr: ApiError;
     const headers: [string, string][] = [...extra];
     if (err instanceof ApiError) apiErr = err;
-    else if (unreachable(err)) {
+    else if (err instanceof DatabaseTimeout) {
+      // logged once by the watch, not per request
+      apiErr = new ApiError('SERVICE_UNAVAILABLE', `The database did not answer within ${err.ms / 1000} s; retry shortly`, undefined, { cause: err });
+      headers.push(['Retry-After', '5']);
+    } else if (unreachable(err)) {
       // the database is out of reach: a passing outage, not a fault of the request or of the service's code
       this.opts.onError?.(err, ctx);
       apiErr = new ApiError('SERVICE_UNAVAILABLE', 'The database is unreachable; retry shortly', undefined, { cause: err });

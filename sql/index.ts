@@ -2,6 +2,7 @@
 
 export { openDatabase, ping, type Database, type OpenOptions } from './connection.js';
 export { migrate, migrationsDir } from './migrate.js';
+export { DatabaseTimeout, DatabaseWatch } from './watch.js';
 export {
   TIER_CREDITS,
   createKey,

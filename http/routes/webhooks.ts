@@ -460,6 +460,8 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       method: 'POST', path: '/v1/webhooks/{webhook_id}/test', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Send a `test` event now and answer with the outcome (not retried, not charged)',
       cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND'],
+      // the attempt's own timeout is not the database's
+      extraWaitMs: svc.cfg.timeoutMs,
       handle: async (ctx) => {
         const r = await svc.test(find(ctx));
         return json(200, { delivered: r.delivered, status_code: r.statusCode, delivery_id: r.deliveryId, attempt: r.attempt, replay: r.replay, error: r.error });
@@ -506,6 +508,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       summary: 'Re-send a recorded delivery now (same delivery id and body, a new attempt); 5 credits when it delivers an event not delivered before',
       params: [{ name: 'delivery_id', type: 'string', required: true, description: 'The dlv_ id of the delivery' }],
       cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS'],
+      extraWaitMs: svc.cfg.timeoutMs,
       handle: async (ctx) => {
         const sub = find(ctx);
         const r = await svc.replay(sub, ctx.params.delivery_id as string);
