@@ -81,6 +81,19 @@ t.test('database stall - embedded: its one session held, requests answered 503 w
   await stalledThenReleased(t, app, lines, stall, 503);
 });
 
+t.test('database stall - /metrics answers without the outbox backlog count the database does not give', async (t) => {
+  // a bound above the scrape's own (2 s), as DATABASE_TIMEOUT_MS's default is
+  const app = await startTestApp(t, { databaseTimeoutMs: 6000 });
+  let open: () => void = () => {};
+  await new Promise<void>((started) => {
+    const held = app.app.services.db.sql.begin(() => new Promise<void>((r) => { open = r; started(); }));
+    t.teardown(async () => { open(); await held; });
+  });
+  const { res, ms } = await timed(app, 'GET', '/metrics');
+  t.equal(res instanceof Error ? res.message : res.status, 200, `/metrics answered 200 after ${ms} ms while the database is stuck (it waited for the count)`);
+  if (!(res instanceof Error)) t.match(await res.text(), /linewire_webhook_outbox_backlog/, 'the gauge keeps its last value');
+});
+
 const url = process.env.TEST_DATABASE_URL;
 
 t.test('database stall - PostgreSQL: a table locked by another connection, requests answered 503 within DATABASE_TIMEOUT_MS, then served again',

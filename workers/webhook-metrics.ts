@@ -4,6 +4,9 @@
 
 import { Counter, Gauge, type Registry } from 'prom-client';
 
+/** how long a scrape waits for the outbox backlog count (as /health for its ping) */
+const BACKLOG_TIMEOUT_MS = 2000;
+
 export class WebhookMetrics {
   private readonly enqueued: Counter<'event_type'>;
   private readonly attempts: Counter<'outcome'>;
@@ -14,6 +17,7 @@ export class WebhookMetrics {
   /** `registry` null: counted, not exported (a service built without the HTTP front, as in the benchmark) */
   constructor(registry: Registry | null, backlog: () => Promise<number>) {
     const registers = registry === null ? [] : [registry];
+    let counting: Promise<number> | null = null;
     this.enqueued = new Counter({
       name: 'linewire_webhook_events_enqueued_total',
       help: 'Webhook events written to the outbox for delivery, one per event and subscription, by event type',
@@ -44,11 +48,18 @@ export class WebhookMetrics {
       help: 'Webhook deliveries in the outbox still on their schedule (pending or retrying)',
       registers,
       async collect() {
-        // a database that does not answer must not fail the whole scrape: the gauge keeps its last value
+        // a database that does not answer must not fail the whole scrape, nor hold it (it held /metrics for as long as
+        // the database was stuck): the gauge keeps its last value, and one count waits at a time
+        counting ??= backlog().finally(() => { counting = null; });
+        let timer: NodeJS.Timeout | undefined;
         try {
-          this.set(await backlog());
+          this.set(await Promise.race([counting, new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error('no answer')), BACKLOG_TIMEOUT_MS);
+          })]));
         } catch {
           /* reported by the database's own health checks */
+        } finally {
+          clearTimeout(timer);
         }
       },
     });
