@@ -58,7 +58,9 @@ class Pool extends RecordPool {
    *  changes: http/row-cache.ts) */
   private stamps = new Float64Array(1024);
   private writes = 0;
-  constructor(stride: number, readonly k1: Key, readonly k2: Key, readonly members: (e: EventAnalytics) => Members) {
+  /** `stamped`: the pool keeps write stamps (stampOf), for the views served from serialised rows; the EV and no-vig
+   *  pools, largest in the random worst case (a write stamp there is a cache miss more per record), keep none */
+  constructor(stride: number, readonly k1: Key, readonly k2: Key, readonly members: (e: EventAnalytics) => Members, readonly stamped = false) {
     super(stride, 1024);
   }
 
@@ -143,10 +145,10 @@ export class AnalyticsView {
   /** per shard: the price moves (CHG records) of a batch answered quotes first, priced once its analytics follow */
   private readonly deferred = new Map<number, Float64Array[]>();
   private readonly byEvent: (EventAnalytics | undefined)[] = [];
-  private readonly cons = new Pool(CONS.STRIDE, eventKey, consK2, (e) => e.cons);
+  private readonly cons = new Pool(CONS.STRIDE, eventKey, consK2, (e) => e.cons, true);
   private readonly ev = new Pool(EVQ.STRIDE, evK1, evK2, (e) => e.ev);
   private readonly fair = new Pool(FAIR.STRIDE, eventKey, fairK2, (e) => e.fair);
-  private readonly mid = new Pool(MID.STRIDE, midK1, midK2, (e) => e.mids);
+  private readonly mid = new Pool(MID.STRIDE, midK1, midK2, (e) => e.mids, true);
   /** bumped by every applied record batch that changed something, per event */
   version = 0;
 
@@ -228,7 +230,7 @@ export class AnalyticsView {
         pool.index.set(k1, k2, r);
       }
       copyRecord(rec, off, pool.data, r * s, s);
-      pool.wrote(r);
+      if (pool.stamped) pool.wrote(r);
     }
     if (n > 0) this.version++;
   }
