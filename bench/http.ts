@@ -1,7 +1,7 @@
 // GET /v1/sports/basketball_nba/odds with the simulator running, under an HTTP load generator (autocannon, in
 // its own process) at 32 connections, side by side in the same run with the baseline: a plain uWebSockets.js
 // server returning the identical bytes from memory. Target: at least 70 % of the baseline's requests/s.
-// Then the same for /consensus and /middles (4 connections): the analytics views with the largest bodies.
+// Then the same for /consensus, /middles and /props (4 connections): the views with the largest bodies.
 
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -75,9 +75,9 @@ async function main(): Promise<void> {
     console.log(`machine: ${cpus()[0].model}, ${cpus().length} cores, node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
     const odds = '/v1/sports/basketball_nba/odds?regions=us&markets=h2h,spreads,totals';
     await compare(app.port, `${odds}&apiKey=${key}`, odds, CONNECTIONS, 'auth, credits, cache, simulator running');
-    // the analytics views whose rows are large and kept serialised (http/row-cache.ts): each request filters, sorts
-    // and joins rows, of which the feed's batches change a few
-    for (const view of ['consensus', 'middles']) {
+    // the views whose bodies are largest, kept serialised per row (http/row-cache.ts): each request filters, sorts
+    // and joins rows, of which the feed's batches change a few (props: each row's age written per request)
+    for (const view of ['consensus', 'middles', 'props']) {
       const path = `/v1/sports/basketball_nba/${view}`;
       await compare(app.port, `${path}?apiKey=${key}`, path, ANALYTICS_CONNECTIONS, 'auth, credits, rows kept serialised, simulator running');
     }

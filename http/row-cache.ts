@@ -55,3 +55,20 @@ export function joinRows(rows: readonly { bytes: Buffer }[]): Buffer {
   body[at] = 0x5d; // ]
   return body;
 }
+
+/** As joinRows, each row's bytes followed by its tail (ASCII): rows kept serialised up to a field that changes with
+ *  the clock, such as an age, whose value and closing brace are written per request. */
+export function joinRowsWithTails(rows: readonly { bytes: Buffer }[], tails: readonly string[]): Buffer {
+  let size = 2 + Math.max(0, rows.length - 1);
+  for (let i = 0; i < rows.length; i++) size += rows[i].bytes.length + tails[i].length;
+  const body = Buffer.allocUnsafe(size);
+  let at = 0;
+  body[at++] = 0x5b; // [
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0) body[at++] = 0x2c; // ,
+    at += rows[i].bytes.copy(body, at);
+    at += body.write(tails[i], at, 'latin1');
+  }
+  body[at] = 0x5d; // ]
+  return body;
+}

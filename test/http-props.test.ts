@@ -97,6 +97,35 @@ t.test('props', async (t) => {
     t.equal(last.res.headers.get('x-result-has-more'), 'false', 'last page');
   });
 
+  t.test('a served row follows its prices, its event and the price format; its age is the request\'s (rows are kept serialised)', async (t) => {
+    const ev4 = { id: 'pr_nba_4', sport_key: 'basketball_nba', commence_time: now + 10_000_000, home_team: 'Orlando Magic', away_team: 'Atlanta Hawks' };
+    const t0 = Date.now() - 5000;
+    await app.ingest({ events: [ev4], prices: [
+      prop('betmgm', ev4, 'player_points', 'Kept Row', 20.5, 'Over', 1.8, t0), prop('betmgm', ev4, 'player_points', 'Kept Row', 20.5, 'Under', 2.0, t0),
+    ] });
+    t.teardown(() => app.ingest({ events: [{ ...ev4, status: 'final' }] }));
+    const row = async (q = '') => (await get(`&player=Kept&${q}`)).body[0];
+    let x = await row();
+    t.same([x.over_price, x.under_price, x.line, x.home_team], [-125, 100, 20.5, 'Orlando Magic'], 'as first served: 1.80 is -125, 2.00 is +100');
+    const age1 = x.age_seconds as number;
+    t.ok(age1 >= 5, 'five seconds old');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    x = await row();
+    t.ok((x.age_seconds as number) >= age1 + 1, 'a second later its age is a second more (the row unchanged)');
+    x = await row('oddsFormat=decimal');
+    t.same([x.over_price, x.under_price], [1.8, 2], 'decimal: the same row in the other format');
+    await app.ingest({ prices: [prop('betmgm', ev4, 'player_points', 'Kept Row', 20.5, 'Over', 1.9, Date.now())] });
+    t.equal((await row()).over_price, -111, 'the Over moved to 1.90: -111');
+    // the same prices at another line
+    await app.ingest({ prices: [prop('betmgm', ev4, 'player_points', 'Kept Row', 21.5, 'Over', 1.9, Date.now()), prop('betmgm', ev4, 'player_points', 'Kept Row', 21.5, 'Under', 2.0, Date.now())] });
+    x = await row();
+    t.same([x.line, x.over_price, x.under_price], [21.5, -111, 100], 'the line moved to 21.5, prices unchanged');
+    await app.ingest({ events: [{ ...ev4, home_team: 'ORL Magic' }] });
+    t.equal((await row()).home_team, 'ORL Magic', 'the event renamed');
+    x = await row('maxAgeSec=1');
+    t.ok(x === undefined || (x.age_seconds as number) <= 1, 'maxAgeSec still applies to a kept row');
+  });
+
   t.test('bounds and errors', async (t) => {
     for (const q of ['&limit=0', '&limit=10001', '&offset=-1', '&offset=10001', '&maxAgeSec=0', '&maxAgeSec=3601', '&dfsOdds=x', '&markets=h2h', '&grouped=maybe']) {
       const { res } = await get(q);
