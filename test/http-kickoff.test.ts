@@ -97,7 +97,14 @@ t.test('kickoff - before the tick, an arbitrage whose maintained alternatives ar
     ];
   });
   const propSides = ['Over', 'Under'].map((outcome) => ({ book: 'draftkings', event_id: ev.id, market: 'player_points', player: 'Sergio Llull', outcome, point: 12.5, price: 1.9 }));
-  await app.ingest({ events: [ev], prices: [...prices, ...propSides] });
+  // and a middle: draftkings Over 150.5, fanduel Under 153.5
+  const totals = [['draftkings', 150.5], ['fanduel', 153.5]].flatMap(([book, point]) => ['Over', 'Under']
+    .map((outcome) => ({ book: book as string, event_id: ev.id, market: 'totals', outcome, point: point as number, price: 1.9 })));
+  await app.ingest({ events: [ev], prices: [...prices, ...propSides, ...totals] });
+  const view = async (path: string) => ((await (await app.get(`/v1/sports/basketball_euroleague/${path}`, { 'X-API-Key': key })).json()) as { event_id: string }[])
+    .filter((r) => r.event_id === ev.id).length;
+  t.same([await view('consensus'), await view('consensus?bookmakers=draftkings,fanduel'), await view('middles')], [4, 4, 1],
+    'before the start: consensus of h2h, the prop and two totals lines (also over a subset), and the middle');
   const props = async () => (await (await app.get(`/v1/sports/basketball_euroleague/props?eventId=${ev.id}`, { 'X-API-Key': key })).json()) as unknown[];
   t.equal((await props()).length, 1, 'the pregame prop is on /props before the start');
   const arbs = async (q: string) => {
@@ -109,6 +116,9 @@ t.test('kickoff - before the tick, an arbitrage whose maintained alternatives ar
   t.same(await arbs(''), [], 'after the start: none (the best four quotes per side are pregame, and so is the rest)');
   t.same(await arbs('&exclude_books=draftkings'), [], 'nor past an excluded book');
   t.same(await props(), [], '/props: the pregame prop of the started game is not served (regression: until the tick)');
+  // regression: consensus and middles served the pregame prices, flagged in play, until the tick
+  t.same([await view('consensus'), await view('consensus?bookmakers=draftkings,fanduel'), await view('middles')], [0, 0, 0],
+    'consensus (maintained and over a subset) and middles: none of the pregame rows');
   const inplay = (await (await app.get('/v1/inplay/arbs', { 'X-API-Key': key })).json()) as ArbRow[];
   t.same(inplay.filter((r) => r.event_id === ev.id), [], '/v1/inplay/arbs: none');
 });

@@ -505,6 +505,9 @@ export function analyticsRoutes(s: Services): Route[] {
       for (const e of events(ctx, true)) {
         const live = e.commence <= ctx.now;
         if (subset === null) {
+          // a started game whose pregame quotes the shards have not dropped yet (the next tick does): its maintained
+          // consensus still counts them, and a pregame price is not an in-play one
+          if (live && !hub.inPlay(e, ctx.now)) continue;
           maintainedRows(e, withPrediction, markets, live, rows);
           continue;
         }
@@ -608,7 +611,9 @@ export function analyticsRoutes(s: Services): Route[] {
       let counted = false;
       for (let o = 0; o < 3 && rm.consistent(r); o++) {
         const price = rm.price(r, o);
-        if (price === 0 || now - Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o)) > STALE_MS[book]) continue;
+        const lu = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
+        // stale, or of a started game observed before the start (a pregame price: freshAt)
+        if (price === 0 || now - lu > STALE_MS[book] || (lu < e.commence && e.commence <= now)) continue;
         addQuote(l.outcomes[o], price, book);
         counted = true;
       }
@@ -644,6 +649,8 @@ export function analyticsRoutes(s: Services): Route[] {
         const a = view.event(e.idx);
         if (a === undefined) continue;
         const live = e.commence <= ctx.now;
+        // a started game whose pregame quotes the shards have not dropped yet: its middles may pair them (consensus)
+        if (live && !hub.inPlay(e, ctx.now)) continue;
         const d = view.midData();
         for (const r of a.mids.slots) {
           const off = r * MID.STRIDE;
