@@ -252,7 +252,7 @@ export class Hub {
     else this.upcoming.delete(idx);
   }
 
-  /** Once a second (http/app.ts): the shards drop newly stale quotes from the analytics, and games whose start has
+  /** Every 250 ms (http/app.ts): the shards drop newly stale quotes from the analytics, and games whose start has
    *  passed lose the quotes last observed before it, in the store and so in every view, stream and webhook. */
   tick(): void {
     this.pool.tick();

@@ -296,7 +296,7 @@ export function analyticsRoutes(s: Services): Route[] {
             const book = rec[leg + ARB.BOOK];
             if (book < 0) break;
             if (skip(book)) continue;
-            // the shard's timing wheel withdraws a quote within a second of its stale threshold: at the threshold
+            // the shard's timing wheel withdraws a quote within a tick (250 ms) of its stale threshold: at the threshold
             // itself the request leaves it out (issue 3: a stale quote never forms an arbitrage)
             if (!freshAt(ev, market, rec[ARB.PLAYER], rec[ARB.POINT], book, o, ctx.now)) continue;
             pickBook[o] = book;
