@@ -62,6 +62,9 @@ const SKIP = BOOKMAKERS.map((b) => b.kind === 'dfs');
 const CONSENSUS = BOOKMAKERS.map((b) => b.kind === 'sportsbook' || b.kind === 'exchange');
 const implied = new Float64Array(3);
 const fair = new Float64Array(3);
+/** implied and fair of a two-way line (views made once: a subarray per call is an allocation) */
+const implied2 = implied.subarray(0, 2);
+const fair2 = fair.subarray(0, 2);
 
 /** one line of an event: (market, person, point) with the records of the books quoting it */
 interface Line {
@@ -98,15 +101,12 @@ export function sweep(rm: ReadModel, names: PlayerNames, events: Iterable<EventV
     for (const line of linesOf(rm, names, ev, o.markets)) {
       const n = MARKETS[line.market].shape === 'three_way' ? 3 : 2;
       const players = line.player < 0 ? [-1] : [...new Set(line.records.map((r) => rm.player(r)))];
+      const fresh = (r: number, q: number) => rm.price(r, q) > 0 && o.now - lastWrite(rm, r, q) <= STALE_MS[rm.book(r)] && rm.consistent(r);
+      const complete = completeSets(rm, line.records, n, fresh);
       for (let slot = 0; slot < n; slot++) {
         const bet: Bet = { ev, market: line.market, players, player: line.player, slot, point: line.point };
-        const fresh = (r: number, q: number) => rm.price(r, q) > 0 && o.now - lastWrite(rm, r, q) <= STALE_MS[rm.book(r)] && rm.consistent(r);
         const quoting = line.records.filter((r) => fresh(r, slot));
-        alertsOf(rm, bet, quoting, line.records.filter((r) => {
-          if (!CONSENSUS[rm.book(r)]) return false;
-          for (let q = 0; q < n; q++) if (!fresh(r, q)) return false;
-          return true;
-        }), n, o, alerts);
+        alertsOf(rm, bet, quoting, complete, n, o, alerts);
         if (quoting.length < o.minBooks) continue;
         const f = sharpFair(rm, bet, o.sharp, o.now);
         if (f.prob !== f.prob) continue;
@@ -125,20 +125,39 @@ export function sweep(rm: ReadModel, names: PlayerNames, events: Iterable<EventV
   return { bets, alerts };
 }
 
-function alertsOf(rm: ReadModel, bet: Bet, quoting: readonly number[], complete: readonly number[], n: number, o: SweepOptions, out: EdgeAlert[]): void {
-  if (complete.length < 2) return;
-  // each complete set's no-vig probability of this side, once, sorted: each quoting book's leave-one-out median is
-  // then read off by index (a sort per book of the others cost O(k^2 log k) a line side: the main-thread audit)
-  const recs: number[] = [];
-  const probs: number[] = [];
-  for (const r of complete) {
+/** A line's books whose every side is fresh (those the edge alerts' consensus takes) with their multiplicative
+ *  no-vig probabilities, n a record in `fair`: de-vigged once per line for all its sides (once per side before). */
+interface CompleteSets {
+  recs: number[];
+  fair: number[];
+}
+
+function completeSets(rm: ReadModel, records: readonly number[], n: number, fresh: (r: number, q: number) => boolean): CompleteSets {
+  const out: CompleteSets = { recs: [], fair: [] };
+  for (const r of records) {
+    if (!CONSENSUS[rm.book(r)]) continue;
+    let ok = true;
+    for (let q = 0; q < n && ok; q++) ok = fresh(r, q);
+    if (!ok) continue;
     for (let q = 0; q < n; q++) implied[q] = 1 / rm.price(r, q);
-    if (!devig(implied.subarray(0, n), 'multiplicative', fair.subarray(0, n))) continue;
-    recs.push(r);
-    probs.push(fair[bet.slot]);
+    if (!devig(n === 3 ? implied : implied2, 'multiplicative', n === 3 ? fair : fair2)) continue;
+    out.recs.push(r);
+    for (let q = 0; q < n; q++) out.fair.push(fair[q]);
   }
+  return out;
+}
+
+function alertsOf(rm: ReadModel, bet: Bet, quoting: readonly number[], complete: CompleteSets, n: number, o: SweepOptions, out: EdgeAlert[]): void {
+  if (complete.recs.length < 2) return;
+  // each complete set's no-vig probability of this side, sorted: each quoting book's leave-one-out median is then
+  // read off by index (a sort per book of the others cost O(k^2 log k) a line side: the main-thread audit)
+  const recs = complete.recs;
+  const probs = recs.map((_, i) => complete.fair[i * n + bet.slot]);
   const m = probs.length;
-  const order = Array.from({ length: m }, (_, i) => i).sort((a, b) => probs[a] - probs[b]);
+  // indices filled by a loop: Array.from({ length: m }, f) took most of this function's time (a generic iterable path)
+  const order: number[] = [];
+  for (let i = 0; i < m; i++) order.push(i);
+  order.sort((a, b) => probs[a] - probs[b]);
   const sorted = order.map((i) => probs[i]);
   const rank = new Map<number, number>();
   order.forEach((i, at) => rank.set(recs[i], at));
