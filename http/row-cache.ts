@@ -41,33 +41,18 @@ export class RowCache<T> {
 /** A JSON array of rows serialised one by one (UTF-8): what the array's serialiser writes for the same rows. One
  *  copy of bytes encoded when each row was made: encoding the whole body again on each request (a string handed to
  *  the socket) took the main thread 3 to 10 ms a request for the 0.7 MB of the simulator's NBA consensus
- *  (bench/http.ts). */
-export function joinRows(rows: readonly { bytes: Buffer }[]): Buffer {
+ *  (bench/http.ts). With `tails`, each row's bytes are followed by its tail (ASCII): rows kept serialised up to a
+ *  field that changes with the clock, such as an age, whose value and closing brace are written per request. */
+export function joinRows(rows: readonly { bytes: Buffer }[], tails: readonly string[] | null = null): Buffer {
   let size = 2 + Math.max(0, rows.length - 1);
-  for (let i = 0; i < rows.length; i++) size += rows[i].bytes.length;
+  for (let i = 0; i < rows.length; i++) size += rows[i].bytes.length + (tails === null ? 0 : tails[i].length);
   const body = Buffer.allocUnsafe(size);
   let at = 0;
   body[at++] = 0x5b; // [
   for (let i = 0; i < rows.length; i++) {
     if (i > 0) body[at++] = 0x2c; // ,
     at += rows[i].bytes.copy(body, at);
-  }
-  body[at] = 0x5d; // ]
-  return body;
-}
-
-/** As joinRows, each row's bytes followed by its tail (ASCII): rows kept serialised up to a field that changes with
- *  the clock, such as an age, whose value and closing brace are written per request. */
-export function joinRowsWithTails(rows: readonly { bytes: Buffer }[], tails: readonly string[]): Buffer {
-  let size = 2 + Math.max(0, rows.length - 1);
-  for (let i = 0; i < rows.length; i++) size += rows[i].bytes.length + tails[i].length;
-  const body = Buffer.allocUnsafe(size);
-  let at = 0;
-  body[at++] = 0x5b; // [
-  for (let i = 0; i < rows.length; i++) {
-    if (i > 0) body[at++] = 0x2c; // ,
-    at += rows[i].bytes.copy(body, at);
-    at += body.write(tails[i], at, 'latin1');
+    if (tails !== null) at += body.write(tails[i], at, 'latin1');
   }
   body[at] = 0x5d; // ]
   return body;

@@ -18,7 +18,7 @@ import { isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
 import { cmp } from '../compare.js';
-import { RowCache, joinRowsWithTails } from '../row-cache.js';
+import { RowCache, joinRows } from '../row-cache.js';
 
 /** SPEC Pagination: props offset 0 to 10000 */
 const MAX_OFFSET = 10_000;
@@ -216,7 +216,7 @@ export function propsRoutes(s: Services): Route[] {
           items.push(item);
           tails.push(`${age(r.lu)}}`);
         }
-        body = joinRowsWithTails(items, tails);
+        body = joinRows(items, tails);
         size = page.length;
       }
       const headers: [string, string][] = [
