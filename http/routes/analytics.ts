@@ -24,7 +24,7 @@ import { isoMillis, isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
 import { cmp } from '../compare.js';
-import { RowCache, joinRows } from '../row-cache.js';
+import { RowCache, joinRows, rowBytes } from '../row-cache.js';
 
 const BOOK_KEYS = BOOKMAKERS.map((b) => b.key);
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
@@ -575,7 +575,7 @@ export function analyticsRoutes(s: Services): Route[] {
       if (markets !== null && !markets.has(d[off + CONS.MARKET])) continue;
       const stamp = view.consStamp(r);
       const item = cache.get(r, stamp, e, live) ?? cache.set(r, stamp, e, live, {
-        bytes: Buffer.from(consensusJson(e, maintainedLine(d, off, withPrediction), live)),
+        bytes: rowBytes(consensusJson(e, maintainedLine(d, off, withPrediction), live)),
         market: d[off + CONS.MARKET], player: d[off + CONS.PLAYER], point: d[off + CONS.POINT],
       });
       if (item.bytes.length !== 0) items.push(item);
@@ -695,7 +695,7 @@ export function analyticsRoutes(s: Services): Route[] {
       profit_if_hit: m.profit_if_hit === null ? null : tidy(m.profit_if_hit), net_if_below: tidy(m.net_if_below), net_if_above: tidy(m.net_if_above),
       break_even_hit_rate: m.break_even_hit_rate === null ? null : tidy(m.break_even_hit_rate),
     };
-    return { bytes: Buffer.from(midRowJson(row)), width: m.window.width, breakEven: row.break_even_hit_rate, eventId: e.id, market: key, player, overLine, underLine: hi };
+    return { bytes: rowBytes(midRowJson(row)), width: m.window.width, breakEven: row.break_even_hit_rate, eventId: e.id, market: key, player, overLine, underLine: hi };
   }
 
   return [arbitrage, inplay, ev, consensus, middles];

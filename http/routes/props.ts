@@ -18,7 +18,7 @@ import { isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
 import { cmp } from '../compare.js';
-import { RowCache, joinRows } from '../row-cache.js';
+import { RowCache, joinRows, rowBytes } from '../row-cache.js';
 
 /** SPEC Pagination: props offset 0 to 10000 */
 const MAX_OFFSET = 10_000;
@@ -78,7 +78,7 @@ function propItem(r: Row, line: number | null, over: number | null, under: numbe
     under_price: under, age_seconds: 0,
   });
   if (!json.endsWith(AGE_TAIL)) throw new Error('a prop row does not end with its age');
-  return { bytes: Buffer.from(json.slice(0, -2)), over: r.over, under: r.under, line: r.line, player: r.player, book: r.book, market: r.market };
+  return { bytes: rowBytes(json.slice(0, -2)), over: r.over, under: r.under, line: r.line, player: r.player, book: r.book, market: r.market };
 }
 const groupsJson = compile({ type: 'array', items: PropGroupSchema });
 
