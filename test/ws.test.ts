@@ -167,6 +167,37 @@ t.test('ws streams', async (t) => {
     d.ws.close();
   });
 
+  t.test('an event whose start or teams change with no quote is announced with its quotes (regression: it never was)', async (t) => {
+    type Head = { id: string; commence_time: string; home_team: string };
+    const ev = { id: 'ws_head_1', sport_key: 'icehockey_nhl', commence_time: Math.floor(Date.now() / 1000) * 1000 + 7_200_000, home_team: 'Head Home', away_team: 'Head Away' };
+    await app.ingest({ events: [ev], prices: [
+      { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.8 },
+      { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.05 },
+    ] });
+    const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19) + 'Z';
+    const mine = (c: Client) => [...c.book.values()].filter((i) => i.event_id === ev.id).map((i) => [i.outcome, i.price]).sort();
+    // business: a window of 1 s; scale: none
+    for (const [tier, k] of [['business', apiKey], ['scale', await app.key('scale')]] as const) {
+      const c = await connect(app, `/ws/odds/icehockey_nhl?apiKey=${k}`);
+      const snap = await c.until((f) => f.type === 'snapshot');
+      const later = ev.commence_time + 3_600_000 * (tier === 'business' ? 1 : 2);
+      await app.ingest({ events: [{ ...ev, commence_time: later }] });
+      const d = await c.until((f) => f.type === 'delta' && f.seq > snap.seq);
+      t.same((d.events as unknown as Head[] | undefined)?.map((e) => [e.id, e.commence_time]), [[ev.id, iso(later)]], `${tier}: the new start is announced`);
+      t.same(mine(c), [['Head Away', 2.05], ['Head Home', 1.8]], `${tier}: the book unchanged`);
+      const renamed = `Renamed Home ${tier}`;
+      await app.ingest({ events: [{ ...ev, commence_time: later, home_team: renamed }] });
+      const d2 = await c.until((f) => f.type === 'delta' && f.seq > d.seq);
+      t.same((d2.events as unknown as Head[] | undefined)?.map((e) => e.home_team), [renamed], `${tier}: the new name is announced`);
+      t.same(mine(c), [['Head Away', 2.05], [renamed, 1.8]], `${tier}: the home side under its new name only`);
+      // back to its name for the next tier
+      await app.ingest({ events: [{ ...ev, commence_time: later }] });
+      await c.until((f) => f.type === 'delta' && f.seq > d2.seq);
+      c.ws.close();
+    }
+    await app.ingest({ events: [{ ...ev, status: 'final' }] });
+  });
+
   t.test('a resume token of one tier channel is not replayed on another (their seqs count apart)', async (t) => {
     // business /ws/odds coalesces over 1 s, scale over 0: one name, two sequences. A business client upgraded to
     // scale resumed with its business seq and was replayed the scale channel's deltas from that number: a gap

@@ -80,6 +80,7 @@ export class Hub {
   private readonly records = new Map<string, EventRecord>();
   private readonly seqs = new Map<string, number>();
   private readonly listeners: ((batch: ChangeBatch) => void)[] = [];
+  private readonly headListeners: ((ev: EventView, oldHome: string, oldAway: string) => void)[] = [];
   /** the read model's raw price of a quote (the analytics view prices +EV rows' growth with it) */
   private readonly priceOf: QuotePrice = (event, market, point, player, outcome, book) =>
     this.readModel.quotePrice(event, market, point, player, outcome, book);
@@ -118,6 +119,11 @@ export class Hub {
 
   onBatch(fn: (batch: ChangeBatch) => void): void {
     this.listeners.push(fn);
+  }
+
+  /** Called when a known event's start, teams or title change (no quote changes with it: the streams announce it). */
+  onEventHead(fn: (ev: EventView, oldHome: string, oldAway: string) => void): void {
+    this.headListeners.push(fn);
   }
 
   /** Called after each shard answer that opened or closed an arbitrage or a positive-EV row (webhooks). */
@@ -240,11 +246,16 @@ export class Hub {
   upsertEvent(ev: EventRecord, source?: string, now = this.now()): void {
     this.records.set(ev.id, ev);
     const idx = this.eventIds.id(ev.id);
+    const was = this.readModel.event(idx);
+    const before = was === undefined ? null : { commence: was.commence, home: was.home, away: was.away, title: was.title };
     const view = this.readModel.upsertEvent(idx, ev.id, ev.sport.key, ev.commence, ev.home, ev.away, ev.status,
       shardOf(ev.id, this.pool.size));
     view.pitchers = ev.pitchers;
     view.kind = ev.kind ?? 'game';
     view.title = ev.title ?? null;
+    if (before !== null && (before.commence !== view.commence || before.home !== view.home || before.away !== view.away || before.title !== view.title)) {
+      for (const fn of this.headListeners) fn(view, before.home, before.away);
+    }
     if (source !== undefined) view.source = source;
     // a game moved to a start already past (and known before it) starts at the next tick; one moved to a later start
     // starts again then

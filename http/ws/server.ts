@@ -18,7 +18,7 @@ import { AMBIGUOUS_KEY, queryKey } from '../router.js';
 import type { Services } from '../services.js';
 import { Channel, DEFAULT_LIMITS, headsOf, passes, unfiltered, type Filters, type Snapshot, type SocketState, type StreamLimits } from './channel.js';
 import { EventCrcs } from './event-crc.js';
-import { crcOf, encode, eventHead, eventItems, outcomeName, outcomePoint, repriced, v4Event, type DeltaItem } from './frames.js';
+import { crcOf, encode, eventHead, eventItems, itemKey, outcomeName, outcomePoint, repriced, v4Event, type DeltaItem } from './frames.js';
 
 export const HEARTBEAT_MS = 5000;
 /** how long a built snapshot may be reused: the socket that gets it catches up from its seq with one merged delta,
@@ -106,6 +106,7 @@ export class Streams {
   constructor(private readonly s: Services, private readonly limits: StreamLimits = DEFAULT_LIMITS,
     private readonly log?: (msg: string) => void) {
     s.hub.onBatch((b) => this.onBatch(b));
+    s.hub.onEventHead((ev, oldHome, oldAway) => this.headChanged(ev, oldHome, oldAway));
     this.crcs = new EventCrcs(s.hub.readModel, this.player);
   }
 
@@ -539,6 +540,33 @@ export class Streams {
           ws.ping();
         }
       }
+    }
+  }
+
+  /** An event's start, teams or title changed with none of its quotes: a delta carries an event's head only with a
+   *  quote of it, so its channels are offered its quotes again (unchanged: a client applies them idempotently) with
+   *  the new head, and, when its teams were renamed, its quotes under their old outcome names as removals. */
+  private headChanged(ev: EventView, oldHome: string, oldAway: string): void {
+    const channels = this.bySport.get(ev.sport);
+    if (channels === undefined) return;
+    const items = eventItems(this.s.hub.readModel, ev, this.player);
+    if (items.length === 0) return;
+    if (oldHome !== ev.home || oldAway !== ev.away) {
+      const keys = new Set(items.map(itemKey));
+      const gone: DeltaItem[] = [];
+      for (const i of items) {
+        const outcome = i.outcome === ev.home ? oldHome : i.outcome === ev.away ? oldAway : i.outcome;
+        if (outcome === i.outcome) continue;
+        const old: DeltaItem = { event_id: i.event_id, market: i.market, point: i.point, player: i.player, outcome, book: i.book, price: 0, last_update: i.last_update, removed: true };
+        if (!keys.has(itemKey(old))) gone.push(old);
+      }
+      items.unshift(...gone);
+    }
+    const now = this.s.now();
+    for (const ch of channels) {
+      // a live channel announces only the events it holds (one whose start moved later leaves it at the next tick)
+      if (ch.kind === 'live' && !this.liveSeen.get(ch)!.has(ev.id)) continue;
+      ch.offer(items, now);
     }
   }
 
