@@ -30,6 +30,9 @@ const H2H = MARKETS.findIndex((m) => m.key === 'h2h');
 /** an outright's Yes and No, judged as a two-way moneyline (engine/analytics-rows.ts pairJudged) */
 const OUTRIGHT = MARKETS.findIndex((m) => m.key === OUTRIGHTS);
 
+/** 1 for a player prop market (EventView.gameVersion leaves them out) */
+const PROP = Uint8Array.from(MARKETS, (m) => (m.kind === 'prop' ? 1 : 0));
+
 /** change records warmed at a time (ReadModel.warm): their buckets and records stay in the cache until applied */
 const WARM = 64;
 
@@ -50,6 +53,12 @@ export class EventView {
   title: string | null = null;
   /** the feed that last sent this event ('sim', 'theoddsapi'); null when it came through POST /v1/ingest */
   source: string | null = null;
+  /** changes whenever anything of the event may have changed but its player props: a quote of a game market (or an
+   *  outright), its start, teams or status (every field above is written through ReadModel.upsertEvent, or right
+   *  after it in the same call: Hub.upsertEvent). The game lines' documents of /odds are kept until it moves
+   *  (http/routes/odds.ts): a game of the simulator holds about 1,400 quotes, most of them props that move all the
+   *  time and that /odds does not serve. */
+  gameVersion = 0;
   constructor(
     readonly idx: number,
     readonly id: string,
@@ -110,6 +119,7 @@ export class ReadModel {
       ev.away = away;
     }
     ev.status = status;
+    ev.gameVersion++;
     this.bump(sport);
     return ev;
   }
@@ -215,6 +225,7 @@ export class ReadModel {
         if (d[q] === 0) continue;
         d[q] = 0;
         ev.quotes--;
+        if (PROP[market] === 0) ev.gameVersion++;
         touched.add(ev.sport);
         continue;
       }
@@ -230,6 +241,7 @@ export class ReadModel {
       dd[q + 2] = verified;
       if (verified > this.newestWrite) this.newestWrite = verified;
       if (!(this.newestByBook[book] >= verified)) this.newestByBook[book] = verified;
+      if (PROP[market] === 0) ev.gameVersion++;
       touched.add(ev.sport);
     }
     for (const sport of touched) this.bump(sport);

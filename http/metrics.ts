@@ -9,6 +9,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly latency: Histogram<'route' | 'status'>;
   readonly bodyCache: Counter<'result'>;
+  readonly eventDocs: Counter<'result'>;
 
   constructor(hub: () => Hub | null) {
     collectDefaultMetrics({ register: this.registry });
@@ -22,6 +23,12 @@ export class Metrics {
     this.bodyCache = new Counter({
       name: 'linewire_body_cache_total',
       help: 'Serialised response bodies served from cache (hit) or rebuilt (miss)',
+      labelNames: ['result'],
+      registers: [this.registry],
+    });
+    this.eventDocs = new Counter({
+      name: 'linewire_odds_event_docs_total',
+      help: 'Event documents of a rebuilt odds body reused because the event had not changed (kept) or built again (built)',
       labelNames: ['result'],
       registers: [this.registry],
     });

@@ -476,3 +476,53 @@ t.test('odds - the body cache: identical requests share a body, an ingest invali
   await app.ingest({ events: [{ ...ev, status: 'final' }] });
   t.same(await (await app.get('/v1/sports/basketball_ncaab/odds', { 'X-API-Key': key })).json(), [], 'a final event leaves /odds');
 });
+
+t.test('odds - a rebuilt body reuses the documents of the events that did not move, and rebuilds those that did', async (t) => {
+  t.teardown(() => clock.release());
+  const now = clock.freeze(NOW + 120_000);
+  const a = { id: 'odds_frag_a', sport_key: 'basketball_wnba', commence_time: now + 3_600_000, home_team: 'Las Vegas Aces', away_team: 'New York Liberty' };
+  const b = { id: 'odds_frag_b', sport_key: 'basketball_wnba', commence_time: now + 7_200_000, home_team: 'Seattle Storm', away_team: 'Chicago Sky' };
+  await app.ingest({ events: [a, b], prices: [...h2h('draftkings', a, 1.6, 2.4, now - 1000), ...h2h('draftkings', b, 1.9, 1.95, now - 1000)] });
+  const docs = async () => {
+    const text = await (await app.get('/metrics')).text();
+    const n = (r: string) => Number(new RegExp(`^linewire_odds_event_docs_total\\{result="${r}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    return { built: n('built'), kept: n('kept') };
+  };
+  const prices = (body: OddsEvent[]) => body.map((e) => [e.id, e.bookmakers.map((bk) => bk.markets[0].outcomes.map((o) => o.price))]);
+  const q = 'include=verification';
+  const first = (await odds('basketball_wnba', q)).body as OddsEvent[];
+  t.same(prices(first), [['odds_frag_a', [[1.6, 2.4]]], ['odds_frag_b', [[1.9, 1.95]]]], 'both events');
+  const c0 = await docs();
+
+  await app.ingest({ prices: [price('draftkings', a, 'h2h', a.home_team, 1.65, undefined, now - 500)] });
+  const second = (await odds('basketball_wnba', q)).body as OddsEvent[];
+  t.same(prices(second), [['odds_frag_a', [[1.65, 2.4]]], ['odds_frag_b', [[1.9, 1.95]]]], 'the moved price, the other event as it was');
+  t.same(second[1], first[1], 'the unmoved event exactly as before');
+  const c1 = await docs();
+  t.same([c1.built - c0.built, c1.kept - c0.kept], [1, 1], 'one document built again, one kept');
+
+  // a player prop moving is not a change of the game lines /odds serves
+  await app.ingest({ prices: [{ book: 'draftkings', event_id: a.id, market: 'player_points', outcome: 'Over', player: 'A\'ja Wilson', point: 22.5, price: 1.9, ts: now - 400 }] });
+  const propMoved = (await odds('basketball_wnba', q)).body as OddsEvent[];
+  t.same(propMoved, second, 'the same body');
+  const cp = await docs();
+  t.same([cp.built - c1.built, cp.kept - c1.kept], [0, 2], 'both documents kept');
+
+  // a change of teams alone, with no quote of the event moving, is a change of the event
+  await app.ingest({ events: [{ ...b, home_team: 'Seattle Storm II' }] });
+  const third = (await odds('basketball_wnba', q)).body as OddsEvent[];
+  t.same(third.map((e) => e.home_team), ['Las Vegas Aces', 'Seattle Storm II'], 'the renamed team');
+  t.same(third[1].bookmakers[0].markets[0].outcomes.map((o) => o.name), ['Seattle Storm II', 'Chicago Sky'], 'and outcome names follow it');
+  const c2 = await docs();
+  t.same([c2.built - cp.built, c2.kept - cp.kept], [1, 1], 'the renamed event built again, the other kept');
+
+  // the clock alone: an entry verified within 5 s stops being current without any change of data
+  t.same(third.map((e) => e.bookmakers[0].is_current), [true, true], 'current within 5 s');
+  clock.freeze(now + 4200);
+  const fourth = (await odds('basketball_wnba', q)).body as OddsEvent[];
+  t.same(fourth.map((e) => e.bookmakers[0].is_current), [true, false], 'the entry verified 5.2 s ago is no longer current, the other (4.7 s) still is');
+
+  // documents are kept per shape: the same events in American odds are not the decimal ones
+  const american = (await odds('basketball_wnba', `${q}&oddsFormat=american`)).body as OddsEvent[];
+  t.same(prices(american), [['odds_frag_a', [[-154, 140]]], ['odds_frag_b', [[-111, -105]]]], 'American prices (hand-worked: -100/0.65, +140, -100/0.9, -100/0.95)');
+});

@@ -15,6 +15,7 @@ import type { Region } from '../../engine/types.js';
 import { invalid, type ParamSpec, type Params } from '../params.js';
 import type { RequestCtx, Route } from '../router.js';
 import { AnyTime, IsoTime, OddsDocSchema, RawOddsEventSchema, UnixTime, oddsEventSchema } from '../schemas.js';
+import { joinRows, rowBytes } from '../row-cache.js';
 import { compile } from '../serialize.js';
 import { isoMillis, isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
@@ -173,21 +174,38 @@ function inPlayOk(rm: ReadModel, r: number, n: number, commence: number, now: nu
   return true;
 }
 
+/** One event's document as served (game markets only), kept until the event or one of its game lines moves
+ *  (EventView.gameVersion) or the clock reaches `validUntil`. */
+interface Fragment {
+  version: number;
+  validUntil: number;
+  /** UTF-8, joined into bodies as bytes (http/row-cache.ts joinRows) */
+  bytes: Buffer;
+}
+
+/** bytes of event documents kept at most: past it every kept one is dropped */
+const FRAGMENT_BUDGET = 32 * 1024 * 1024;
+
 export class OddsView {
   private readonly cache = new Map<string, Built & { version: string }>();
+  /** per event serialiser, by shape (time format, verification, include shape) */
   private readonly serializers = new Map<string, (doc: unknown) => string>();
+  /** Event documents kept per query that shapes them (books, markets, formats; not the filters that pick events):
+   *  a sport's body is rebuilt whenever any of its events moves (about every 100 ms under the simulator), and most
+   *  of its events have not moved since the last build (one in five to eight per 150 ms: bench/http.ts). Weakly held
+   *  per event, so an event that leaves takes its documents with it. */
+  private fragments = new Map<string, WeakMap<EventView, Fragment>>();
+  /** bytes kept in `fragments` since it was last emptied (an upper bound: replaced ones are counted too) */
+  private fragmentBytes = 0;
 
   constructor(private readonly s: Services) {}
 
   private serializer(q: OddsQuery): (doc: unknown) => string {
-    const key = `${q.unix}:${q.verification}:${q.shape}:${q.single}`;
+    const key = `${q.unix}:${q.verification}:${q.shape}`;
     let fn = this.serializers.get(key);
     if (fn === undefined) {
       const time = q.unix ? UnixTime : IsoTime;
-      const item = q.shape === 'raw' ? RawOddsEventSchema : oddsEventSchema({ time, verification: q.verification, rawJson: q.shape === 'normalized' });
-      const list = compile({ type: 'array', items: item });
-      // one event: the list's only element (a list of one compiled once rather than a second schema)
-      fn = q.single ? (docs: unknown) => { const body = list(docs); return body.slice(1, -1); } : list;
+      fn = compile(q.shape === 'raw' ? RawOddsEventSchema : oddsEventSchema({ time, verification: q.verification, rawJson: q.shape === 'normalized' }));
       this.serializers.set(key, fn);
     }
     return fn;
@@ -234,8 +252,8 @@ export class OddsView {
     return built.body;
   }
 
-  private build(q: OddsQuery, keys: string[], now: number): Built {
-    const time = (ms: number) => (q.unix ? Math.floor(ms / 1000) : isoMillis(ms));
+  /** The events a query serves, in order, and until when that choice holds by itself. */
+  private pick(q: OddsQuery, keys: string[], now: number): { events: EventView[]; validUntil: number } {
     let validUntil = Infinity;
     const events: EventView[] = [];
     for (const key of keys) {
@@ -261,103 +279,150 @@ export class OddsView {
       const live = events.filter((ev) => ev.commence <= now).length;
       if (events.length > live + q.upcoming) events.length = live + q.upcoming;
     }
-    const docs = [];
-    for (const ev of events) {
-      const sport = sportByKey(ev.sport)!;
-      let canon: Map<number, number> | null = null;
-      const books = [];
-      const rm = this.s.hub.readModel;
-      for (const bookId of q.bookOrder) {
-        if (!q.books.has(bookId)) continue;
-        const def = BOOKMAKERS[bookId];
-        const markets: MarketEntry[] = [];
-        const raw = [];
-        let last = 0;
-        let verified = 0;
-        let changed = 0;
-        for (const mkey of q.markets) {
-          let idx = MARKET_INDEX.get(mkey)!;
-          if (mkey === 'h2h' && sport.three_way) idx = MARKET_INDEX.get('h2h_3_way')!;
-          else if (mkey === 'h2h_3_way' && !sport.three_way) continue;
-          const r = rm.find(ev.idx, idx, -1, bookId);
-          if (r < 0) continue;
-          const mdef = MARKETS[idx];
-          if (!completeOutcomes(rm, r, mdef.shape) || !inPlayOk(rm, r, mdef.shape === 'three_way' ? 3 : 2, ev.commence, now)) continue;
-          const outcomes = [];
-          const n = mdef.shape === 'three_way' ? 3 : 2;
-          const linePoint = rm.point(r);
-          let mLast = 0;
-          for (let o = 0; o < n; o++) {
-            const name = mdef.shape === 'over_under' ? (o === SLOT.OVER ? 'Over' : 'Under')
-              : o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
-            const point = linePoint !== linePoint ? undefined : mkey === 'spreads' && o === SLOT.AWAY ? -linePoint || 0 : linePoint;
-            const d = rm.price(r, o);
-            const c = rm.changedAt(r, o);
-            const v = rm.verifiedAt(r, o);
-            outcomes.push({ name, price: q.american ? decimalToAmerican(d) : d, point });
-            mLast = Math.max(mLast, c, v);
-            verified = Math.max(verified, v);
-            changed = Math.max(changed, c);
-            if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: name, point, price: d, ts: Math.max(c, v) });
-          }
-          last = Math.max(last, mLast);
-          markets.push({ key: mkey, last_update: time(mLast), outcomes });
-        }
-        if (q.includeProps) {
-          // read as /props reads them: a player's one spelling in the event, each side within the 60-minute window,
-          // DFS legs at the midpoint (http/routes/prop-rules.ts)
-          canon ??= canonicalInEvent(ev.records.map((r) => rm.player(r)), this.s.hub.players);
-          for (const r of ev.records) {
-            if (rm.book(r) !== bookId || MARKETS[rm.market(r)].kind !== 'prop') continue;
-            const mdef = MARKETS[rm.market(r)];
-            if (q.propMarkets !== null && !q.propMarkets.has(mdef.key)) continue;
-            const player = this.s.hub.players.name(canon.get(rm.player(r))!);
-            for (let o = 0; o < 2; o++) {
-              const sent = rm.price(r, o);
-              if (sent === 0 || !inPlayOk(rm, r, o + 1, ev.commence, now, o)) continue;
-              const written = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
-              if (written < now - PROPS_WINDOW_MS) continue;
-              // the body goes stale when this side leaves the window
-              validUntil = Math.min(validUntil, written + PROPS_WINDOW_MS + 1);
-              const d = propPrice(bookId, sent, false);
-              // the market's entry is made by its first served side: no empty market, no time of 0
-              let m = markets.find((x) => x.key === mdef.key);
-              if (m === undefined) markets.push((m = { key: mdef.key, last_update: time(0), outcomes: [], _t: 0 }));
-              const lu = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
-              m.outcomes.push({ name: o === 0 ? 'Over' : 'Under', price: q.american ? decimalToAmerican(d) : d, point: rm.point(r), description: player });
-              m._t = Math.max(m._t ?? 0, lu);
-              m.last_update = time(m._t);
-              last = Math.max(last, lu);
-              verified = Math.max(verified, rm.verifiedAt(r, o));
-              changed = Math.max(changed, rm.changedAt(r, o));
-              if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: o === 0 ? 'Over' : 'Under', point: rm.point(r), player, price: sent, ts: lu });
-            }
-          }
-        }
-        if (markets.length === 0) continue;
-        const entry: Record<string, unknown> = { key: def.key, title: def.title, last_update: time(last), markets };
-        if (q.verification) {
-          entry.verified_at = time(verified);
-          entry.line_changed_at = time(changed);
-          const current = now - verified <= CURRENT_MS;
-          entry.is_current = current;
-          if (current) validUntil = Math.min(validUntil, verified + CURRENT_MS + 1);
-        }
-        if (q.shape !== 'slim') entry.raw_json = { feed: ev.source ?? (this.s.feed === 'none' ? 'none' : 'ingest'), quotes: raw };
-        books.push(entry);
-      }
-      docs.push({
-        id: ev.id,
-        sport_key: ev.sport,
-        sport_title: sport.title,
-        commence_time: q.unix ? Math.floor(ev.commence / 1000) : isoSeconds(ev.commence),
-        home_team: ev.home,
-        away_team: ev.away,
-        probable_pitchers: ev.pitchers ?? undefined,
-        bookmakers: books,
-      });
+    return { events, validUntil };
+  }
+
+  private build(q: OddsQuery, keys: string[], now: number): Built {
+    const { events, validUntil: picked } = this.pick(q, keys, now);
+    let validUntil = picked;
+    const serialize = this.serializer(q);
+    // props merged in (/live, one event's props) are read through the player registry, which changes apart from
+    // the event: those documents are built every time
+    let kept: WeakMap<EventView, Fragment> | null = null;
+    let shape = '';
+    if (!q.includeProps) {
+      shape = `${q.unix}:${q.verification}:${q.shape}:${q.american}:${q.markets.join(',')}:${q.bookOrder.join(',')}`;
+      kept = this.fragments.get(shape) ?? null;
+      if (kept === null) this.fragments.set(shape, (kept = new WeakMap()));
     }
-    return { body: Buffer.from(this.serializer(q)(docs)), validUntil };
+    const parts: Fragment[] = [];
+    let built = 0;
+    for (const ev of events) {
+      let f = kept?.get(ev);
+      if (f === undefined || f.version !== ev.gameVersion || now >= f.validUntil) {
+        built++;
+        const doc = this.eventDoc(q, ev, now);
+        f = { version: ev.gameVersion, validUntil: doc.validUntil, bytes: rowBytes(serialize(doc.doc)) };
+        if (kept !== null) {
+          this.fragmentBytes += f.bytes.length;
+          if (this.fragmentBytes > FRAGMENT_BUDGET) {
+            // emptied whole: the documents of many queries' shapes, rebuilt as they are asked for again
+            kept = new WeakMap();
+            this.fragments = new Map([[shape, kept]]);
+            this.fragmentBytes = f.bytes.length;
+          }
+          kept.set(ev, f);
+        }
+      }
+      validUntil = Math.min(validUntil, f.validUntil);
+      parts.push(f);
+    }
+    if (built > 0) this.s.metrics.eventDocs.inc({ result: 'built' }, built);
+    if (built < events.length) this.s.metrics.eventDocs.inc({ result: 'kept' }, events.length - built);
+    // one event's odds: the event object itself, not a list of one
+    const body = q.single ? (parts[0]?.bytes ?? Buffer.alloc(0)) : joinRows(parts);
+    return { body, validUntil };
+  }
+
+  /** One event's document for a query at `now`, and until when it holds unless the event moves. */
+  private eventDoc(q: OddsQuery, ev: EventView, now: number): { doc: unknown; validUntil: number } {
+    const time = (ms: number) => (q.unix ? Math.floor(ms / 1000) : isoMillis(ms));
+    // a game not started yet serves its quotes until it starts (inPlayOk)
+    let validUntil = ev.commence > now ? ev.commence : Infinity;
+    const sport = sportByKey(ev.sport)!;
+    let canon: Map<number, number> | null = null;
+    const books = [];
+    const rm = this.s.hub.readModel;
+    for (const bookId of q.bookOrder) {
+      if (!q.books.has(bookId)) continue;
+      const def = BOOKMAKERS[bookId];
+      const markets: MarketEntry[] = [];
+      const raw = [];
+      let last = 0;
+      let verified = 0;
+      let changed = 0;
+      for (const mkey of q.markets) {
+        let idx = MARKET_INDEX.get(mkey)!;
+        if (mkey === 'h2h' && sport.three_way) idx = MARKET_INDEX.get('h2h_3_way')!;
+        else if (mkey === 'h2h_3_way' && !sport.three_way) continue;
+        const r = rm.find(ev.idx, idx, -1, bookId);
+        if (r < 0) continue;
+        const mdef = MARKETS[idx];
+        if (!completeOutcomes(rm, r, mdef.shape) || !inPlayOk(rm, r, mdef.shape === 'three_way' ? 3 : 2, ev.commence, now)) continue;
+        const outcomes = [];
+        const n = mdef.shape === 'three_way' ? 3 : 2;
+        const linePoint = rm.point(r);
+        let mLast = 0;
+        for (let o = 0; o < n; o++) {
+          const name = mdef.shape === 'over_under' ? (o === SLOT.OVER ? 'Over' : 'Under')
+            : o === SLOT.HOME ? ev.home : o === SLOT.AWAY ? ev.away : 'Draw';
+          const point = linePoint !== linePoint ? undefined : mkey === 'spreads' && o === SLOT.AWAY ? -linePoint || 0 : linePoint;
+          const d = rm.price(r, o);
+          const c = rm.changedAt(r, o);
+          const v = rm.verifiedAt(r, o);
+          outcomes.push({ name, price: q.american ? decimalToAmerican(d) : d, point });
+          mLast = Math.max(mLast, c, v);
+          verified = Math.max(verified, v);
+          changed = Math.max(changed, c);
+          if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: name, point, price: d, ts: Math.max(c, v) });
+        }
+        last = Math.max(last, mLast);
+        markets.push({ key: mkey, last_update: time(mLast), outcomes });
+      }
+      if (q.includeProps) {
+        // read as /props reads them: a player's one spelling in the event, each side within the 60-minute window,
+        // DFS legs at the midpoint (http/routes/prop-rules.ts)
+        canon ??= canonicalInEvent(ev.records.map((r) => rm.player(r)), this.s.hub.players);
+        for (const r of ev.records) {
+          if (rm.book(r) !== bookId || MARKETS[rm.market(r)].kind !== 'prop') continue;
+          const mdef = MARKETS[rm.market(r)];
+          if (q.propMarkets !== null && !q.propMarkets.has(mdef.key)) continue;
+          const player = this.s.hub.players.name(canon.get(rm.player(r))!);
+          for (let o = 0; o < 2; o++) {
+            const sent = rm.price(r, o);
+            if (sent === 0 || !inPlayOk(rm, r, o + 1, ev.commence, now, o)) continue;
+            const written = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
+            if (written < now - PROPS_WINDOW_MS) continue;
+            // the body goes stale when this side leaves the window
+            validUntil = Math.min(validUntil, written + PROPS_WINDOW_MS + 1);
+            const d = propPrice(bookId, sent, false);
+            // the market's entry is made by its first served side: no empty market, no time of 0
+            let m = markets.find((x) => x.key === mdef.key);
+            if (m === undefined) markets.push((m = { key: mdef.key, last_update: time(0), outcomes: [], _t: 0 }));
+            const lu = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
+            m.outcomes.push({ name: o === 0 ? 'Over' : 'Under', price: q.american ? decimalToAmerican(d) : d, point: rm.point(r), description: player });
+            m._t = Math.max(m._t ?? 0, lu);
+            m.last_update = time(m._t);
+            last = Math.max(last, lu);
+            verified = Math.max(verified, rm.verifiedAt(r, o));
+            changed = Math.max(changed, rm.changedAt(r, o));
+            if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: o === 0 ? 'Over' : 'Under', point: rm.point(r), player, price: sent, ts: lu });
+          }
+        }
+      }
+      if (markets.length === 0) continue;
+      const entry: Record<string, unknown> = { key: def.key, title: def.title, last_update: time(last), markets };
+      if (q.verification) {
+        entry.verified_at = time(verified);
+        entry.line_changed_at = time(changed);
+        const current = now - verified <= CURRENT_MS;
+        entry.is_current = current;
+        if (current) validUntil = Math.min(validUntil, verified + CURRENT_MS + 1);
+      }
+      if (q.shape !== 'slim') entry.raw_json = { feed: ev.source ?? (this.s.feed === 'none' ? 'none' : 'ingest'), quotes: raw };
+      books.push(entry);
+    }
+    const doc = {
+      id: ev.id,
+      sport_key: ev.sport,
+      sport_title: sport.title,
+      commence_time: q.unix ? Math.floor(ev.commence / 1000) : isoSeconds(ev.commence),
+      home_team: ev.home,
+      away_team: ev.away,
+      probable_pitchers: ev.pitchers ?? undefined,
+      bookmakers: books,
+    };
+    return { doc, validUntil };
   }
 }
 
