@@ -12,7 +12,7 @@ function def(code: string, status: number, message: string): ErrorDef {
 }
 
 export const ERRORS = {
-  MISSING_KEY: def('MISSING_KEY', 401, 'An API key is required: send X-API-Key, Authorization: Bearer, or apiKey'),
+  MISSING_KEY: def('MISSING_KEY', 401, 'An API key is required: send X-API-Key, Authorization: Bearer, or apiKey (api_key)'),
   INVALID_KEY: def('INVALID_KEY', 401, 'The API key does not validate'),
   OUT_OF_USAGE_CREDITS: def('OUT_OF_USAGE_CREDITS', 401, 'Usage quota has been reached for this period'),
   ADMIN_KEY_REQUIRED: def('ADMIN_KEY_REQUIRED', 401, 'This endpoint requires the admin key'),

@@ -278,7 +278,7 @@ export function openapiDocument(routes: readonly Route[]): object {
       headers,
       securitySchemes: {
         ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-        ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apiKey' },
+        ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'apiKey', description: 'api_key is accepted as the same parameter (The Odds API\'s sample code sends it)' },
         Bearer: { type: 'http', scheme: 'bearer' },
         AdminBearer: { type: 'http', scheme: 'bearer', description: 'the admin key (ADMIN_KEY)' },
       },

@@ -15,10 +15,11 @@ import { parseParams, type ParamSpec, type Params } from './params.js';
 /** the presented key of a request whose query names two different apiKey values (no real key contains a NUL) */
 export const AMBIGUOUS_KEY = '\u0000ambiguous';
 
-/** The apiKey of a query: '' when none, AMBIGUOUS_KEY when it names two different ones (neither is taken). REST and
- *  the WebSocket upgrade read it alike. */
+/** The apiKey of a query: '' when none, AMBIGUOUS_KEY when it names two different ones (neither is taken). `api_key`
+ *  is the same parameter: The Odds API documents apiKey, but its own sample code sends api_key. REST and the
+ *  WebSocket upgrade read it alike. */
 export function queryKey(query: URLSearchParams): string {
-  const keys = query.getAll('apiKey');
+  const keys = [...query.getAll('apiKey'), ...query.getAll('api_key')];
   return keys.length === 0 ? '' : keys.every((k) => k === keys[0]) ? keys[0] : AMBIGUOUS_KEY;
 }
 

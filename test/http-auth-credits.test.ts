@@ -95,6 +95,21 @@ t.test('auth - two different apiKey values: 401, neither key charged; the same k
   const same = await odds(app, `apiKey=${a}&apiKey=${a}`, {});
   t.equal(same.status, 200, 'the same key twice: 200');
   await same.arrayBuffer();
+  const mixed = await odds(app, `apiKey=${a}&api_key=${b}`, {});
+  t.same([mixed.status, ((await mixed.json()) as ErrBody).error_code], [401, 'INVALID_KEY'], 'apiKey and api_key naming two keys: 401 too');
+});
+
+t.test('auth - api_key, as The Odds API sample code sends it, is the apiKey parameter', async (t) => {
+  const k = await app.key('starter', 10);
+  const res = await odds(app, `api_key=${k}`, {});
+  t.equal(res.status, 200, '200');
+  t.equal(res.headers.get('x-requests-remaining'), '9', 'charged to that key');
+  await res.arrayBuffer();
+  const bad = await odds(app, 'api_key=lw_00000000000000000000000000000000', {});
+  t.same([bad.status, ((await bad.json()) as ErrBody).error_code], [401, 'INVALID_KEY'], 'an unknown api_key is INVALID_KEY, not MISSING_KEY');
+  const sports = await app.get('/v4/sports?api_key=lw_00000000000000000000000000000000');
+  t.equal(sports.status, 401, 'a free endpoint checks a key given as api_key as it checks apiKey');
+  await sports.arrayBuffer();
 });
 
 t.test('admin keys - POST /v1/admin/keys needs the admin key', async (t) => {
