@@ -8,6 +8,7 @@ import { ApiError, type ErrorCode } from '../engine/errors.js';
 import type { Accounts, KeyState } from './accounts.js';
 import { normaliseAddress, type TrustedProxies } from './client-ip.js';
 import { endpointLabel, meteredRoute } from './credit-costs.js';
+import { GZIP_MIN_BYTES, Gzip, acceptsGzip } from './compress.js';
 import { errorBody } from './serialize.js';
 import { DatabaseTimeout, type DatabaseWatch } from '../sql/watch.js';
 import { parseParams, type ParamSpec, type Params } from './params.js';
@@ -36,6 +37,8 @@ export interface RequestCtx {
   args: string[];
   ifNoneMatch: string;
   contentType: string;
+  /** Accept-Encoding admits gzip (http/compress.ts) */
+  acceptGzip: boolean;
   ip: string;
   body: Buffer | null;
   requestId: string;
@@ -178,6 +181,7 @@ export class Router {
   private readonly usageLabels = new Map<Route, string>();
   /** requests accepted and not yet answered or abandoned, by their response object (Router.drain) */
   private readonly inFlight = new Set<HttpResponse>();
+  private readonly gzip = new Gzip();
   private draining = false;
   private idle: (() => void) | null = null;
 
@@ -244,6 +248,7 @@ export class Router {
       args,
       ifNoneMatch: req.getHeader('if-none-match'),
       contentType: req.getHeader('content-type'),
+      acceptGzip: acceptsGzip(req.getHeader('accept-encoding')),
       ip: clientIp(res, req, this.opts.trustedProxies),
       body: null,
       requestId: nextRequestId(),
@@ -390,10 +395,16 @@ export class Router {
   }
 
   private finish(res: HttpResponse, ctx: RequestCtx, reply: Reply | StreamReply, charged: number, started: number, route: Route,
-    state: ReqState): void {
+    state: ReqState, encoded = false): void {
     if ('chunks' in reply) {
       void this.stream(res, ctx, reply, charged, started, route, state);
       return;
+    }
+    if (!encoded && !state.aborted) {
+      const now = this.encode(ctx, reply, (later) => this.finish(res, ctx, later, charged, started, route, state, true));
+      // compressed off the main thread: finished again with the bytes
+      if (now === null) return;
+      reply = now;
     }
     if (reply.status >= 400 || state.aborted) {
       // a failed call, or a client gone before the answer: nothing delivered, nothing charged
@@ -404,6 +415,25 @@ export class Router {
       this.opts.accounts.recordUsage(ctx.key, this.usageLabels.get(route)!, charged);
     }
     res.cork(() => this.write(res, ctx, reply, charged, started, route.path));
+  }
+
+  /** A 200 of GZIP_MIN_BYTES or more: gzipped for a client that accepts it, and marked as varying with
+   *  Accept-Encoding either way. Returns the reply to send now, or null when `later` will be called with it. A HEAD
+   *  is answered with the headers of its GET, the compressed length too. */
+  private encode(ctx: RequestCtx, reply: Reply, later: (r: Reply) => void): Reply | null {
+    const body = reply.body;
+    // a 304 names the representation the client holds: the gzipped one's tag is the weak form
+    if (reply.status === 304) {
+      return !ctx.acceptGzip ? reply : { status: 304, body, contentType: reply.contentType, headers: [...weakTags(reply.headers ?? []), VARY] };
+    }
+    if (reply.status !== 200 || (typeof body === 'string' ? body.length : body.byteLength) < GZIP_MIN_BYTES) return reply;
+    const headers = [...(reply.headers ?? []), VARY];
+    if (!ctx.acceptGzip) return { status: reply.status, body, contentType: reply.contentType, headers };
+    const gzipped = (gz: Buffer | null): Reply => (gz === null
+      ? { status: reply.status, body, contentType: reply.contentType, headers }
+      : { status: reply.status, body: gz, contentType: reply.contentType, headers: gzipHeaders(headers) });
+    const gz = this.gzip.compress(body, (done) => later(gzipped(done)));
+    return gz === null ? null : gzipped(gz);
   }
 
   private async stream(res: HttpResponse, ctx: RequestCtx, reply: StreamReply, charged: number, started: number,
@@ -505,12 +535,33 @@ export class Router {
     if (reply.status !== 304) res.writeHeader('Content-Type', reply.contentType ?? 'application/json');
     const ms = performance.now() - started;
     res.writeHeader('X-Response-Time', ms.toFixed(3));
-    if (reply.status === 304) res.endWithoutBody(0, close);
-    else if (ctx.method === 'HEAD') res.endWithoutBody(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength, close);
-    else res.end(reply.body, close);
+    if (reply.status === 304 || ctx.method === 'HEAD') {
+      // uWebSockets.js 20.30 leaves a response unfinished when endWithoutBody is given any length but 0 (its next
+      // request on the connection then found it closed), and writes Content-Length: 0 with 0: a HEAD's length goes as a
+      // header of its own, a 304 has none, and endWithoutBody takes no argument (so a close is asked of the client)
+      if (reply.status !== 304) {
+        res.writeHeader('Content-Length', String(typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.byteLength));
+      }
+      if (close) res.writeHeader('Connection', 'close');
+      res.endWithoutBody();
+    } else res.end(reply.body, close);
     this.settle(res);
     this.opts.onResponse?.(routePath, reply.status, ms);
   }
+}
+
+const VARY: readonly [string, string] = ['Vary', 'Accept-Encoding'];
+
+/** A gzipped body's headers: Content-Encoding, and its ETag made weak (the bytes differ from the identity body's, which
+ *  the strong ETag names; If-None-Match compares weakly: serialize.ts etagMatches). */
+function gzipHeaders(headers: readonly (readonly [string, string])[]): [string, string][] {
+  const out = weakTags(headers);
+  out.push(['Content-Encoding', 'gzip']);
+  return out;
+}
+
+function weakTags(headers: readonly (readonly [string, string])[]): [string, string][] {
+  return headers.map(([k, v]) => [k, k === 'ETag' && !v.startsWith('W/') ? `W/${v}` : v]);
 }
 
 /** error codes of a connection that failed or broke: the socket's, and postgres.js' own */

@@ -18,6 +18,34 @@ t.test('http regressions', async (t) => {
     t.equal(priced.headers.get('x-requests-last'), '0', 'x-requests-last 0');
   });
 
+  t.test('a HEAD, and a 304, leave their keep-alive connection usable for the next request', async (t) => {
+    const { connect } = await import('node:net');
+    const sock = connect(Number(new URL(app.base).port), '127.0.0.1');
+    let got = '';
+    sock.on('data', (d: Buffer) => { got += d.toString('latin1'); });
+    const closed = new Promise<void>((resolve) => sock.on('close', () => resolve()));
+    const until = async (n: number) => {
+      for (let i = 0; i < 200 && got.split('HTTP/1.1 ').length - 1 < n; i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    const etag = (await app.get('/v1/sports')).headers.get('etag')!;
+    sock.write(`HEAD /v1/sports/basketball_nba/odds?apiKey=${key} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await until(1);
+    sock.write(`GET /v1/sports HTTP/1.1\r\nHost: x\r\nIf-None-Match: ${etag}\r\n\r\n`);
+    await until(2);
+    sock.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(3);
+    sock.end();
+    await closed;
+    const answers = got.split(/(?=HTTP\/1\.1 )/);
+    t.equal(answers.length, 3, 'three answers on one connection');
+    t.match(answers[0], /^HTTP\/1\.1 200 OK/, 'the HEAD: 200');
+    t.match(answers[0], /\r\nContent-Length: [1-9]\d*\r\n/i, 'with the length its GET would have');
+    t.match(answers[0], /\r\n\r\n$/, 'and no body');
+    t.match(answers[1], /^HTTP\/1\.1 304 /, 'the conditional GET after it: 304');
+    t.notMatch(answers[1], /Content-Length/i, 'a 304 carries no Content-Length');
+    t.match(answers[2], /^HTTP\/1\.1 200 OK/, 'and the request after the 304 is answered too');
+  });
+
   t.test('HEAD on a priced route is refused where its GET would be: out of credits is 401 for both', async (t) => {
     const poor = await app.key('starter', 1);
     const url = `${app.base}/v1/sports/basketball_nba/odds?apiKey=${poor}`;

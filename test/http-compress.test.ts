@@ -1,0 +1,131 @@
+// gzip (http/compress.ts): which Accept-Encoding headers admit it, and over a real socket (node:http, which does
+// not decompress, where fetch would): a large 200 to a GET goes gzipped to a client that asks, the same bytes as the
+// identity body once gunzipped, a kept body's gzip reused, a body above the in-thread limit compressed off the main
+// thread, ETags weakened, everything else as it was.
+
+import { request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import t from 'tap';
+import { acceptsGzip } from '../http/compress.js';
+import { fixture, startTestApp } from './helpers/app.js';
+
+t.test('gzip - Accept-Encoding headers that admit it and those that do not', async (t) => {
+  const cases: [string, boolean][] = [
+    ['', false],
+    ['gzip', true],
+    ['GZIP', true],
+    ['x-gzip', true],
+    ['gzip, deflate, br', true],
+    ['br, gzip;q=0.5', true],
+    ['deflate', false],
+    ['identity', false],
+    ['gzip;q=0', false],
+    ['gzip; q=0.000', false],
+    ['*', true],
+    ['*;q=0', false],
+    ['br, *;q=0.1', true],
+    ['*, gzip;q=0', false],
+    ['gzip;q=0, *', false],
+    ['gzip;q=2', false],
+  ];
+  for (const [header, want] of cases) t.equal(acceptsGzip(header), want, JSON.stringify(header));
+});
+
+const app = await startTestApp(t);
+const key = await app.key('business', 1_000_000);
+const NOW = Date.now();
+const { nba } = fixture(NOW);
+const books = ['draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'betrivers', 'bovada', 'pinnacle', 'betonlineag'];
+// enough events and books that one /odds body passes the in-thread limit (64 KiB)
+const events = Array.from({ length: 40 }, (_, i) => ({ ...nba, id: `gz_${i}`, home_team: `Home ${i}`, away_team: `Away ${i}`, commence_time: NOW + 3_600_000 + i * 60_000 }));
+await app.ingest({
+  events,
+  prices: events.flatMap((ev) => books.flatMap((book, b) => [
+    { book, event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.8 + b / 100 },
+    { book, event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.05 - b / 100 },
+    { book, event_id: ev.id, market: 'totals', outcome: 'Over', point: 220.5, price: 1.9 },
+    { book, event_id: ev.id, market: 'totals', outcome: 'Under', point: 220.5, price: 1.92 },
+  ])),
+});
+
+interface Raw { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+
+function raw(path: string, headers: Record<string, string>, method = 'GET'): Promise<Raw> {
+  const url = new URL(path, app.base);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const odds = `/v1/sports/basketball_nba/odds?regions=us,eu&markets=h2h,totals&apiKey=${key}`;
+
+t.test('gzip - a large body goes gzipped to a client that asks, the identity body to one that does not', async (t) => {
+  const plain = await raw(odds, {});
+  t.equal(plain.status, 200, '200');
+  t.equal(plain.headers['content-encoding'], undefined, 'no Content-Encoding without Accept-Encoding');
+  t.equal(plain.headers.vary, 'Accept-Encoding', 'Vary: Accept-Encoding on the identity body too');
+  t.ok(plain.body.length > 64 * 1024, `a body above the in-thread limit (${plain.body.length} bytes)`);
+  const docs = JSON.parse(plain.body.toString()) as { id: string }[];
+  t.equal(docs.length, 40, 'every event');
+
+  const gz = await raw(odds, { 'accept-encoding': 'gzip, deflate, br' });
+  t.equal(gz.status, 200, '200');
+  t.equal(gz.headers['content-encoding'], 'gzip', 'Content-Encoding: gzip');
+  t.equal(gz.headers.vary, 'Accept-Encoding', 'Vary');
+  t.equal(Number(gz.headers['content-length']), gz.body.length, 'Content-Length of the compressed bytes');
+  t.ok(gz.body.length * 4 < plain.body.length, `smaller (${gz.body.length} against ${plain.body.length} bytes)`);
+  t.same(gunzipSync(gz.body), plain.body, 'gunzipped, the identity body byte for byte');
+  t.equal(gz.headers['x-requests-last'], plain.headers['x-requests-last'], 'charged as the identity body');
+
+  const again = await raw(odds, { 'accept-encoding': 'gzip' });
+  t.same(again.body, gz.body, 'the same kept body: the same compressed bytes');
+});
+
+t.test('gzip - a body below the in-thread limit is compressed in place, and the credits are the same', async (t) => {
+  const one = `/v1/sports/basketball_nba/odds?bookmakers=draftkings&markets=h2h&eventIds=gz_1,gz_2,gz_3,gz_4,gz_5,gz_6,gz_7&apiKey=${key}`;
+  const plain = await raw(one, {});
+  t.ok(plain.body.length >= 1024 && plain.body.length < 64 * 1024, `a body of ${plain.body.length} bytes`);
+  const gz = await raw(one, { 'accept-encoding': 'gzip' });
+  t.equal(gz.headers['content-encoding'], 'gzip', 'gzipped');
+  t.same(gunzipSync(gz.body), plain.body, 'the identity body once gunzipped');
+});
+
+t.test('gzip - small bodies, errors and refusals of gzip go as they are; a HEAD as its GET', async (t) => {
+  const small = await raw(`/v1/sports/basketball_nba/odds?eventIds=none&apiKey=${key}`, { 'accept-encoding': 'gzip' });
+  t.same([small.status, small.body.toString()], [200, '[]'], 'an empty list');
+  t.equal(small.headers['content-encoding'], undefined, 'below 1 KiB: not compressed');
+  const bad = await raw(`/v1/sports/basketball_nba/odds?markets=nope&apiKey=${key}`, { 'accept-encoding': 'gzip' });
+  t.equal(bad.status, 422, '422');
+  t.equal(bad.headers['content-encoding'], undefined, 'an error body is not compressed');
+  t.equal(JSON.parse(bad.body.toString()).error_code, 'VALIDATION_ERROR', 'readable as it is');
+  const refused = await raw(odds, { 'accept-encoding': 'gzip;q=0, identity' });
+  t.equal(refused.headers['content-encoding'], undefined, 'gzip;q=0: identity');
+  const head = await raw(odds, { 'accept-encoding': 'gzip' }, 'HEAD');
+  const get = await raw(odds, { 'accept-encoding': 'gzip' });
+  t.equal(head.status, 200, 'HEAD 200');
+  t.same([head.headers['content-encoding'], head.headers.vary, head.headers['content-length']],
+    [get.headers['content-encoding'], get.headers.vary, String(get.body.length)], 'HEAD: the headers of its GET, the compressed length');
+  t.equal(head.body.length, 0, 'and no body');
+});
+
+t.test('gzip - a gzipped body with an ETag carries it weak, and If-None-Match with it is answered 304', async (t) => {
+  const plain = await raw('/v1/sports', {});
+  const strong = plain.headers.etag as string;
+  t.match(strong, /^"/, 'the identity body: a strong ETag');
+  const gz = await raw('/v1/sports', { 'accept-encoding': 'gzip' });
+  t.equal(gz.headers['content-encoding'], 'gzip', 'gzipped');
+  t.equal(gz.headers.etag, `W/${strong}`, 'the gzipped body: the same tag, weak');
+  const cond = await raw('/v1/sports', { 'accept-encoding': 'gzip', 'if-none-match': gz.headers.etag as string });
+  t.equal(cond.status, 304, 'If-None-Match with the weak tag: 304');
+  t.equal(cond.body.length, 0, 'no body');
+  t.same([cond.headers.etag, cond.headers.vary], [gz.headers.etag, 'Accept-Encoding'], 'the 304 names the gzipped representation');
+  const plain304 = await raw('/v1/sports', { 'if-none-match': strong });
+  t.same([plain304.status, plain304.headers.etag], [304, strong], 'a client without gzip: its 304 with the strong tag');
+});
