@@ -458,10 +458,12 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     if (cfg.feeds.includes('theoddsapi')) {
       if (cfg.theOddsApi === undefined) throw new Error('FEED=theoddsapi needs its settings (THE_ODDS_API_KEY, THE_ODDS_API_SPORTS, ...)');
       const feed = theOddsApi = new TheOddsApiFeed(cfg.theOddsApi, {
-        // the ingest path of POST /v1/ingest: applied, then the batch's parser.degraded judged and committed
+        // the ingest path of POST /v1/ingest: applied, then the batch's parser.degraded judged (settled() does it at
+        // once) and its webhook events committed in the background: nobody waits for an acknowledgement here, and a
+        // database that stops answering must not stop the feed's next polls, and their prices, with it
         ingest: async (batch, t) => {
           const r = await services.ingest(batch, t, { source: 'theoddsapi' });
-          await webhooks.settled();
+          webhooks.settled().catch((e: unknown) => cfg.log?.(`theoddsapi: webhook events not committed: ${String(e)}`));
           return r;
         },
         poller: status.poller('theoddsapi'),

@@ -57,3 +57,49 @@ t.test('nats ingest - applies a batch, counts bad ones, feeds parser.degraded', 
   const again = await request(pack({ prices: [{ book: 'draftkings', event_id: nba.id, market: 'h2h', outcome: nba.home_team, price: 1.95 }] }));
   t.equal(again.accepted, 1, 'the consumer goes on after bad batches');
 });
+
+t.test('nats ingest - a database that stops answering holds a batch\'s answer, not the batches after it', { skip: NATS_SKIP }, async (t) => {
+  const ns = await testNats(t);
+  const nats = natsConfigFromEnv({ ...ns.env, NODE_ID: 'ingest-stall' }, (_n, d) => d);
+  const app = await startTestApp(t, { shards: 1, nats, webhooks: { allowPrivate: true, retryDelaysMs: [100], pollMs: 25 } });
+  const rx = await startReceiver(t);
+  const key = await app.key('enterprise');
+  const hook = await app.post('/v1/webhooks', { destination_url: rx.url, events: ['arbitrage.opened'] }, { 'x-api-key': key });
+  t.equal(hook.status, 201, 'an arbitrage subscription: a batch that opens one has an event for the outbox');
+  const { nba } = fixture(Date.now());
+  const subject = `${ns.prefix}.ingest.basketball_nba`;
+  const h2h = (book: string, home: number, away: number) => [
+    { book, event_id: nba.id, market: 'h2h', outcome: nba.home_team, price: home },
+    { book, event_id: nba.id, market: 'h2h', outcome: nba.away_team, price: away },
+  ];
+  const first = JSON.parse((await ns.nc.request(subject, pack({ events: [nba], prices: h2h('draftkings', 1.9, 1.95) }), { timeout: 10_000 })).string());
+  t.equal(first.accepted, 2, 'the event and a first book');
+
+  // the embedded database's one session taken by a transaction: the outbox insert queues behind it
+  let open: () => void = () => {};
+  let held: Promise<unknown> = Promise.resolve();
+  await new Promise<void>((started) => {
+    held = app.app.services.db.sql.begin(() => new Promise<void>((r) => { open = r; started(); }));
+  });
+  t.teardown(async () => { open(); await held; });
+  // fanduel's away price crosses draftkings' home price: an arbitrage opens, and its event waits for the database
+  let answered = false;
+  const opening = ns.nc.request(subject, pack({ prices: h2h('fanduel', 1.7, 2.25) }), { timeout: 20_000 })
+    .then((m) => { answered = true; return JSON.parse(m.string()) as { accepted: number }; });
+  // a later batch on the same subject is applied while that answer waits
+  ns.nc.publish(subject, pack({ prices: h2h('betmgm', 1.88, 1.97) }));
+  let served: number | undefined;
+  for (let i = 0; i < 100 && served === undefined; i++) {
+    const odds = await (await app.get(`/v1/sports/basketball_nba/odds?markets=h2h&bookmakers=betmgm&apiKey=${key}`)).json() as { bookmakers: { markets: { outcomes: { price: number }[] }[] }[] }[];
+    served = odds[0]?.bookmakers[0]?.markets[0]?.outcomes[0]?.price;
+    if (served === undefined) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(served, 1.88, 'the batch after it is served while the database does not answer');
+  t.notOk(answered, 'the batch that raised a webhook event is not answered before its event is durable');
+  open();
+  await held;
+  const reply = await opening;
+  t.equal(reply.accepted, 2, 'answered once the database answers again');
+  const [opened] = await rx.waitFor((r) => r.body?.event === 'arbitrage.opened', 10_000);
+  t.equal(opened.body.data.event_id, nba.id, 'and its arbitrage.opened is delivered');
+});

@@ -5,7 +5,8 @@
 // rejected observation in the rejection rate that feeds parser.degraded, as a rejected item of an HTTP batch
 // does); a batch with rejected items is applied and counted. Nothing a publisher sends stops the consumer.
 // A request (a message with a reply subject) is answered with the result, as JSON: the ingest answer of
-// DESIGN.md section 5, or the error body.
+// DESIGN.md section 5, or the error body; the answer waits until the webhook events the batch raised are in the
+// outbox (as POST /v1/ingest's 202 does), the next batch does not.
 //
 // Core NATS is at most once: a batch published while no node subscribes is lost (use POST /v1/ingest, or a
 // publisher that retries on a missing reply, where that matters). In a cluster the nodes share the subscription
@@ -34,6 +35,8 @@ type Outcome = 'ok' | 'rejected_items' | 'undecodable' | 'malformed' | 'failed';
 export class NatsIngest {
   private sub: Subscription | null = null;
   private loop: Promise<void> = Promise.resolve();
+  /** batches applied whose answers wait for their webhook events to be durable */
+  private readonly answering = new Set<Promise<void>>();
   private readonly total: Counter<'result'> | null;
   readonly counts: Record<Outcome, number> = { ok: 0, rejected_items: 0, undecodable: 0, malformed: 0, failed: 0 };
   /** items rejected in applied batches */
@@ -58,12 +61,13 @@ export class NatsIngest {
     })().catch((e: unknown) => this.deps.log?.(`nats ingest: the subscription ended: ${String(e)}`));
   }
 
-  /** Stops taking batches and waits for the one being applied. */
+  /** Stops taking batches and waits for the one being applied, and for the answers still waiting on the outbox. */
   async close(): Promise<void> {
     if (this.sub !== null && !this.sub.isClosed()) {
       await this.sub.drain().catch(() => undefined);
     }
     await this.loop;
+    await Promise.all(this.answering);
   }
 
   private count(result: Outcome, m: Msg, reason: string | null): void {
@@ -75,36 +79,55 @@ export class NatsIngest {
   private async handle(m: Msg): Promise<void> {
     const now = this.deps.now();
     const sport = m.subject.slice(this.subject.length - 1);
-    let reply: string;
     let stage: Outcome = 'malformed';
+    let result: IngestResult;
     try {
       if (sportByKey(sport) === undefined) throw new ApiError('UNKNOWN_SPORT', `subject ${m.subject}: unknown sport_key ${JSON.stringify(sport)}`);
       stage = 'undecodable';
       const body = decodeMsgpackBatch(m.data);
       stage = 'malformed';
       const id = m.headers?.get('Nats-Msg-Id');
-      const result = await this.deps.ingest(body, now, id ? { msgId: `ingest.${id}` } : {});
-      await this.deps.settled?.();
-      const bad = result.rejected.length + result.rejected_events.length;
-      this.rejectedItems += bad;
-      if (bad === 0) this.count('ok', m, null);
-      else {
-        const first = result.rejected[0] ?? result.rejected_events[0];
-        this.count('rejected_items', m, `${bad} item(s) rejected, first: ${first.error_code} ${first.message}`);
-      }
-      reply = JSON.stringify(result);
+      result = await this.deps.ingest(body, now, id ? { msgId: `ingest.${id}` } : {});
     } catch (e) {
-      const err = e instanceof ApiError ? e : new ApiError('INTERNAL_ERROR', 'the batch could not be applied', undefined, { cause: e });
-      const kind: Outcome = !(e instanceof ApiError) || err.code === 'SERVICE_UNAVAILABLE' ? 'failed' : stage;
-      this.count(kind, m, `${err.code}: ${err.message}`);
-      // a batch refused as a whole counts as one rejected observation in the rate behind parser.degraded
-      if (kind !== 'failed') {
-        this.deps.hub.counters.observations++;
-        this.deps.hub.counters.rejected++;
-      } else this.deps.log?.(`nats ingest: batch on ${m.subject} failed: ${e instanceof Error ? e.stack : String(e)}`);
-      reply = JSON.stringify({ message: err.message, error_code: err.code });
+      this.refuse(m, e, stage);
+      return;
     }
-    if (m.reply) m.respond(reply);
+    // The next batch is applied at once; this one is counted and answered once the webhook events it raised are in
+    // the outbox. Waiting here held every later batch's prices behind the database: one that stopped answering
+    // stopped the NATS feed with it, and the client library's buffer then dropped batches as a slow consumer's.
+    const answer = this.answer(m, result);
+    this.answering.add(answer);
+    void answer.finally(() => this.answering.delete(answer));
+  }
+
+  private async answer(m: Msg, result: IngestResult): Promise<void> {
+    try {
+      await this.deps.settled?.();
+    } catch (e) {
+      this.refuse(m, e, 'failed');
+      return;
+    }
+    const bad = result.rejected.length + result.rejected_events.length;
+    this.rejectedItems += bad;
+    if (bad === 0) this.count('ok', m, null);
+    else {
+      const first = result.rejected[0] ?? result.rejected_events[0];
+      this.count('rejected_items', m, `${bad} item(s) rejected, first: ${first.error_code} ${first.message}`);
+    }
+    if (m.reply) m.respond(JSON.stringify(result));
+  }
+
+  /** A batch refused as a whole (`stage`: where it failed), or one whose webhook events could not be made durable. */
+  private refuse(m: Msg, e: unknown, stage: Outcome): void {
+    const err = e instanceof ApiError ? e : new ApiError('INTERNAL_ERROR', 'the batch could not be applied', undefined, { cause: e });
+    const kind: Outcome = !(e instanceof ApiError) || err.code === 'SERVICE_UNAVAILABLE' ? 'failed' : stage;
+    this.count(kind, m, `${err.code}: ${err.message}`);
+    // a batch refused as a whole counts as one rejected observation in the rate behind parser.degraded
+    if (kind !== 'failed') {
+      this.deps.hub.counters.observations++;
+      this.deps.hub.counters.rejected++;
+    } else this.deps.log?.(`nats ingest: batch on ${m.subject} failed: ${e instanceof Error ? e.stack : String(e)}`);
+    if (m.reply) m.respond(JSON.stringify({ message: err.message, error_code: err.code }));
   }
 
   /** /v1/status */
