@@ -47,6 +47,11 @@ export class Metrics {
     total('linewire_shard_restarts_total', 'Shard workers restarted after a crash', (h) => h.counters.shardRestarts);
     gauge('linewire_events', 'Events held', (h) => h.readModel.eventCount);
     gauge('linewire_quotes', 'Quotes held across shards', (h) => h.pool.quoteCounts().reduce((a, b) => a + b, 0));
+    scrapedCounter(this.registry, 'linewire_shard_busy_seconds_total',
+      'Time each shard thread has spent busy (applying batches, keeping the analytics current), since it last started: its rate is the shard\'s load, 1 when saturated', () => {
+        const h = hub();
+        return h === null ? null : Object.fromEntries(h.pool.busyMs().map((ms, i) => [String(i), ms / 1000]));
+      }, 'shard');
   }
 
   /** linewire_ws_server_closes_total{cause}: WebSocket streams the server closed, read from `read` at scrape time;

@@ -291,6 +291,9 @@ t.test('metrics - Prometheus text with linewire_ series', async (t) => {
   t.equal(value('linewire_events'), 1, 'events held');
   t.equal(value('linewire_quotes'), 2, 'quotes held');
   t.match(text, /^# TYPE linewire_body_cache_total counter$/m, 'body cache counter');
+  const busy = [...text.matchAll(/^linewire_shard_busy_seconds_total\{shard="(\d+)"\} (\S+)$/gm)];
+  t.same(busy.map(([, shard]) => shard), Array.from({ length: app.app.services.hub.pool.size }, (_, i) => String(i)), 'shard busy time, one series per shard');
+  t.ok(busy.some(([, , v]) => Number(v) > 0), 'a shard that applied a batch has spent time busy');
   // Prometheus reads a _total name as a counter: every one of ours is declared so (they were gauges read at scrape
   // time; prom-client's own nodejs_active_*_total are gauges of its making)
   const totals = [...text.matchAll(/^# TYPE (linewire_\S+_total) (\S+)$/gm)];

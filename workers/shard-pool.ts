@@ -100,6 +100,13 @@ export class ShardPool {
     return this.shards.map((s) => s.restarts);
   }
 
+  /** Milliseconds each shard's thread has spent busy (its event loop active: applying batches, keeping the analytics
+   *  current, answering) since it last started. Its rate is the shard's load: at 1 the shard is saturated, and
+   *  ingest waits on it. */
+  busyMs(): number[] {
+    return this.shards.map((s) => s.worker?.performance.eventLoopUtilization().active ?? 0);
+  }
+
   /** Test and operations hook: kills a shard's thread as a crash would. */
   async kill(shard: number): Promise<void> {
     await this.shards[shard].worker?.terminate();
