@@ -99,7 +99,7 @@ export class PlayerNames {
  * id of the event sharing its initial key; every other id (full names, unmatched or ambiguous initials) maps to
  * itself.
  */
-export function canonicalInEvent(ids: Iterable<number>, names: PlayerNames): Map<number, number> {
+export function canonicalInEvent(ids: Iterable<number>, names: { key(id: number): string }): Map<number, number> {
   const out = new Map<number, number>();
   /** initial key -> the full-name id carrying it, or -2 when two do */
   const full = new Map<string, number>();

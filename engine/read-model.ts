@@ -70,6 +70,23 @@ export class EventView {
   ) {}
 }
 
+/** The heads and quotes of some events, for a read model of their own in another thread (the best-bets sweep in the
+ *  piscina pool: workers/best-bets-task.ts): CHG records with the player ids renumbered densely, and those players'
+ *  keys (PlayerNames.key, which canonicalInEvent reads) and names. */
+export interface ReadModelSnapshot {
+  events: { idx: number; id: string; sport: string; commence: number; home: string; away: string; status: EventStatus; kind: EventKind }[];
+  records: Float64Array;
+  count: number;
+  playerKeys: string[];
+  playerNames: string[];
+}
+
+/** A player's key and name by id: the PlayerNames registry, or a snapshot's renumbered players. */
+export interface PlayerLookup {
+  key(id: number): string;
+  name(id: number): string;
+}
+
 export class ReadModel {
   /** events by interned id (dense) */
   private readonly byIdx: (EventView | undefined)[] = [];
@@ -273,6 +290,50 @@ export class ReadModel {
     return r;
   }
 
+  /** The heads and live quotes of `events` (ReadModelSnapshot), players renumbered from 0 in order of appearance. */
+  snapshot(events: Iterable<EventView>, players: PlayerLookup): ReadModelSnapshot {
+    const buf = new RecordBuffer(CHG.STRIDE, 1024);
+    const local = new Map<number, number>();
+    const playerKeys: string[] = [];
+    const playerNames: string[] = [];
+    const heads: ReadModelSnapshot['events'] = [];
+    for (const ev of events) {
+      heads.push({ idx: ev.idx, id: ev.id, sport: ev.sport, commence: ev.commence, home: ev.home, away: ev.away, status: ev.status, kind: ev.kind });
+      for (const r of ev.records) {
+        const pid = this.player(r);
+        let player = -1;
+        if (pid >= 0) {
+          const known = local.get(pid);
+          if (known !== undefined) player = known;
+          else {
+            player = playerKeys.length;
+            local.set(pid, player);
+            playerKeys.push(players.key(pid));
+            playerNames.push(players.name(pid));
+          }
+        }
+        for (let o = 0; o < 3; o++) {
+          const price = this.price(r, o);
+          if (price === 0) continue;
+          const off = buf.push();
+          buf.data[off + CHG.KIND] = CHANGE.PRICE;
+          this.writeQuote(buf.data, off + CHG.EVENT - RESTORE.EVENT, ev.idx, r, o, player);
+        }
+      }
+    }
+    const count = buf.length;
+    return { events: heads, records: buf.take(), count, playerKeys, playerNames };
+  }
+
+  /** A read model of a snapshot's events and quotes alone, and its players (ids as the snapshot numbers them). */
+  static fromSnapshot(snap: ReadModelSnapshot): { rm: ReadModel; players: PlayerLookup } {
+    const rm = new ReadModel();
+    for (const e of snap.events) rm.upsertEvent(e.idx, e.id, e.sport, e.commence, e.home, e.away, e.status, 0).kind = e.kind;
+    rm.apply(snap.records, snap.count);
+    const players: PlayerLookup = { key: (id) => snap.playerKeys[id], name: (id) => snap.playerNames[id] };
+    return { rm, players };
+  }
+
   /** Every live quote of the events of one shard, laid out as RESTORE, to rebuild a restarted shard. */
   restoreRecords(shard: number): { records: Float64Array; count: number } {
     const buf = new RecordBuffer(RESTORE.STRIDE, 1024);
@@ -282,21 +343,25 @@ export class ReadModel {
         for (let o = 0; o < 3; o++) {
           const price = this.price(r, o);
           if (price === 0) continue;
-          const off = buf.push();
-          const d = buf.data;
-          d[off + RESTORE.EVENT] = ev.idx;
-          d[off + RESTORE.MARKET] = this.market(r);
-          d[off + RESTORE.POINT] = this.point(r);
-          d[off + RESTORE.PLAYER] = this.player(r);
-          d[off + RESTORE.OUTCOME] = o;
-          d[off + RESTORE.BOOK] = this.book(r);
-          d[off + RESTORE.PRICE] = price;
-          d[off + RESTORE.LINE_CHANGED_AT] = this.changedAt(r, o);
-          d[off + RESTORE.VERIFIED_AT] = this.verifiedAt(r, o);
+          this.writeQuote(buf.data, buf.push(), ev.idx, r, o, this.player(r));
         }
       }
     }
     const count = buf.length;
     return { records: buf.take(), count };
+  }
+
+  /** Writes outcome o of record r as the fields of a RESTORE record at `at`: CHG holds the same fields in the same
+   *  order after its KIND, so a CHG record's are written at its offset + 1. */
+  private writeQuote(d: Float64Array, at: number, event: number, r: number, o: number, player: number): void {
+    d[at + RESTORE.EVENT] = event;
+    d[at + RESTORE.MARKET] = this.market(r);
+    d[at + RESTORE.POINT] = this.point(r);
+    d[at + RESTORE.PLAYER] = player;
+    d[at + RESTORE.OUTCOME] = o;
+    d[at + RESTORE.BOOK] = this.book(r);
+    d[at + RESTORE.PRICE] = this.price(r, o);
+    d[at + RESTORE.LINE_CHANGED_AT] = this.changedAt(r, o);
+    d[at + RESTORE.VERIFIED_AT] = this.verifiedAt(r, o);
   }
 }

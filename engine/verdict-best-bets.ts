@@ -11,8 +11,8 @@
 
 import { BOOKMAKERS, MARKETS } from './catalogue.js';
 import { devig } from './devig.js';
-import { canonicalInEvent, type PlayerNames } from './players.js';
-import type { EventView, ReadModel } from './read-model.js';
+import { canonicalInEvent } from './players.js';
+import type { EventView, PlayerLookup, ReadModel } from './read-model.js';
 import { STALE_MS } from './sla.js';
 import { edgePct } from './analytics-math.js';
 import { lastWrite, quoteOf, sharpFair, verdictOf, type Bet, type Quote, type Verdict } from './verdict.js';
@@ -74,7 +74,7 @@ interface Line {
   records: number[];
 }
 
-function linesOf(rm: ReadModel, names: PlayerNames, ev: EventView, markets: ReadonlySet<number> | null): Line[] {
+function linesOf(rm: ReadModel, names: Pick<PlayerLookup, 'key'>, ev: EventView, markets: ReadonlySet<number> | null): Line[] {
   const canon = canonicalInEvent(ev.records.map((r) => rm.player(r)), names);
   const lines = new Map<string, Line>();
   for (const r of ev.records) {
@@ -92,7 +92,7 @@ function linesOf(rm: ReadModel, names: PlayerNames, ev: EventView, markets: Read
 }
 
 /** Every graded +EV bet (unranked) and every edge alert of the events. */
-export function sweep(rm: ReadModel, names: PlayerNames, events: Iterable<EventView>, o: SweepOptions): { bets: BestBet[]; alerts: EdgeAlert[] } {
+export function sweep(rm: ReadModel, names: Pick<PlayerLookup, 'key'>, events: Iterable<EventView>, o: SweepOptions): { bets: BestBet[]; alerts: EdgeAlert[] } {
   const bets: BestBet[] = [];
   const alerts: EdgeAlert[] = [];
   for (const ev of events) {

@@ -32,7 +32,7 @@ import { webhookRoutes } from './routes/webhooks.js';
 import { EXPORT_CACHE_TTL_MS, historicalRoutes } from './routes/historical.js';
 import { ExportCache } from './export-cache.js';
 import { lockDataDir } from './data-dir-lock.js';
-import { ExportPool } from '../workers/export-pool.js';
+import { WorkPool } from '../workers/work-pool.js';
 import { join } from 'node:path';
 import { DEFAULT_HISTORY_CONFIG, HistoryService, type HistoryConfig } from '../workers/history-service.js';
 import { DEFAULT_STATUS_CONFIG, StatusService, type StatusConfig } from '../workers/status-service.js';
@@ -373,7 +373,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     for (const b of cfg.simStall ?? []) status.stalled.add(b);
 
     let listenPort = cfg.port;
-    const pool = new ExportPool();
+    const pool = new WorkPool();
     cleanups.push(() => pool.close());
     // one directory per database schema: test apps sharing a DATA_DIR keep apart
     const cache = new ExportCache({

@@ -1,4 +1,7 @@
 import t from 'tap';
+import { bestBetsBody, type BestBetsQuery } from '../engine/best-bets-body.js';
+import { BOOKMAKERS } from '../engine/catalogue.js';
+import { ReadModel } from '../engine/read-model.js';
 import { median, medianWithout } from '../engine/verdict-best-bets.js';
 import { startTestApp } from './helpers/app.js';
 
@@ -149,6 +152,32 @@ t.test('best bets', async (t) => {
     const body = (await res.json()) as Json;
     const rows = body.bets as Json[];
     t.notOk(rows.some((b) => b.event_id === fut.id), 'no best bet on the future');
+  });
+
+  t.test('swept in the piscina pool over a snapshot: the same body as the sweep over the read model itself', async (t) => {
+    const pool = app.app.services.exports!.pool;
+    const ran = pool.completed;
+    const res = await app.get('/v1/sports/basketball_nba/best-bets?min_books=2&min_edge=0&limit=50&alert_pct=1&include_live=true&books=draftkings,fanduel,betmgm', auth);
+    t.equal(res.status, 200, '200');
+    const served = (await res.json()) as Json;
+    t.equal(pool.completed, ran + 1, 'one task of the pool');
+    t.ok(served.bets.some((b: Json) => b.player === 'Jayson Tatum') && served.edge_alerts.length > 0, 'bets with a player prop, and alerts: the snapshot carries players and every book');
+    // the same query over the main thread's read model, at the same moment: the bets' ages aside, byte for byte
+    const s = app.app.services;
+    const events = [...s.hub.readModel.sportEvents('basketball_nba')].filter((e) => e.status !== 'final');
+    const query: BestBetsQuery = {
+      sport: 'basketball_nba', sharpBook: 'pinnacle', sharp: BOOKMAKERS.findIndex((b) => b.key === 'pinnacle'), minEdge: 0,
+      minBooks: 2, alertPct: 1, includeLive: true, limit: 50, markets: null,
+      scope: ['draftkings', 'fanduel', 'betmgm'].map((k) => BOOKMAKERS.findIndex((b) => b.key === k)), scopeJson: served.scope, now: Date.now(),
+    };
+    const direct = JSON.parse(bestBetsBody(s.hub.readModel, s.hub.players, events, query)) as Json;
+    const ageless = (b: Json) => ({ ...b, bets: b.bets.map((x: Json) => ({ ...x, age_seconds: 0 })) });
+    t.same(ageless(served), ageless(direct), 'the pool\'s body is the direct sweep\'s');
+    const snap = s.hub.readModel.snapshot(events, s.hub.players);
+    const { rm, players } = ReadModel.fromSnapshot(snap);
+    t.same([snap.playerNames[0], snap.playerKeys.length], ['Jayson Tatum', snap.playerNames.length], 'players travel by name and key, renumbered from 0');
+    t.equal(rm.eventCount, events.length, 'every event of the sport in the snapshot\'s read model');
+    t.same(JSON.parse(bestBetsBody(rm, players, events.map((e) => rm.event(e.idx)!), query)), direct, 'a read model rebuilt from the snapshot sweeps to the same body');
   });
 });
 

@@ -1,4 +1,4 @@
-// The piscina task that formats one page of an export (workers/export-pool.ts). The chunk goes back as UTF-8
+// The piscina task that formats one page of an export (workers/work-pool.ts). The chunk goes back as UTF-8
 // bytes whose buffer is transferred, not copied, to the main thread.
 
 import { Piscina } from 'piscina';

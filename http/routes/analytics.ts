@@ -23,7 +23,7 @@ import { compile } from '../serialize.js';
 import { isoMillis, isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
-import { cmp } from '../compare.js';
+import { cmp } from '../../engine/compare.js';
 import { RowCache, joinRows, rowBytes } from '../row-cache.js';
 
 const BOOK_KEYS = BOOKMAKERS.map((b) => b.key);

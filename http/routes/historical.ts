@@ -1,14 +1,14 @@
 // Closing-line exports (SPEC Historical): GET /v1/historical/closing-lines.json and .csv (one game day per
 // request) and GET /v1/sports/{sport_key}/closing-lines (recent days of one sport). Every row is an observed
 // closing snapshot (workers/history-service.ts); rows are read page by page (keyset queries) and streamed as a
-// StreamReply of the Router, each page formatted in the piscina pool (workers/export-pool.ts), and identical
+// StreamReply of the Router, each page formatted in the piscina pool (workers/work-pool.ts), and identical
 // requests within 6 hours are served from the export cache (http/export-cache.ts). Credits: JSON 1 per 1,000
 // rows delivered (minimum 1), CSV 1 per request, the same when served from the cache.
 
 import { bookByKey, DEFAULT_SHARP_BOOK, sportByKey, umbrellaByKey } from '../../engine/catalogue.js';
 import { closingPages, countClosing, type ClosingFilter, type StoredClosing } from '../../sql/history.js';
 import { ClosingRowSchema, CSV_COLUMNS, type ExportFormat } from '../../workers/export-format.js';
-import type { ExportPool } from '../../workers/export-pool.js';
+import type { WorkPool } from '../../workers/work-pool.js';
 import type { CacheWriter, ExportCache } from '../export-cache.js';
 import { invalid, type ParamSpec } from '../params.js';
 import type { RequestCtx, Route, StreamReply } from '../router.js';
@@ -29,7 +29,7 @@ const str = { type: 'string' } as const;
 
 /** what the exports need beyond the database: the piscina pool formats the pages, the cache keeps the bodies */
 export interface ExportServices {
-  pool: ExportPool;
+  pool: WorkPool;
   cache: ExportCache;
 }
 

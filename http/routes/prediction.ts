@@ -11,7 +11,7 @@ import { compile } from '../serialize.js';
 import { isoMillis, isoSeconds, type Services } from '../services.js';
 import { outcomePoint } from '../ws/frames.js';
 import { sportKeys } from './discovery.js';
-import { cmp } from '../compare.js';
+import { cmp } from '../../engine/compare.js';
 
 const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;

@@ -17,7 +17,7 @@ import { compile } from '../serialize.js';
 import { isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
-import { cmp } from '../compare.js';
+import { cmp } from '../../engine/compare.js';
 import { RowCache, joinRows, rowBytes } from '../row-cache.js';
 
 /** SPEC Pagination: props offset 0 to 10000 */
