@@ -343,7 +343,8 @@ export class ReadModel {
         for (let o = 0; o < 3; o++) {
           const price = this.price(r, o);
           if (price === 0) continue;
-          this.writeQuote(buf.data, buf.push(), ev.idx, r, o, this.player(r));
+          const off = buf.push(); // first: it may replace buf.data
+          this.writeQuote(buf.data, off, ev.idx, r, o, this.player(r));
         }
       }
     }

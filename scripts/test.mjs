@@ -157,11 +157,14 @@ for (let i = 0; i < files.length; i++) {
   while (jobs.length <= i) await new Promise((r) => setTimeout(r, 50));
   const job = jobs[i];
   out(`# Subtest: ${job.file}`);
+  const failedBefore = fail;
   for (const l of job.lines) out(l);
   job.lines = [];
   job.onLine = out;
   await job.finished;
   const ok = job.code === 0;
+  // a file that failed with no failing test of its own (it did not load, or died between tests) counts as one
+  if (!ok && fail === failedBefore) fail++;
   out(`${ok ? 'ok' : 'not ok'} ${++seq} - ${job.file} # time=${job.ms}ms`);
   if (!ok) out(`  ---\n  exitCode: ${job.code}\n  signal: ${job.signal}\n  ...`);
   out('');
