@@ -6,15 +6,24 @@ import { BOOKMAKERS, MARKETS } from '../engine/catalogue.js';
 import type { ClosingRow, EventMeta, PregameQuote } from '../engine/closing.js';
 import type { Database } from './connection.js';
 
-/** rows per INSERT statement: 9 columns stay well under PostgreSQL's 65,535 parameters */
+/** rows per INSERT statement: one JSON parameter, whatever the count (bounds the statement's size) */
 const INSERT_CHUNK = 2000;
+
+// Every multi-row write here passes its rows as one JSON array (json_to_recordset), so its statement text is the
+// same whatever the number of rows. postgres.js prepares each distinct text once per connection and keeps it for
+// the connection's life: a VALUES list per row count made a new prepared statement (of up to 16,000 parameters) at
+// nearly every pregame save, and the embedded database's one session grew by about 1 MB every 15 s without end
+// (the soak audit; test/sql-prepared-statements.test.ts).
+
+const iso = (ms: number) => new Date(ms).toISOString();
 
 export async function upsertHistoryEvents(db: Database, metas: readonly EventMeta[]): Promise<void> {
   for (let i = 0; i < metas.length; i += INSERT_CHUNK) {
-    const rows = metas.slice(i, i + INSERT_CHUNK).map((m) => ({
-      event_id: m.id, sport_key: m.sport, commence_time: new Date(m.commence), home_team: m.home, away_team: m.away,
-    }));
-    await db.sql`insert into history_events ${db.sql(rows, 'event_id', 'sport_key', 'commence_time', 'home_team', 'away_team')}
+    const rows = JSON.stringify(metas.slice(i, i + INSERT_CHUNK).map((m) => ({
+      i: m.id, s: m.sport, c: iso(m.commence), h: m.home, a: m.away,
+    })));
+    await db.sql`insert into history_events (event_id, sport_key, commence_time, home_team, away_team)
+      select v.i, v.s, v.c, v.h, v.a from json_to_recordset(${rows}::text::json) as v(i text, s text, c timestamptz, h text, a text)
       on conflict (event_id) do update set sport_key = excluded.sport_key, commence_time = excluded.commence_time,
         home_team = excluded.home_team, away_team = excluded.away_team`;
   }
@@ -22,11 +31,13 @@ export async function upsertHistoryEvents(db: Database, metas: readonly EventMet
 
 export async function upsertPregame(db: Database, quotes: readonly { eventId: string; q: PregameQuote }[]): Promise<void> {
   for (let i = 0; i < quotes.length; i += INSERT_CHUNK) {
-    const rows = quotes.slice(i, i + INSERT_CHUNK).map(({ eventId, q }) => ({
-      event_id: eventId, market_key: MARKETS[q.market].key, player: q.player, book: BOOKMAKERS[q.book].key, outcome: q.outcome,
-      point: Number.isNaN(q.point) ? null : q.point, price: q.price, written_at: new Date(q.ts),
-    }));
-    await db.sql`insert into pregame_quotes ${db.sql(rows, 'event_id', 'market_key', 'player', 'book', 'outcome', 'point', 'price', 'written_at')}
+    const rows = JSON.stringify(quotes.slice(i, i + INSERT_CHUNK).map(({ eventId, q }) => ({
+      e: eventId, m: MARKETS[q.market].key, p: q.player, b: BOOKMAKERS[q.book].key, o: q.outcome,
+      x: Number.isNaN(q.point) ? null : q.point, d: q.price, w: iso(q.ts),
+    })));
+    await db.sql`insert into pregame_quotes (event_id, market_key, player, book, outcome, point, price, written_at)
+      select v.e, v.m, v.p, v.b, v.o, v.x, v.d, v.w
+      from json_to_recordset(${rows}::text::json) as v(e text, m text, p text, b text, o smallint, x double precision, d double precision, w timestamptz)
       on conflict (event_id, market_key, player, book, outcome) do update set point = excluded.point, price = excluded.price,
         written_at = excluded.written_at where pregame_quotes.written_at <= excluded.written_at`;
   }
@@ -75,27 +86,22 @@ export async function captureClosing(db: Database, meta: EventMeta, rows: readon
       returning event_id`;
     if (claimed.length === 1) {
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-        const chunk = rows.slice(i, i + INSERT_CHUNK).map((r) => ({
-          game_date: gameDate, sport_key: meta.sport, event_id: meta.id, commence_time: new Date(meta.commence),
-          home_team: meta.home, away_team: meta.away, source: r.source, player_name: r.player_name,
-          market_key: r.market_key, market_label: r.market_label, line: r.line, over_price: r.over_price,
-          under_price: r.under_price, snapshot_time: new Date(r.snapshot_time),
-        }));
-        await tx`insert into closing_lines ${tx(chunk, 'game_date', 'sport_key', 'event_id', 'commence_time', 'home_team', 'away_team',
-          'source', 'player_name', 'market_key', 'market_label', 'line', 'over_price', 'under_price', 'snapshot_time')}
+        const chunk = JSON.stringify(rows.slice(i, i + INSERT_CHUNK).map((r) => ({
+          s: r.source, p: r.player_name, k: r.market_key, l: r.market_label, x: r.line, o: r.over_price, u: r.under_price,
+          t: iso(r.snapshot_time),
+        })));
+        await tx`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team, source, player_name,
+            market_key, market_label, line, over_price, under_price, snapshot_time)
+          select ${gameDate}::date, ${meta.sport}, ${meta.id}, ${new Date(meta.commence)}, ${meta.home}, ${meta.away}, v.s, v.p,
+            v.k, v.l, v.x, v.o, v.u, v.t
+          from json_to_recordset(${chunk}::text::json)
+            as v(s text, p text, k text, l text, x double precision, o double precision, u double precision, t timestamptz)
           on conflict (event_id, source, market_key, player_name) do nothing`;
       }
     }
     await tx`delete from pregame_quotes where event_id = ${meta.id}`;
     return claimed.length === 1;
   });
-}
-
-/** Ids of events already captured among those given. */
-export async function capturedAmong(db: Database, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.sql<{ event_id: string }[]>`select event_id from history_events where captured_at is not null and event_id in ${db.sql(ids as string[])}`;
-  return new Set(rows.map((r) => r.event_id));
 }
 
 export interface ClosingFilter {
@@ -137,8 +143,8 @@ function where(db: Database, f: ClosingFilter) {
     ${f.date !== undefined ? sql`and game_date = ${f.date}` : sql``}
     ${f.from !== undefined ? sql`and commence_time >= ${new Date(f.from)} and game_date >= ${day(f.from)}` : sql``}
     ${f.to !== undefined ? sql`and commence_time < ${new Date(f.to)} and game_date <= ${day(f.to)}` : sql``}
-    ${f.sports !== undefined ? sql`and sport_key in ${sql(f.sports as string[])}` : sql``}
-    ${f.sources !== undefined ? sql`and source in ${sql(f.sources as string[])}` : sql``}`;
+    ${f.sports !== undefined ? sql`and sport_key = any(${sql.array(f.sports as string[])}::text[])` : sql``}
+    ${f.sources !== undefined ? sql`and source = any(${sql.array(f.sources as string[])}::text[])` : sql``}`;
 }
 
 /** How many rows an export will deliver (at most the limit). */
@@ -193,7 +199,7 @@ export async function coverageBySource(db: Database, sports: readonly string[], 
     select source, count(*) as rows, count(*) filter (where over_price is not null
       and (under_price is not null or (market_key = 'h2h_3_way' and player_name = 'Draw'))) as priced_rows,
       to_char(min(game_date), 'YYYY-MM-DD') as first_date, to_char(max(game_date), 'YYYY-MM-DD') as last_date
-    from closing_lines where sport_key in ${sql(sports as string[])}
+    from closing_lines where sport_key = any(${sql.array(sports as string[])}::text[])
       ${from !== undefined ? sql`and game_date >= ${from}` : sql``} ${to !== undefined ? sql`and game_date <= ${to}` : sql``}
     group by source order by source`;
   return rows.map((r) => ({ source: r.source, rows: Number(r.rows), priced_rows: Number(r.priced_rows), first_date: r.first_date, last_date: r.last_date }));
@@ -233,7 +239,7 @@ export async function matches(db: Database, sports: readonly string[], from: str
   const rows = await sql<(Omit<MatchRow, 'rows' | 'sources'> & { rows: string; sources: string })[]>`
     select event_id, sport_key, to_char(game_date, 'YYYY-MM-DD') as game_date, commence_time, home_team, away_team,
       count(*) as rows, count(distinct source) as sources
-    from closing_lines where sport_key in ${sql(sports as string[])} and game_date >= ${from} and game_date <= ${to}
+    from closing_lines where sport_key = any(${sql.array(sports as string[])}::text[]) and game_date >= ${from} and game_date <= ${to}
     group by event_id, sport_key, game_date, commence_time, home_team, away_team
     order by commence_time, event_id limit ${limit}`;
   return rows.map((r) => ({ ...r, rows: Number(r.rows), sources: Number(r.sources) }));
@@ -243,6 +249,6 @@ export async function matches(db: Database, sports: readonly string[], from: str
 export async function heldRange(db: Database, sports: readonly string[]): Promise<{ first: string; last: string } | null> {
   const [r] = await db.sql<{ first: string | null; last: string | null }[]>`
     select to_char(min(game_date), 'YYYY-MM-DD') as first, to_char(max(game_date), 'YYYY-MM-DD') as last
-    from closing_lines where sport_key in ${db.sql(sports as string[])}`;
+    from closing_lines where sport_key = any(${db.sql.array(sports as string[])}::text[])`;
   return r.first === null || r.last === null ? null : { first: r.first, last: r.last };
 }

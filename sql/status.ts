@@ -8,9 +8,11 @@ export const STATUS_RETENTION_MS = 8 * 86_400_000;
  *  write one row per source and slot, the first one's) */
 export async function insertSamples(db: Database, at: number, samples: readonly { source: string; state: string; age: number | null }[]): Promise<void> {
   if (samples.length === 0) return;
-  const ts = new Date(at);
-  const rows = samples.map((s) => ({ sampled_at: ts, source: s.source, sla_state: s.state, age_s: s.age }));
-  await db.sql`insert into status_samples ${db.sql(rows, 'sampled_at', 'source', 'sla_state', 'age_s')} on conflict do nothing`;
+  // one JSON parameter, so that the statement's text is the same whatever the number of sources (sql/history.ts)
+  const rows = JSON.stringify(samples.map((s) => ({ s: s.source, l: s.state, a: s.age })));
+  await db.sql`insert into status_samples (sampled_at, source, sla_state, age_s)
+    select ${new Date(at)}, v.s, v.l, v.a from json_to_recordset(${rows}::text::json) as v(s text, l text, a double precision)
+    on conflict do nothing`;
   await db.sql`delete from status_samples where sampled_at < ${new Date(at - STATUS_RETENTION_MS)}`;
 }
 

@@ -123,7 +123,9 @@ export async function loadTrackedEvents(db: Database): Promise<string[]> {
 /** Records events first seen at `now` (a second node recording one again changes nothing). */
 export async function insertTrackedEvents(db: Database, ids: readonly string[], now: number): Promise<void> {
   if (ids.length === 0) return;
-  await db.sql`insert into webhook_tracked_events ${db.sql(ids.map((id) => ({ event_id: id, first_seen_at: new Date(now) })))}
+  // one array parameter, so that the statement's text is the same whatever the number of events (sql/history.ts)
+  await db.sql`insert into webhook_tracked_events (event_id, first_seen_at)
+    select unnest(${db.sql.array([...ids])}::text[]), ${new Date(now)}
     on conflict (event_id) do nothing`;
 }
 
