@@ -183,11 +183,15 @@ interface Fragment {
   bytes: Buffer;
 }
 
+/** bytes of whole bodies kept at most */
+const BODY_CACHE_BYTES = 64 * 1024 * 1024;
 /** bytes of event documents kept at most: past it every kept one is dropped */
 const FRAGMENT_BUDGET = 32 * 1024 * 1024;
 
 export class OddsView {
   private readonly cache = new Map<string, Built & { version: string }>();
+  /** bytes of the bodies in `cache` */
+  private cacheBytes = 0;
   /** per event serialiser, by shape (time format, verification, include shape) */
   private readonly serializers = new Map<string, (doc: unknown) => string>();
   /** Event documents kept per query that shapes them (books, markets, formats; not the filters that pick events):
@@ -247,7 +251,12 @@ export class OddsView {
       q.propMarkets = new Set(props);
     }
     const built = this.build(q, keys, now);
-    if (this.cache.size > 5000) this.cache.clear();
+    // bounded in count and in bytes (bodies of a few hundred KB each, one per distinct query): past either, emptied
+    this.cacheBytes += built.body.length - (hit?.body.length ?? 0);
+    if (this.cache.size >= 5000 || this.cacheBytes > BODY_CACHE_BYTES) {
+      this.cache.clear();
+      this.cacheBytes = built.body.length;
+    }
     this.cache.set(cacheKey, { ...built, version });
     return built.body;
   }
