@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import t from 'tap';
 import { acceptsGzip } from '../http/compress.js';
-import { fixture, startTestApp } from './helpers/app.js';
+import { largeBoard, startTestApp } from './helpers/app.js';
 
 t.test('gzip - Accept-Encoding headers that admit it and those that do not', async (t) => {
   const cases: [string, boolean][] = [
@@ -33,20 +33,8 @@ t.test('gzip - Accept-Encoding headers that admit it and those that do not', asy
 
 const app = await startTestApp(t);
 const key = await app.key('business', 1_000_000);
-const NOW = Date.now();
-const { nba } = fixture(NOW);
-const books = ['draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'betrivers', 'bovada', 'pinnacle', 'betonlineag'];
 // enough events and books that one /odds body passes the in-thread limit (64 KiB)
-const events = Array.from({ length: 40 }, (_, i) => ({ ...nba, id: `gz_${i}`, home_team: `Home ${i}`, away_team: `Away ${i}`, commence_time: NOW + 3_600_000 + i * 60_000 }));
-await app.ingest({
-  events,
-  prices: events.flatMap((ev) => books.flatMap((book, b) => [
-    { book, event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.8 + b / 100 },
-    { book, event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.05 - b / 100 },
-    { book, event_id: ev.id, market: 'totals', outcome: 'Over', point: 220.5, price: 1.9 },
-    { book, event_id: ev.id, market: 'totals', outcome: 'Under', point: 220.5, price: 1.92 },
-  ])),
-});
+await app.ingest(largeBoard('gz', Date.now()));
 
 interface Raw { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
 

@@ -3,23 +3,13 @@
 // built again although nothing changed).
 
 import t from 'tap';
-import { startTestApp } from './helpers/app.js';
+import { largeBoard, startTestApp } from './helpers/app.js';
 
 t.test('odds - the body cache holds at most 64 MiB of bodies', async (t) => {
   const app = await startTestApp(t);
   const key = await app.key('scale');
   const now = Date.now();
-  const books = ['draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'betrivers', 'bovada', 'pinnacle', 'betonlineag'];
-  const events = Array.from({ length: 40 }, (_, i) => ({ id: `oc_${i}`, sport_key: 'basketball_nba', home_team: `Home ${i}`, away_team: `Away ${i}`, commence_time: now + 3_600_000 + i * 60_000 }));
-  await app.ingest({
-    events,
-    prices: events.flatMap((ev) => books.flatMap((book, b) => [
-      { book, event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.8 + b / 100 },
-      { book, event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.05 - b / 100 },
-      { book, event_id: ev.id, market: 'totals', outcome: 'Over', point: 220.5, price: 1.9 },
-      { book, event_id: ev.id, market: 'totals', outcome: 'Under', point: 220.5, price: 1.92 },
-    ])),
-  });
+  await app.ingest(largeBoard('oc', now));
   const hits = async () => Number(/^linewire_body_cache_total\{result="hit"\} (\d+)/m.exec(await (await app.get('/metrics')).text())?.[1] ?? 0);
   // distinct queries, the same large body: commenceTimeTo one second apart, every event inside
   const query = (i: number) => `/v1/sports/basketball_nba/odds?regions=us,eu&markets=h2h,totals&commenceTimeTo=${new Date(now + 86_400_000 + i * 1000).toISOString()}`;

@@ -5,7 +5,7 @@
 import { pack } from 'msgpackr';
 import t from 'tap';
 import { natsConfigFromEnv } from '../workers/nats.js';
-import { fixture, startTestApp } from './helpers/app.js';
+import { fixture, holdDatabase, startTestApp } from './helpers/app.js';
 import { NATS_SKIP, testNats } from './helpers/nats.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
 
@@ -76,12 +76,8 @@ t.test('nats ingest - a database that stops answering holds a batch\'s answer, n
   t.equal(first.accepted, 2, 'the event and a first book');
 
   // the embedded database's one session taken by a transaction: the outbox insert queues behind it
-  let open: () => void = () => {};
-  let held: Promise<unknown> = Promise.resolve();
-  await new Promise<void>((started) => {
-    held = app.app.services.db.sql.begin(() => new Promise<void>((r) => { open = r; started(); }));
-  });
-  t.teardown(async () => { open(); await held; });
+  const stall = await holdDatabase(app);
+  t.teardown(() => stall.release());
   // fanduel's away price crosses draftkings' home price: an arbitrage opens, and its event waits for the database
   let answered = false;
   const opening = ns.nc.request(subject, pack({ prices: h2h('fanduel', 1.7, 2.25) }), { timeout: 20_000 })
@@ -96,8 +92,7 @@ t.test('nats ingest - a database that stops answering holds a batch\'s answer, n
   }
   t.equal(served, 1.88, 'the batch after it is served while the database does not answer');
   t.notOk(answered, 'the batch that raised a webhook event is not answered before its event is durable');
-  open();
-  await held;
+  await stall.release();
   const reply = await opening;
   t.equal(reply.accepted, 2, 'answered once the database answers again');
   const [opened] = await rx.waitFor((r) => r.body?.event === 'arbitrage.opened', 10_000);

@@ -5,7 +5,7 @@
 
 import t from 'tap';
 import type { TheOddsApiConfig } from '../workers/theoddsapi-feed.js';
-import { ADMIN_KEY, startTestApp } from './helpers/app.js';
+import { ADMIN_KEY, holdDatabase, startTestApp } from './helpers/app.js';
 import { startOddsServer } from './helpers/theoddsapi-server.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
 
@@ -30,12 +30,8 @@ t.test('theoddsapi feed - a database that stops answering does not stop its poll
   const hook = await app.post('/v1/webhooks', { destination_url: rx.url, events: ['arbitrage.opened'] }, { 'x-api-key': key });
   t.equal(hook.status, 201, 'an arbitrage subscription');
 
-  let open: () => void = () => {};
-  let held: Promise<unknown> = Promise.resolve();
-  await new Promise<void>((started) => {
-    held = app.app.services.db.sql.begin(() => new Promise<void>((r) => { open = r; started(); }));
-  });
-  t.teardown(async () => { open(); await held; });
+  const stall = await holdDatabase(app);
+  t.teardown(() => stall.release());
   // an ingest that opens an arbitrage: its event waits in the outbox for the database
   const ev = { id: 'stall_arb_1', sport_key: 'basketball_nba', commence_time: feed.nextCycleAt + 3_600_000, home_team: 'Stall Home', away_team: 'Stall Away' };
   const posting = fetch(`${app.base}/v1/ingest`, {
@@ -67,8 +63,7 @@ t.test('theoddsapi feed - a database that stops answering does not stop its poll
   t.equal(feed.cycles, 2, 'a second cycle');
   t.notOk(answered, 'while the ingest that raised an event still waits for the outbox: the stall was real');
 
-  open();
-  await held;
+  await stall.release();
   const res = await posting;
   t.equal(res.status, 202, 'the ingest is answered once its event is committed');
 });

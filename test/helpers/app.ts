@@ -118,6 +118,33 @@ export function fixture(now: number) {
   return { nba, epl };
 }
 
+/** A large NBA board: 40 games (ids `<prefix>_0` ...) of 8 books with moneylines and totals, so that one /odds body of
+ *  two regions is about 240 KB (past the router's in-thread gzip limit and a good part of a cache's bytes). */
+export function largeBoard(prefix: string, now: number) {
+  const books = ['draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'betrivers', 'bovada', 'pinnacle', 'betonlineag'];
+  const events = Array.from({ length: 40 }, (_, i) => ({
+    id: `${prefix}_${i}`, sport_key: 'basketball_nba', home_team: `Home ${i}`, away_team: `Away ${i}`, commence_time: now + 3_600_000 + i * 60_000,
+  }));
+  const prices = events.flatMap((ev) => books.flatMap((book, b) => [
+    { book, event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.8 + b / 100 },
+    { book, event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.05 - b / 100 },
+    { book, event_id: ev.id, market: 'totals', outcome: 'Over', point: 220.5, price: 1.9 },
+    { book, event_id: ev.id, market: 'totals', outcome: 'Under', point: 220.5, price: 1.92 },
+  ]));
+  return { events, prices };
+}
+
+/** Holds the embedded database's one session with an open transaction: every later query, the webhook outbox's
+ *  included, queues behind it until `release` (a database that stops answering, for real). */
+export async function holdDatabase(app: TestApp): Promise<{ release(): Promise<void> }> {
+  let open: () => void = () => {};
+  let held: Promise<unknown> = Promise.resolve();
+  await new Promise<void>((started) => {
+    held = app.app.services.db.sql.begin(() => new Promise<void>((r) => { open = r; started(); }));
+  });
+  return { release: async () => { open(); await held; } };
+}
+
 /** A clock for `Config.now` that follows Date.now until frozen: rate windows and freshness become deterministic.
  *
  *   const clock = new TestClock();
