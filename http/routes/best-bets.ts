@@ -9,6 +9,7 @@ import { MARKET_INDEX } from '../../engine/ingest.js';
 import type { ParamSpec } from '../params.js';
 import type { Route } from '../router.js';
 import type { Services } from '../services.js';
+import { sportKeys } from './discovery.js';
 import { activeBooks } from './odds.js';
 import { openEvents, scopeJson, scopeOf, SHARP_KEYS, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
 
@@ -79,8 +80,10 @@ export function bestBetsRoutes(s: Services, prefs: PrefsStore): Route[] {
     handle: async (ctx) => {
       const p = ctx.params;
       if (p.books !== undefined) activeBooks(p.books as string[], 'books');
-      const events = openEvents(s, ctx.args[0]);
+      const keys = sportKeys(ctx.args[0]); // an unknown sport is 404 before the database is asked
       const saved = p.books === undefined && p.region === undefined ? await prefs.get(ctx.key!.id) : null;
+      // the events after the wait: one that left meanwhile has had its quote records freed for others
+      const events = openEvents(s, keys);
       const scope = scopeOf(p.books as string[] | undefined, p.region as string | undefined, saved);
       let markets: number[] | null = null;
       if (p.markets !== undefined) {
@@ -93,8 +96,8 @@ export function bestBetsRoutes(s: Services, prefs: PrefsStore): Route[] {
         includeLive: p.include_live === true, limit: p.limit as number, markets, scope: [...scope.books], scopeJson: scopeJson(scope),
         now: ctx.now,
       };
-      // swept in the piscina pool over a snapshot of the sport (about 1 ms of the main thread to take at the
-      // simulator's NBA, against about 8 ms for the sweep itself); in this thread where there is no pool
+      // swept in the piscina pool over a snapshot of the sport (about 2 ms of the main thread to take at the
+      // simulator's NBA, against 9 to 15 ms for the sweep itself); in this thread where there is no pool
       const pool = s.exports?.pool;
       const body = pool === undefined
         ? bestBetsBody(rm, s.hub.players, events, query)

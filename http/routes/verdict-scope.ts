@@ -60,7 +60,7 @@ export function scopeJson(sc: Scope): { source: string; region: string | null; b
 /** 422s naming query parameters */
 export const QUERY_COMPLAINTS: Complaints = { invalid, notFound };
 
-/** the non-final events of a sport key (umbrellas resolved) */
-export function openEvents(s: Services, sport: string): EventView[] {
-  return sportKeys(sport).flatMap((k) => [...s.hub.readModel.sportEvents(k)]).filter((e) => e.status !== 'final');
+/** the non-final events of a sport key (umbrellas resolved), or of the keys it resolved to */
+export function openEvents(s: Services, sport: string | readonly string[]): EventView[] {
+  return (typeof sport === 'string' ? sportKeys(sport) : sport).flatMap((k) => [...s.hub.readModel.sportEvents(k)]).filter((e) => e.status !== 'final');
 }
