@@ -436,6 +436,10 @@ t.test('odds - every bad parameter is a 422 naming it and charges nothing', asyn
     t.equal(res.headers.get('x-requests-last'), '0', `${q}: charges nothing`);
     t.equal(res.headers.get('x-ratelimit-remaining'), '50', `${q}: balance untouched`);
   }
+  const range = await odds('basketball_nba', 'commenceTimeFrom=2031-03-12T02:00:00%2B02:00&commenceTimeTo=2031-03-11T00:00:00Z', k);
+  t.same((range.body as { detail: { input: unknown }[] }).detail[0].input, '2031-03-11T00:00:00Z', 'the 422 echoes the value as sent, not as normalised');
+  const day = await odds('basketball_nba', 'date=2031-03-11&commenceTimeFrom=2031-03-12T01:00:00%2B01:00', k);
+  t.same((day.body as { detail: { input: unknown }[] }).detail[0].input, '2031-03-12T01:00:00+01:00', 'commenceTimeFrom too, zone and all');
   const many = await odds('basketball_nba', 'regions=zz&markets=foo&oddsFormat=x', k);
   t.same((many.body as ErrBody).detail!.map((d) => d.loc[1]), ['regions', 'markets', 'oddsFormat'], 'one 422 lists every bad parameter');
   const ok = await odds('basketball_nba', '', k);

@@ -93,7 +93,8 @@ interface OddsQuery {
   upcoming: number;
 }
 
-function toQuery(p: Params): OddsQuery {
+/** `sent`: the query as sent, for the inputs a 422 echoes (the parameters hold times normalised to ISO 8601) */
+function toQuery(p: Params, sent: URLSearchParams | null = null): OddsQuery {
   const include = Array.isArray(p.include) ? p.include : [String(p.include)];
   const shapes = include.filter((t) => t !== 'verification');
   if (shapes.length > 1) invalid('include', 'takes at most one of normalized, slim, raw', include.join(','));
@@ -111,8 +112,8 @@ function toQuery(p: Params): OddsQuery {
   if (p.commenceTimeTo !== undefined) to = Date.parse(p.commenceTimeTo as string);
   if (from > to) {
     // name a parameter the request sent: the end of the range came from commenceTimeTo or from the date's day
-    if (p.commenceTimeTo !== undefined) invalid('commenceTimeTo', 'is before commenceTimeFrom', p.commenceTimeTo);
-    invalid('commenceTimeFrom', `is after the end of date ${p.date as string}`, p.commenceTimeFrom);
+    if (p.commenceTimeTo !== undefined) invalid('commenceTimeTo', 'is before commenceTimeFrom', sent?.get('commenceTimeTo') ?? p.commenceTimeTo);
+    invalid('commenceTimeFrom', `is after the end of date ${p.date as string}`, sent?.get('commenceTimeFrom') ?? p.commenceTimeFrom);
   }
   if (p.bookmakers !== undefined) activeBooks(p.bookmakers as string[]);
   const books = p.bookmakers !== undefined
@@ -227,7 +228,7 @@ export class OddsView {
       return hit.body;
     }
     this.s.metrics.bodyCache.inc({ result: 'miss' });
-    const q = toQuery(mode === 'try' ? { ...TRY_QUERY, ...ctx.params } : ctx.params);
+    const q = toQuery(mode === 'try' ? { ...TRY_QUERY, ...ctx.params } : ctx.params, ctx.query);
     if (mode === 'try') q.maxEvents = TRY_EVENTS;
     if (mode === 'live') {
       q.live = true;
