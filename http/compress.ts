@@ -35,6 +35,9 @@ export function acceptsGzip(header: string): boolean {
 
 export class Gzip {
   private readonly kept = new WeakMap<Uint8Array, Buffer>();
+  /** a kept body being compressed off the thread, and who waits for it: the clients polling a body that was just
+   *  rebuilt share one compression instead of each starting its own */
+  private readonly running = new WeakMap<Uint8Array, ((gz: Buffer | null) => void)[]>();
 
   /** Compresses `body`: at once (the kept bytes of a body compressed before, or a small one), else null and `done`
    *  is called later with the bytes, or with null when compression failed (the body then goes as it is). */
@@ -50,9 +53,21 @@ export class Gzip {
       if (bytes !== null) this.kept.set(bytes, gz);
       return gz;
     }
-    gzip(body, { level: LEVEL }, (err, gz) => {
-      if (err === null && bytes !== null) this.kept.set(bytes, gz);
-      done(err === null ? gz : null);
+    if (bytes === null) {
+      gzip(body, { level: LEVEL }, (err, gz) => done(err === null ? gz : null));
+      return null;
+    }
+    const waiting = this.running.get(bytes);
+    if (waiting !== undefined) {
+      waiting.push(done);
+      return null;
+    }
+    const all = [done];
+    this.running.set(bytes, all);
+    gzip(bytes, { level: LEVEL }, (err, gz) => {
+      this.running.delete(bytes);
+      if (err === null) this.kept.set(bytes, gz);
+      for (const f of all) f(err === null ? gz : null);
     });
     return null;
   }

@@ -6,7 +6,7 @@
 import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import t from 'tap';
-import { acceptsGzip } from '../http/compress.js';
+import { Gzip, acceptsGzip } from '../http/compress.js';
 import { largeBoard, startTestApp } from './helpers/app.js';
 
 t.test('gzip - Accept-Encoding headers that admit it and those that do not', async (t) => {
@@ -29,6 +29,20 @@ t.test('gzip - Accept-Encoding headers that admit it and those that do not', asy
     ['gzip;q=2', false],
   ];
   for (const [header, want] of cases) t.equal(acceptsGzip(header), want, JSON.stringify(header));
+});
+
+t.test('gzip - requests for one large body share one compression, and its later ones are served kept', async (t) => {
+  const gz = new Gzip();
+  const body = Buffer.from(JSON.stringify(Array.from({ length: 4000 }, (_, i) => ({ id: `ev_${i}`, price: 1.5 + (i % 97) / 100 }))));
+  t.ok(body.length > 64 * 1024, 'above the in-thread limit');
+  const got: (Buffer | null)[] = [];
+  const all = new Promise<void>((resolve) => {
+    for (let i = 0; i < 3; i++) t.equal(gz.compress(body, (b) => { got.push(b); if (got.length === 3) resolve(); }), null, `request ${i + 1}: compressed off the thread`);
+  });
+  await all;
+  t.ok(got[0] !== null && got.every((b) => b === got[0]), 'the three got the one compressed Buffer');
+  t.same(gunzipSync(got[0]!), body, 'which gunzips to the body');
+  t.equal(gz.compress(body, () => t.fail('not called: kept')), got[0], 'a later request: the kept bytes at once');
 });
 
 const app = await startTestApp(t);
