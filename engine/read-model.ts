@@ -59,6 +59,10 @@ export class EventView {
    *  (http/routes/odds.ts): a game of the simulator holds about 1,400 quotes, most of them props that move all the
    *  time and that /odds does not serve. */
   gameVersion = 0;
+  /** changes whenever the order /props serves the event's player props in may have changed: a prop book-line was
+   *  added (a player may join the event's names) or moved to another line (http/routes/props.ts keeps each event's
+   *  prop records in serving order until it moves) */
+  propVersion = 0;
   constructor(
     readonly idx: number,
     readonly id: string,
@@ -251,7 +255,9 @@ export class ReadModel {
       const q = base + R.Q + o * 3;
       if (this.rec[q] === 0) ev.quotes++;
       const dd = this.rec;
-      dd[base + R.POINT] = records[off + CHG.POINT];
+      const point = records[off + CHG.POINT];
+      if (PROP[market] === 1 && dd[base + R.POINT] !== point && !(point !== point && dd[base + R.POINT] !== dd[base + R.POINT])) ev.propVersion++;
+      dd[base + R.POINT] = point;
       dd[q] = records[off + CHG.PRICE];
       dd[q + 1] = records[off + CHG.LINE_CHANGED_AT];
       const verified = records[off + CHG.VERIFIED_AT];
@@ -286,6 +292,7 @@ export class ReadModel {
     d[base + R.PLAYER] = player;
     for (let o = 0; o < 3; o++) d[base + R.Q + o * 3] = 0;
     ev.records.push(r);
+    if (PROP[market] === 1) ev.propVersion++;
     this.index.set(ev.idx, key, r);
     return r;
   }

@@ -126,6 +126,31 @@ t.test('props', async (t) => {
     t.ok(x === undefined || (x.age_seconds as number) <= 1, 'maxAgeSec still applies to a kept row');
   });
 
+  t.test('the order follows a new book, a line that moves and a full name that joins initials (each event\'s order is kept between requests)', async (t) => {
+    const ev5 = { id: 'pr_nba_5', sport_key: 'basketball_nba', commence_time: now + 11_000_000, home_team: 'Phoenix Suns', away_team: 'Dallas Mavericks' };
+    const ts = () => Date.now();
+    await app.ingest({ events: [ev5], prices: [
+      prop('fanduel', ev5, 'player_points', 'Order Row', 24.5, 'Over', 1.9, ts()),
+      prop('betmgm', ev5, 'player_points', 'Order Row', 25.5, 'Over', 1.9, ts()),
+      prop('draftkings', ev5, 'player_points', 'K. Kept', 10.5, 'Over', 1.9, ts()),
+    ] });
+    t.teardown(() => app.ingest({ events: [{ ...ev5, status: 'final' }] }));
+    const order = async () => (await get('&eventId=pr_nba_5')).body.map((x) => `${x.player}:${x.line}:${x.bookmaker}`);
+    t.same(await order(), ['K. Kept:10.5:draftkings', 'Order Row:24.5:fanduel', 'Order Row:25.5:betmgm'], 'player, then line');
+    await app.ingest({ prices: [prop('betrivers', ev5, 'player_points', 'Order Row', 24.5, 'Over', 1.95, ts())] });
+    t.same(await order(), ['K. Kept:10.5:draftkings', 'Order Row:24.5:betrivers', 'Order Row:24.5:fanduel', 'Order Row:25.5:betmgm'],
+      'a new book takes its place in the order (before fanduel on the same line)');
+    await app.ingest({ prices: [prop('fanduel', ev5, 'player_points', 'Order Row', 26.5, 'Over', 1.9, ts())] });
+    t.same(await order(), ['K. Kept:10.5:draftkings', 'Order Row:24.5:betrivers', 'Order Row:25.5:betmgm', 'Order Row:26.5:fanduel'],
+      'fanduel moved to 26.5: now after betmgm\'s 25.5');
+    await app.ingest({ prices: [prop('betmgm', ev5, 'player_points', 'Kevin Kept', 9.5, 'Over', 1.9, ts())] });
+    t.same(await order(), ['Kevin Kept:9.5:betmgm', 'Kevin Kept:10.5:draftkings', 'Order Row:24.5:betrivers', 'Order Row:25.5:betmgm', 'Order Row:26.5:fanduel'],
+      'the full name arrived: the initial spelling is served as Kevin Kept, sorted with it');
+    const paged = await get('&eventId=pr_nba_5&limit=2&offset=2');
+    t.same([paged.body.map((x) => x.line), paged.res.headers.get('x-result-has-more'), paged.res.headers.get('x-next-offset')], [[24.5, 25.5], 'true', '4'],
+      'a page from the middle, with more after it');
+  });
+
   t.test('bounds and errors', async (t) => {
     for (const q of ['&limit=0', '&limit=10001', '&offset=-1', '&offset=10001', '&maxAgeSec=0', '&maxAgeSec=3601', '&dfsOdds=x', '&markets=h2h', '&grouped=maybe']) {
       const { res } = await get(q);

@@ -9,7 +9,7 @@ import { BOOKMAKERS, MARKETS } from '../../engine/catalogue.js';
 import { decimalToAmerican } from '../../engine/odds.js';
 import { PROPS_WINDOW_MS, propPrice } from './prop-rules.js';
 import { canonicalInEvent, nameMatcher } from '../../engine/players.js';
-import type { EventView } from '../../engine/read-model.js';
+import type { EventView, PlayerLookup, ReadModel } from '../../engine/read-model.js';
 import type { ParamSpec } from '../params.js';
 import type { Route } from '../router.js';
 import { PAGE_HEADERS } from '../openapi.js';
@@ -115,6 +115,18 @@ export function propsRoutes(s: Services): Route[] {
   const rm = s.hub.readModel;
   /** kept rows per price format: decimal or American, DFS legs at midpoint or effective */
   const rowCaches = [0, 1, 2, 3].map(() => new RowCache<PropItem>());
+  /** per event: its prop records in serving order, with their players' names, while its propVersion holds (the
+   *  order changes only when a prop book-line is added or changes line; sorting every row of a sport per request
+   *  took about 2 ms of the main thread a request at the simulator's NBA; bench/http.ts /props) */
+  const orders = new WeakMap<EventView, PropOrder>();
+  const orderOf = (ev: EventView): PropOrder => {
+    let o = orders.get(ev);
+    if (o === undefined || o.version !== ev.propVersion) {
+      o = propOrder(rm, ev, s.hub.players);
+      orders.set(ev, o);
+    }
+    return o;
+  };
   return [{
     method: 'GET',
     path: '/v1/sports/{sport_key}/props',
@@ -140,41 +152,55 @@ export function propsRoutes(s: Services): Route[] {
       const american = p.oddsFormat === 'american';
       const effective = p.dfsOdds === 'effective';
       const oldest = ctx.now - (p.maxAgeSec === undefined ? PROPS_WINDOW_MS : Math.min(PROPS_WINDOW_MS, (p.maxAgeSec as number) * 1000));
-      const rows: Row[] = [];
+      const limit = p.limit as number;
+      const offset = p.offset as number;
+      // events in serving order (start, then id), each one's prop records in theirs (orderOf): the rows come out
+      // sorted as they are met, and the walk stops at the first row past the page
+      const events: EventView[] = [];
       for (const key of keys) {
         for (const ev of rm.sportEvents(key)) {
           if (ev.status === 'final' || (p.eventId !== undefined && ev.id !== p.eventId)) continue;
           if (ev.kind === 'futures' ? !futures : ev.kind === 'event_market' && !eventMarkets) continue;
-          // initials join the event's one matching full name: "J. Tatum" is Jayson Tatum unless another J. Tatum plays
-          const canon = canonicalInEvent(ev.records.map((r) => rm.player(r)), s.hub.players);
-          const started = ev.kind === 'game' && ev.commence <= ctx.now;
-          for (const r of ev.records) {
-            const market = rm.market(r);
-            const def = MARKETS[market];
-            if (def.kind !== 'prop' || (markets !== null && !markets.has(def.key))) continue;
-            const book = rm.book(r);
-            if (books !== null && !books.has(book)) continue;
-            // each side is a write of its own: one older than the window (or maxAgeSec) is not served (null), and the
-            // row's age is that of the older side it serves, so a fresh Over never passes off a stale Under as fresh
-            const luOver = Math.max(rm.changedAt(r, 0), rm.verifiedAt(r, 0));
-            const luUnder = Math.max(rm.changedAt(r, 1), rm.verifiedAt(r, 1));
-            // of a started game, a side observed before the start is a pregame price (as /odds and /live hold it)
-            const over = luOver >= oldest && !(started && luOver < ev.commence) ? rm.price(r, 0) : 0;
-            const under = luUnder >= oldest && !(started && luUnder < ev.commence) ? rm.price(r, 1) : 0;
-            if (over === 0 && under === 0) continue;
-            const lu = Math.min(over === 0 ? Infinity : luOver, under === 0 ? Infinity : luUnder);
-            const player = s.hub.players.name(canon.get(rm.player(r))!);
-            if (who !== null && !who(player)) continue;
-            rows.push({ rec: r, ev, book, player, market, line: rm.point(r), over, under, lu });
-          }
+          events.push(ev);
         }
       }
-      rows.sort((a, b) => a.ev.commence - b.ev.commence || cmp(a.ev.id, b.ev.id) || cmp(MARKETS[a.market].key, MARKETS[b.market].key)
-        || cmp(a.player, b.player) || byLine(a.line, b.line) || cmp(BOOKMAKERS[a.book].key, BOOKMAKERS[b.book].key));
-      const limit = p.limit as number;
-      const offset = p.offset as number;
-      const page = rows.slice(offset, offset + limit);
-      const more = offset + page.length < rows.length;
+      events.sort((a, b) => a.commence - b.commence || cmp(a.id, b.id));
+      const matched = who === null ? null : new Map<string, boolean>();
+      const page: Row[] = [];
+      let seen = 0;
+      let more = false;
+      walk: for (const ev of events) {
+        const order = orderOf(ev);
+        const started = ev.kind === 'game' && ev.commence <= ctx.now;
+        for (let i = 0; i < order.recs.length; i++) {
+          const r = order.recs[i];
+          const market = rm.market(r);
+          if (markets !== null && !markets.has(MARKETS[market].key)) continue;
+          const book = rm.book(r);
+          if (books !== null && !books.has(book)) continue;
+          // each side is a write of its own: one older than the window (or maxAgeSec) is not served (null), and the
+          // row's age is that of the older side it serves, so a fresh Over never passes off a stale Under as fresh
+          const luOver = Math.max(rm.changedAt(r, 0), rm.verifiedAt(r, 0));
+          const luUnder = Math.max(rm.changedAt(r, 1), rm.verifiedAt(r, 1));
+          // of a started game, a side observed before the start is a pregame price (as /odds and /live hold it)
+          const over = luOver >= oldest && !(started && luOver < ev.commence) ? rm.price(r, 0) : 0;
+          const under = luUnder >= oldest && !(started && luUnder < ev.commence) ? rm.price(r, 1) : 0;
+          if (over === 0 && under === 0) continue;
+          const player = order.names[i];
+          if (matched !== null) {
+            let ok = matched.get(player);
+            if (ok === undefined) matched.set(player, (ok = who!(player)));
+            if (!ok) continue;
+          }
+          if (seen++ < offset) continue;
+          if (page.length === limit) {
+            more = true;
+            break walk;
+          }
+          const lu = Math.min(over === 0 ? Infinity : luOver, under === 0 ? Infinity : luUnder);
+          page.push({ rec: r, ev, book, player, market, line: rm.point(r), over, under, lu });
+        }
+      }
       const price = (d: number, book: number): number | null => {
         if (d === 0) return null;
         const x = propPrice(book, d, effective);
@@ -231,6 +257,28 @@ export function propsRoutes(s: Services): Route[] {
       return { status: 200, body, headers };
     },
   }];
+}
+
+/** One event's prop book-lines in the order /props serves them (market key, player, line, book key) and their
+ *  players' names (initials joined to the event's one matching full name: "J. Tatum" is Jayson Tatum unless another
+ *  J. Tatum plays), made when the event's propVersion moved. */
+interface PropOrder {
+  version: number;
+  recs: Int32Array;
+  names: string[];
+}
+
+function propOrder(rm: ReadModel, ev: EventView, players: PlayerLookup): PropOrder {
+  const version = ev.propVersion;
+  const canon = canonicalInEvent(ev.records.map((r) => rm.player(r)), players);
+  const items: { r: number; name: string; key: string; line: number; book: string }[] = [];
+  for (const r of ev.records) {
+    const def = MARKETS[rm.market(r)];
+    if (def.kind !== 'prop') continue;
+    items.push({ r, name: players.name(canon.get(rm.player(r))!), key: def.key, line: rm.point(r), book: BOOKMAKERS[rm.book(r)].key });
+  }
+  items.sort((a, b) => cmp(a.key, b.key) || cmp(a.name, b.name) || byLine(a.line, b.line) || cmp(a.book, b.book));
+  return { version, recs: Int32Array.from(items, (i) => i.r), names: items.map((i) => i.name) };
 }
 
 /** lines ascending; no line (NaN, outrights) first */
