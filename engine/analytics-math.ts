@@ -8,6 +8,14 @@ export function effectivePrice(d: number, commission: number): number {
   return 1 + (d - 1) * (1 - commission);
 }
 
+/** Price a prediction-market quote is really worth after a fee of `rate * P * (1 - P)` per $1 contract bought at
+ *  P = 1/d (Kalshi's taker fee): a contract costs P (1 + rate (1 - P)) and pays 1, so d / (1 + rate (1 - 1/d)).
+ *  Increasing in d (the ladders' order is the raw prices' order), and between the prices a commission on winnings
+ *  of rate / (1 + rate) and of rate would leave (at d -> infinity and d -> 1). */
+export function tradingFeePrice(d: number, rate: number): number {
+  return d / (1 + rate * (1 - 1 / d));
+}
+
 /**
  * The float noise of an implied sum and of an edge. Each 1/d is correctly rounded, so a sum of two or three of them
  * lies a few ulps (about 1e-16) from the exact sum, and p * d - 1 likewise: the zero-margin line 1.08 / 13.5 sums to

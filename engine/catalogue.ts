@@ -177,13 +177,14 @@ const RETIRED: readonly BookEndpoint[] = ['historical'];
 
 function book(
   key: string, title: string, kind: BookKind, regions: readonly Region[], endpoints: readonly BookEndpoint[],
-  commission = 0, dfs_two_leg_payout = 0,
+  commission = 0, dfs_two_leg_payout = 0, trading_fee_rate = 0,
 ): BookDef {
   return Object.freeze({
     key, title, kind,
     regions: frozen(regions),
     status: 'active' as const,
     commission,
+    trading_fee_rate,
     // every active book's closing lines are captured (workers/history-service.ts) and exported
     endpoints: frozen<BookEndpoint>(endpoints.includes('historical') ? endpoints : [...endpoints, 'historical']),
     dfs_two_leg_payout,
@@ -194,15 +195,17 @@ const sb = (key: string, title: string, regions: readonly Region[], endpoints = 
   book(key, title, 'sportsbook', regions, endpoints);
 const ex = (key: string, title: string, regions: readonly Region[], commission: number): BookDef =>
   book(key, title, 'exchange', regions, EXCHANGE, commission);
-const pm = (key: string, title: string, regions: readonly Region[]): BookDef =>
-  book(key, title, 'prediction', regions, PREDICTION);
+/** a prediction market, with what it takes from a bettor: `fee` on profits (as an exchange's commission) or
+ *  `tradingFee`, the rate of a fee of rate * P * (1 - P) per contract bought at P */
+const pm = (key: string, title: string, regions: readonly Region[], fees: { fee?: number; tradingFee?: number } = {}): BookDef =>
+  book(key, title, 'prediction', regions, PREDICTION, fees.fee ?? 0, 0, fees.tradingFee ?? 0);
 const dfs = (key: string, title: string, regions: readonly Region[], twoLegPayout: number): BookDef =>
   book(key, title, 'dfs', regions, DFS, 0, twoLegPayout);
 
 function merged(key: string, title: string, regions: readonly Region[], into: string, note: string): BookDef {
   return Object.freeze({
     key, title, kind: 'sportsbook' as const, regions: frozen(regions),
-    status: 'merged' as const, merged_into: into, note, commission: 0,
+    status: 'merged' as const, merged_into: into, note, commission: 0, trading_fee_rate: 0,
     endpoints: frozen(RETIRED), dfs_two_leg_payout: 0,
   });
 }
@@ -210,7 +213,7 @@ function merged(key: string, title: string, regions: readonly Region[], into: st
 function decommissioned(key: string, title: string, regions: readonly Region[], note: string): BookDef {
   return Object.freeze({
     key, title, kind: 'sportsbook' as const, regions: frozen(regions),
-    status: 'decommissioned' as const, note, commission: 0,
+    status: 'decommissioned' as const, note, commission: 0, trading_fee_rate: 0,
     endpoints: frozen(RETIRED), dfs_two_leg_payout: 0,
   });
 }
@@ -218,7 +221,7 @@ function decommissioned(key: string, title: string, regions: readonly Region[], 
 function notYetIntegrated(key: string, title: string, regions: readonly Region[], note: string): BookDef {
   return Object.freeze({
     key, title, kind: 'sportsbook' as const, regions: frozen(regions),
-    status: 'not_yet_integrated' as const, note, commission: 0,
+    status: 'not_yet_integrated' as const, note, commission: 0, trading_fee_rate: 0,
     endpoints: frozen<BookEndpoint>([]), dfs_two_leg_payout: 0,
   });
 }
@@ -319,9 +322,11 @@ export const BOOKMAKERS: readonly BookDef[] = Object.freeze([
   sb('fun88', 'FUN88', ['asia'], LINES),
   // us exchanges and prediction markets
   ex('prophetx', 'ProphetX', ['us'], 0.03),
-  pm('kalshi', 'Kalshi', ['us']),
+  // what each takes from a winning bettor (their published schedules): Kalshi a taker fee of 0.07 * P * (1 - P) per
+  // contract (rounded up to the cent per order, not modelled), PredictIt 10 % of the profit, Polymarket no trading fee
+  pm('kalshi', 'Kalshi', ['us'], { tradingFee: 0.07 }),
   pm('polymarket', 'Polymarket', ['us']),
-  pm('predictit', 'PredictIt', ['us']),
+  pm('predictit', 'PredictIt', ['us'], { fee: 0.1 }),
   // us daily fantasy pick'em
   dfs('prizepicks', 'PrizePicks', ['us'], 3.0),
   dfs('underdog', 'Underdog Fantasy', ['us'], 3.0),

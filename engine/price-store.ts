@@ -7,15 +7,16 @@
 // removes its old quotes (REMOVED records).
 //
 // Per (event, market, point, player) a line keeps, per outcome, the ladder of quotes ordered best-first like
-// one side of an order book: highest effective decimal price first (an exchange's price net of its commission,
-// 1 + (d - 1)(1 - c), so top of book is what a bettor actually gets), then the earliest to post it, then book id.
+// one side of an order book: highest effective decimal price first (net of an exchange's commission,
+// 1 + (d - 1)(1 - c), or a prediction market's fee: effectiveAt), so top of book is what a bettor actually gets), then
+// the earliest to post it, then book id.
 // Lines of one (event, market, player) form a group (middles are found across a group's lines).
 //
 // Why flat: on this 2-core machine an update is bound by dependent cache misses. Maps of Maps of objects cost
 // about 4 us an update at 1.2 M quotes; one hash probe into a flat index plus one record costs about 1 us
 // (bench/ingest.ts, DESIGN.md section 6).
 
-import { effectivePrice } from './analytics-math.js';
+import { effectivePrice, tradingFeePrice } from './analytics-math.js';
 import { BOOKMAKERS } from './catalogue.js';
 import { FlatIndex } from './flat-index.js';
 import { CHANGE, CHG, OBS, RESTORE, RecordBuffer } from './records.js';
@@ -96,11 +97,16 @@ export interface StoreListener {
   prefetch(line: number, outcome: number): void;
 }
 
-const DEFAULT_COMMISSION = Float64Array.from(BOOKMAKERS, (b) => (b.kind === 'exchange' ? b.commission : 0));
+const DEFAULT_COMMISSION = Float64Array.from(BOOKMAKERS, (b) => b.commission);
+const DEFAULT_TRADING_FEE = Float64Array.from(BOOKMAKERS, (b) => b.trading_fee_rate);
 
-/** What a bettor gets at a book's decimal price, as the ladders rank it: an exchange's price net of its
- *  commission on winnings (engine/analytics-math.ts effectivePrice), any other book's price as it is. */
-export function effectiveAt(price: number, book: number, commission: ArrayLike<number> = DEFAULT_COMMISSION): number {
+/** What a bettor gets at a book's decimal price, as the ladders rank it: net of an exchange's commission on
+ *  winnings or a prediction market's fee on profits (engine/analytics-math.ts effectivePrice), or of a prediction
+ *  market's fee per contract (tradingFeePrice); any other book's price as it is. */
+export function effectiveAt(price: number, book: number, commission: ArrayLike<number> = DEFAULT_COMMISSION,
+  tradingFee: ArrayLike<number> = DEFAULT_TRADING_FEE): number {
+  const f = book < tradingFee.length ? tradingFee[book] : 0;
+  if (f !== 0) return tradingFeePrice(price, f);
   const c = book < commission.length ? commission[book] : 0;
   return c === 0 ? price : effectivePrice(price, c);
 }
@@ -216,7 +222,9 @@ export class PriceStore {
   staleIgnored = 0;
 
   private readonly commission: ArrayLike<number>;
-  /** the highest commission of any book: a raw price is at most 1 + (effective - 1) / (1 - maxCommission) */
+  private readonly tradingFee: ArrayLike<number>;
+  /** the highest commission (or trading-fee rate, which takes less: tradingFeePrice) of any book: a raw price is at
+   *  most 1 + (effective - 1) / (1 - maxCommission) */
   readonly maxCommission: number;
   private readonly grIndex = new FlatIndex(256);
   private readonly grLines: number[][] = [];
@@ -231,11 +239,14 @@ export class PriceStore {
   /** what warm() loads ends here, so the loads are not dropped as unused */
   private sink = 0;
 
-  /** `capacity` in quotes; it grows as needed. `commission` per book id (default: the catalogue's exchanges). */
-  constructor(capacity = 1024, opts: { commission?: ArrayLike<number> } = {}) {
+  /** `capacity` in quotes; it grows as needed. `commission` and `tradingFee` per book id (default: the
+   *  catalogue's). */
+  constructor(capacity = 1024, opts: { commission?: ArrayLike<number>; tradingFee?: ArrayLike<number> } = {}) {
     this.commission = opts.commission ?? DEFAULT_COMMISSION;
+    this.tradingFee = opts.tradingFee ?? DEFAULT_TRADING_FEE;
     let max = 0;
     for (let i = 0; i < this.commission.length; i++) max = Math.max(max, this.commission[i]);
+    for (let i = 0; i < this.tradingFee.length; i++) max = Math.max(max, this.tradingFee[i]);
     this.maxCommission = max;
     const lines = Math.max(4, Math.ceil(capacity / 2));
     this.bl = new Float64Array(lines * BL.STRIDE);
@@ -513,7 +524,7 @@ export class PriceStore {
   }
 
   private effective(price: number, book: number): number {
-    return effectiveAt(price, book, this.commission);
+    return effectiveAt(price, book, this.commission, this.tradingFee);
   }
 
   /** Removes a book-line's quotes from its line's ladders, emitting REMOVED. */

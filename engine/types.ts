@@ -35,8 +35,11 @@ export interface BookDef {
   status: BookStatus;
   merged_into?: string;
   note?: string;
-  /** exchange commission on net winnings, 0..1 (exchanges only, else 0) */
+  /** commission on net winnings, 0..1: an exchange's, or a prediction market's fee on profits (PredictIt); else 0 */
   commission: number;
+  /** a prediction market's fee per contract bought, `rate * P * (1 - P)` of a $1 contract at price P (Kalshi's
+   *  published taker fee); else 0 */
+  trading_fee_rate: number;
   endpoints: BookEndpoint[];
   /** DFS pick'em: payout multiplier of a 2-leg entry (dfs only, else 0) */
   dfs_two_leg_payout: number;

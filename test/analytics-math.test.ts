@@ -1,5 +1,5 @@
 import t from 'tap';
-import { arbitrage, consensus, edgePct, effectivePrice, hasEdge, holdPct, isArbitrageSum, kelly, middle, NOISE, profitPct, RunningMean } from '../engine/analytics-math.js';
+import { arbitrage, consensus, edgePct, effectivePrice, tradingFeePrice, hasEdge, holdPct, isArbitrageSum, kelly, middle, NOISE, profitPct, RunningMean } from '../engine/analytics-math.js';
 import { decimalToAmerican } from '../engine/odds.js';
 import { Prng } from '../engine/prng.js';
 
@@ -20,6 +20,25 @@ t.test('exchange - effective price after commission', async (t) => {
   // 3.0 at 2 %: 1 + 2 * 0.98 = 2.96
   near(t, effectivePrice(3, 0.02), 2.96, 1e-15, '3.0 at 2 % -> 2.96');
   t.equal(effectivePrice(1.8, 0), 1.8, 'no commission leaves the price');
+});
+
+t.test('prediction market - effective price after a trading fee of rate * P * (1 - P) a contract', async (t) => {
+  // Kalshi 2.00 (P = 0.50) at 0.07: a $1 contract costs 0.50 + 0.07 * 0.50 * 0.50 = 0.5175, so 1 / 0.5175 = 1.9323671497584543
+  near(t, tradingFeePrice(2, 0.07), 1 / 0.5175, 1e-15, 'kalshi 2.00 -> 1.93237');
+  // 4.00 (P = 0.25): 0.25 + 0.07 * 0.25 * 0.75 = 0.263125, so 3.8004750593824228
+  near(t, tradingFeePrice(4, 0.07), 1 / 0.263125, 1e-15, 'kalshi 4.00 -> 3.80048');
+  // 1.25 (P = 0.80): 0.80 + 0.07 * 0.80 * 0.20 = 0.8112, so 1.2327416173570019
+  near(t, tradingFeePrice(1.25, 0.07), 1 / 0.8112, 1e-15, 'kalshi 1.25 -> 1.23274');
+  t.equal(tradingFeePrice(2.5, 0), 2.5, 'no fee leaves the price');
+  // the ladders' order: increasing in the raw price
+  let last = 0;
+  const bad: number[] = [];
+  for (let d = 1.01; d < 100; d *= 1.01) {
+    const e = tradingFeePrice(d, 0.07);
+    if (!(e > last && e < d)) bad.push(d);
+    last = e;
+  }
+  t.same(bad, [], 'increasing in the raw price and below it, 1.01 to 100');
 });
 
 t.test('arbitrage - two-way 2.10 / 2.05', async (t) => {

@@ -122,7 +122,9 @@ t.test('catalogue - bookmaker kinds, regions, commissions, endpoints', async (t)
     t.ok(b.regions.length > 0 && b.regions.every(isRegion), `${b.key} regions are known`);
     t.equal(bookByKey(b.key), b, `bookByKey finds ${b.key}`);
     if (b.kind === 'exchange') t.ok(b.commission > 0 && b.commission < 1, `${b.key} commission in (0,1)`);
-    else t.equal(b.commission, 0, `${b.key} has no commission`);
+    else if (b.kind !== 'prediction') t.equal(b.commission, 0, `${b.key} has no commission`);
+    if (b.kind !== 'prediction') t.equal(b.trading_fee_rate, 0, `${b.key} has no trading fee`);
+    else t.ok(b.commission === 0 || b.trading_fee_rate === 0, `${b.key}: one fee model at most`);
     if (b.kind === 'dfs') t.ok(b.dfs_two_leg_payout > 1, `${b.key} has a 2-leg payout`);
     else t.equal(b.dfs_two_leg_payout, 0, `${b.key} has no dfs payout`);
     if (b.status !== 'active') continue;
@@ -153,6 +155,9 @@ t.test('catalogue - books the simulator relies on', async (t) => {
     t.ok(b?.regions.includes(region), `${key} is listed in ${region}`);
   }
   t.equal(bookByKey('betfair_ex_uk')?.commission, 0.05, 'betfair commission');
+  t.same([bookByKey('kalshi')?.trading_fee_rate, bookByKey('kalshi')?.commission], [0.07, 0], 'kalshi: taker fee 0.07 * P * (1 - P) a contract');
+  t.same([bookByKey('predictit')?.commission, bookByKey('predictit')?.trading_fee_rate], [0.1, 0], 'predictit: 10 % of the profit');
+  t.same([bookByKey('polymarket')?.commission, bookByKey('polymarket')?.trading_fee_rate], [0, 0], 'polymarket: no trading fee');
   t.equal(bookByKey('smarkets')?.commission, 0.02, 'smarkets commission');
   t.equal(bookByKey('matchbook')?.commission, 0.02, 'matchbook commission');
   t.equal(bookByKey(DEFAULT_SHARP_BOOK)?.status, 'active', 'default sharp book is active');

@@ -362,16 +362,30 @@ t.test('arbitrage - exclude_exchanges falls back to the next fresh quote, or dro
 t.test('arbitrage - exclude_books on either side', async (t) => {
   const row = async (query: string) => (await arbs('basketball_nba', query)).body.find((r) => r.event_id === nba.id && r.market === 'h2h');
   t.ok(near((await row('exclude_books=betfair_ex_uk'))?.profit_pct, 5), 'excluding the exchange by key: draftkings 2.10, 5 %');
-  // home falls to kalshi 2.00 (a prediction market counts in arbitrage), away fanduel 2.10:
-  //   S = 0.5 + 0.4761905 = 0.9761905; profit 2 * 2.1 / 4.1 - 1 = 2.439 %; stakes 2.1/4.1 = 51.22 %, 2/4.1 = 48.78 %
-  const Sk = 1 / 2 + 1 / 2.1;
-  const viaKalshi: ArbRow = {
-    ...ARB_NBA_H2H, profit_pct: (1 / Sk - 1) * 100, implied_sum: Sk, is_exchange_anchored: false, legs: [
-      { book: 'kalshi', outcome: 'Boston Celtics', point: null, price: 2, price_american: 100, effective_price: 2, stake_pct: 210 / 4.1, stake: 210 / 4.1 },
-      { ...ARB_NBA_H2H.legs[1], stake_pct: 200 / 4.1, stake: 200 / 4.1 },
+  // without the exchange and draftkings, kalshi quotes the highest home price (2.00), but it takes a fee (below): its
+  // 2.00 is worth 1.9324 to a bettor, and pinnacle's 1.952 is the better price.
+  //   S = 1/1.952 + 1/2.1 = 0.5122951 + 0.4761905 = 0.9884856; profit 1/S - 1 = 1.165 %
+  const Sp = 1 / 1.952 + 1 / 2.1;
+  const viaPinnacle: ArbRow = {
+    ...ARB_NBA_H2H, profit_pct: (1 / Sp - 1) * 100, implied_sum: Sp, is_exchange_anchored: false, legs: [
+      { book: 'pinnacle', outcome: 'Boston Celtics', point: null, price: 1.952, price_american: -105, effective_price: 1.952, stake_pct: (1 / 1.952 / Sp) * 100, stake: (1 / 1.952 / Sp) * 100 },
+      { ...ARB_NBA_H2H.legs[1], stake_pct: (1 / 2.1 / Sp) * 100, stake: (1 / 2.1 / Sp) * 100 },
     ],
   };
-  t.same(snap(await row('exclude_books=betfair_ex_uk,draftkings'), viaKalshi), viaKalshi, 'exchange and draftkings excluded: kalshi 2.00 against fanduel 2.10, 2.44 %');
+  t.same(snap(await row('exclude_books=betfair_ex_uk,draftkings'), viaPinnacle), viaPinnacle, 'exchange and draftkings excluded: pinnacle 1.952 beats kalshi 2.00 after its fee');
+  // home falls to kalshi 2.00 (a prediction market counts in arbitrage), away fanduel 2.10. Kalshi takes a fee of
+  // 0.07 * P * (1 - P) per $1 contract bought at P = 0.50: a contract costs 0.5 * (1 + 0.07 * 0.5) = 0.5175 and pays 1,
+  // so the price is worth 1 / 0.5175 = 1.9323671 (engine/analytics-math.ts tradingFeePrice). S = 0.5175 + 1/2.1 =
+  // 0.9936905; profit 1/S - 1 = 0.635 % (2.44 % at the raw 2.00, which no bettor gets); stakes 0.5175 / S = 52.08 %
+  // and 0.4761905 / S = 47.92 %
+  const Sk = 0.5175 + 1 / 2.1;
+  const viaKalshi: ArbRow = {
+    ...ARB_NBA_H2H, profit_pct: (1 / Sk - 1) * 100, implied_sum: Sk, is_exchange_anchored: false, legs: [
+      { book: 'kalshi', outcome: 'Boston Celtics', point: null, price: 2, price_american: 100, effective_price: 1 / 0.5175, stake_pct: (0.5175 / Sk) * 100, stake: (0.5175 / Sk) * 100 },
+      { ...ARB_NBA_H2H.legs[1], stake_pct: (1 / 2.1 / Sk) * 100, stake: (1 / 2.1 / Sk) * 100 },
+    ],
+  };
+  t.same(snap(await row('exclude_books=betfair_ex_uk,draftkings,pinnacle'), viaKalshi), viaKalshi, 'and pinnacle: kalshi 2.00 after its fee against fanduel 2.10, 0.63 %');
   // away side: without fanduel the best away is pinnacle 1.952 (betfair_ex_uk 1.90 is worth 1.855, kalshi 1.90,
   //   draftkings 1.80): S = 1/2.102 + 1/1.952 = 0.4757374 + 0.5122951 = 0.9880325, profit 1.2112 %
   const away = await row('exclude_books=fanduel');

@@ -140,6 +140,10 @@ t.test('bookmakers - default is active books with endpoints, and costs nothing',
   t.equal(dk.example_paths!.length, dk.endpoints!.length, 'one example path per endpoint');
   t.ok(dk.example_paths!.some((p) => p.includes('/odds?bookmakers=draftkings')), 'example path queries the book');
   t.ok(books.every((b) => b.merged_into === undefined && b.note === undefined), 'active books carry no note');
+  const fees = (k: string) => { const b = books.find((x) => x.key === k) as unknown as Record<string, unknown>; return [b.commission, b.trading_fee_rate]; };
+  t.same([fees('betfair_ex_uk'), fees('kalshi'), fees('predictit'), fees('polymarket'), fees('draftkings')],
+    [[0.05, undefined], [undefined, 0.07], [0.1, undefined], [undefined, undefined], [undefined, undefined]],
+    'what each book takes: exchange commission, kalshi\'s fee per contract, predictit\'s fee on profits, none elsewhere');
 });
 
 t.test('bookmakers - all=true adds merged, decommissioned and not yet integrated entries with notes', async (t) => {

@@ -119,13 +119,14 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
   });
 
   t.test('analytics: the Yes/No pair of one selection is a two-way line; nothing mixes with game lines', async (t) => {
-    // DraftKings' Celtics at 5.0 (20 %) against Kalshi's No at 78 cents: 98 %, a real arbitrage
+    // DraftKings' Celtics at 5.0 (20 %) against Kalshi's No at 78 cents, which costs 0.78 + 0.07 * 0.78 * 0.22 =
+    // 0.792012 with Kalshi's fee: 99.2 %, a real arbitrage (0.805 %; 2.04 % at the raw 78 cents)
     const arbs = (await (await app.get(`/v1/sports/basketball_nba/arbitrage?apiKey=${key}&include_live=true`)).json()) as Row[];
     t.equal(arbs.length, 1, 'one arbitrage');
     t.same([arbs[0].event_id, arbs[0].market, arbs[0].player, arbs[0].point], [champ.id, 'outrights', 'Boston Celtics', null], 'on the Celtics selection');
     const legs = arbs[0].legs as Row[];
     t.same(legs.map((l) => l.book), ['draftkings', 'kalshi'], 'DraftKings Yes, Kalshi No');
-    t.ok(Math.abs((arbs[0].profit_pct as number) - (1 / (1 / 5 + 0.78) - 1) * 100) < 1e-9, 'profit from the two prices');
+    t.ok(Math.abs((arbs[0].profit_pct as number) - (1 / (1 / 5 + 0.78 * (1 + 0.07 * 0.22)) - 1) * 100) < 1e-9, 'profit from the two prices, Kalshi\'s after its fee');
     const mids = (await (await app.get(`/v1/sports/basketball_nba/middles?apiKey=${key}&include_live=true&min_gap=0`)).json()) as Row[];
     t.same(mids, [], 'a selection has no line: no middles');
   });

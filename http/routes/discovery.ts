@@ -48,7 +48,8 @@ function bookRecord(b: BookDef, endpoints: boolean): object {
     status: b.status,
     merged_into: b.merged_into,
     note: b.note,
-    commission: b.kind === 'exchange' ? b.commission : undefined,
+    commission: b.commission > 0 ? b.commission : undefined,
+    trading_fee_rate: b.trading_fee_rate > 0 ? b.trading_fee_rate : undefined,
     endpoints: endpoints ? b.endpoints : undefined,
     example_paths: endpoints ? b.endpoints.map((e) => ENDPOINT_PATHS[e](b.key)) : undefined,
   };
