@@ -145,6 +145,26 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
     t.same(legs.map((l) => `${l.book}:${l.outcome}`).sort(), ['draftkings:Yes', 'kalshi:No'], 'legs are Yes and No');
   });
 
+  t.test('/consensus: a selection quoted Yes alone has a row of its Yes side and no hold', async (t) => {
+    const rows = async (q = '') => ((await (await app.get(`/v1/sports/basketball_nba/consensus?apiKey=${key}&markets=outrights${q}`)).json()) as Row[])
+      .filter((x) => x.event_id === champ.id);
+    const close = (a: unknown, b: number) => typeof a === 'number' && Math.abs(a - b) < 1e-9;
+    const sportsbooks = await rows();
+    t.same(sportsbooks.map((x) => x.player), ['Boston Celtics', 'Oklahoma City Thunder'], 'a row per selection (prediction markets left out by default)');
+    const celtics = sportsbooks[0];
+    const yes = (celtics.outcomes as Row[]);
+    t.same(yes.map((o) => [o.name, o.best_book, o.best_price, o.worst_book, o.worst_price, o.books]), [['Yes', 'draftkings', 5, 'fanduel', 4.2, 2]],
+      'Celtics: the Yes side alone, best draftkings 5.0, worst fanduel 4.2');
+    // mean of 1/5 and 1/4.2: (0.2 + 0.2380952381) / 2 = 0.2190476190; its inverse 4.5652173913
+    t.ok(close(yes[0].consensus_prob, 0.219047619048) && close(yes[0].consensus_odds, 4.56521739130), 'consensus 0.2190476 (4.5652)');
+    t.same([celtics.hold_pct, celtics.books], [null, 2], 'no hold on a lone side; two books');
+    t.same((sportsbooks[1].outcomes as Row[]).map((o) => [o.name, o.consensus_odds]), [['Yes', 3.6]], 'Thunder: draftkings 3.6 alone');
+    // with Kalshi: Yes (0.2 + 0.2380952 + 0.23) / 3 = 0.2226984, No 0.78; hold (0.2226984 + 0.78 - 1) * 100 = 0.26984 %
+    const both = (await rows('&include_prediction_markets=true'))[0];
+    t.same((both.outcomes as Row[]).map((o) => o.name), ['Yes', 'No'], 'with the prediction markets: both sides');
+    t.ok(close(both.hold_pct, (0.2 / 3 + 0.238095238095 / 3 + 0.23 / 3 + 0.78 - 1) * 100), 'and a hold of 0.27 %');
+  });
+
   t.test('a venue\'s own Yes and No summing below 0.98 is held back everywhere, as an inconsistent moneyline is', async (t) => {
     // Kalshi's Thunder: Yes at 12 cents, No at 80 cents (0.92): an arbitrage against itself, a feed error
     const thunder = (yes: number, no: number) => [out('kalshi', champ, 'Yes', 1 / yes, 'Oklahoma City Thunder'), out('kalshi', champ, 'No', 1 / no, 'Oklahoma City Thunder')];

@@ -9,7 +9,7 @@
 import { PAGE_HEADERS } from '../openapi.js';
 import { FIXED, SHARP_BOOK_IDS } from '../../engine/analytics.js';
 import { edgePct, hasEdge, holdPct, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
-import { BOOKMAKERS, MARKETS, SPORTS, UMBRELLAS, resolveSportKeys } from '../../engine/catalogue.js';
+import { BOOKMAKERS, MARKETS, OUTRIGHTS, SPORTS, UMBRELLAS, resolveSportKeys } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
 import { MARKET_INDEX, SLOT, outcomeLabel } from '../../engine/ingest.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
@@ -30,6 +30,7 @@ const BOOK_KEYS = BOOKMAKERS.map((b) => b.key);
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 const MARKET_KEYS = MARKETS.map((m) => m.key);
 const SHARP_KEYS = SHARP_BOOK_IDS.map((id) => BOOKMAKERS[id].key);
+const OUTRIGHT = MARKET_INDEX.get(OUTRIGHTS)!;
 const SPREADS = MARKET_INDEX.get('spreads')!;
 const IS_EXCHANGE = BOOKMAKERS.map((b) => b.kind === 'exchange');
 const IS_PREDICTION = BOOKMAKERS.map((b) => b.kind === 'prediction');
@@ -80,7 +81,9 @@ export const ConsensusRowSchema = {
   type: 'object',
   properties: {
     ...eventFields,
-    is_live: bool, hold_pct: num, books: int,
+    is_live: bool,
+    hold_pct: { type: ['number', 'null'], description: '(sum of consensus_prob - 1) * 100; null on an outright selection quoted Yes alone (its outcomes hold Yes only)' },
+    books: int,
     outcomes: {
       type: 'array',
       items: {
@@ -521,13 +524,20 @@ export function analyticsRoutes(s: Services): Route[] {
     },
   };
 
-  /** A line's consensus row, serialised; '' when an outcome has no counted quote (no row is served). */
+  /** A line's consensus row, serialised; '' when an outcome has no counted quote (no row is served), but for an
+   *  outright selection quoted Yes alone: sportsbooks offer a selection to win and nothing against it, so its row
+   *  has the Yes outcome alone and no hold (hold_pct null: a lone side has no book to sum). */
   function consensusJson(e: EventView, l: LineAgg, live: boolean): string {
     const n = MARKETS[l.market].shape === 'three_way' ? 3 : 2;
     const outcomes = [];
     let hold = 0;
+    let lone = false;
     for (let o = 0; o < n; o++) {
       const x = l.outcomes[o];
+      if (x.cnt === 0 && l.market === OUTRIGHT && o === SLOT.NO && outcomes.length === 1) {
+        lone = true;
+        continue;
+      }
       if (x.cnt === 0) return '';
       const prob = x.sum / x.cnt;
       hold += prob;
@@ -540,7 +550,7 @@ export function analyticsRoutes(s: Services): Route[] {
     return consRowJson({
       event_id: e.id, sport_key: e.sport, commence_time: isoSeconds(e.commence), home_team: homeOf(e), away_team: awayOf(e), event_title: titleOf(e),
       market: MARKETS[l.market].key, point: l.point !== l.point ? null : l.point,
-      player: playerName(l.player), is_live: live, hold_pct: holdPct(hold), books: l.books, outcomes,
+      player: playerName(l.player), is_live: live, hold_pct: lone ? null : holdPct(hold), books: l.books, outcomes,
     });
   }
 
