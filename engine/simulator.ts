@@ -25,6 +25,7 @@
 // seed and the same sequence of calls give the same output.
 
 import { Prng } from './prng.js';
+import { FUTURES_SEED, FuturesBoard, type FuturesBook } from './sim-futures.js';
 import type { BookKind, EventInput, EventStatus, IngestBatch, PriceInput } from './types.js';
 import {
   FIRST_NAMES, FIRST_PROP, H2H, H2H_3WAY, LAST_NAMES, NAN, SIM_MARKETS, SPORT_SPECS, SPREADS, STRIKEOUTS, TOTALS,
@@ -105,6 +106,24 @@ export interface SimBookInfo {
 
 export const SIM_BOOKS: readonly SimBookInfo[] = Object.freeze(BOOKS.map((b) =>
   Object.freeze({ key: b.key, kind: b.kind, margin: b.margin, refresh_s: b.refreshS })));
+
+/** The championship each team league's futures board is named after (engine/sim-futures.ts). */
+const FUTURES_NAMES: Readonly<Record<string, string>> = {
+  basketball_nba: 'NBA Championship', baseball_mlb: 'World Series', americanfootball_nfl: 'Super Bowl',
+  icehockey_nhl: 'Stanley Cup', soccer_epl: 'Premier League', soccer_spain_la_liga: 'La Liga',
+};
+/** a book's futures board refreshes this many times slower than its game lines */
+const FUTURES_REFRESH_FACTOR = 8;
+/** the share of a step's budget the futures boards may take */
+const FUTURES_SHARE = 0.1;
+
+/** The books that quote futures: the sportsbooks that quote props (a futures overround of 8 % plus three times
+ *  their game margin: 15 % at pinnacle, 30 % at the slowest) and the prediction markets (half their spread). */
+const FUTURES_BOOKS: readonly FuturesBook[] = BOOKS.filter((b) => (b.kind === 'sportsbook' && b.props) || b.kind === 'prediction')
+  .map((b) => ({
+    key: b.key, prediction: b.kind === 'prediction', margin: b.kind === 'prediction' ? b.margin / 2 : 0.08 + 3 * b.margin,
+    refreshMs: b.refreshS * FUTURES_REFRESH_FACTOR * 1000, price: (q: number) => roundPrice(q, b.rounding),
+  }));
 
 /** Per-leg decimal price of a 2-leg pick'em paying 3x (PrizePicks and Underdog power plays): sqrt(3). */
 const DFS_LEG_PRICE = Math.sqrt(3);
@@ -389,6 +408,11 @@ export class Simulator {
   private readonly free: number[];
   private heap: Int32Array;
   private heapSize: number;
+  /** one season-long futures board per team league, with a random stream of its own (engine/sim-futures.ts) */
+  private readonly boards: FuturesBoard[];
+  private readonly futuresRng: Prng;
+  /** the board the next step's futures refreshes start from */
+  private nextBoard = 0;
 
   constructor(opts: SimulatorOptions) {
     this.rng = new Prng(opts.seed);
@@ -418,11 +442,19 @@ export class Simulator {
         this.active.push(this.makeEvent(s, commence));
       }
     }
+    this.futuresRng = new Prng((opts.seed ^ FUTURES_SEED) >>> 0);
+    this.boards = [];
+    for (const spec of SPORT_SPECS) {
+      const name = FUTURES_NAMES[spec.key];
+      if (name !== undefined && spec.teams !== null) {
+        this.boards.push(new FuturesBoard(this.futuresRng, { sportKey: spec.key, name, teams: spec.teams }, FUTURES_BOOKS, now));
+      }
+    }
   }
 
-  /** Every event currently known (upcoming and in play). */
+  /** Every event currently known (upcoming and in play), the futures boards last. */
   events(): EventInput[] {
-    return this.active.map((e) => e.toInput());
+    return [...this.active.map((e) => e.toInput()), ...this.boards.map((f) => f.toInput())];
   }
 
   /**
@@ -437,6 +469,12 @@ export class Simulator {
     const budget = Math.max(0, Math.floor(count));
     const q = this.q;
     const ts = this.clock;
+    // the futures boards due (a few books a minute, each a board of 20 to 32 teams) first, in a tenth of the budget at
+    // most: the games' due sets alone often take all of it, and a board cut short goes on at the next step
+    // (each step starts from the next board, so that one always due does not starve the others)
+    const share = Math.ceil(budget * FUTURES_SHARE);
+    for (let j = 0; j < this.boards.length; j++) this.boards[(this.nextBoard + j) % this.boards.length]!.refreshDue(this.futuresRng, ts, prices, share);
+    if (this.boards.length > 0) this.nextBoard = (this.nextBoard + 1) % this.boards.length;
 
     while (prices.length < budget && this.heapSize > 0) {
       const id = this.heap[0]!;
@@ -465,6 +503,7 @@ export class Simulator {
     const prices: PriceInput[] = [];
     const alive = this.q.alive;
     for (let id = 0; id < this.highWater; id++) if (alive[id] !== 0) this.emit(id, now, prices);
+    for (const f of this.boards) f.snapshot(this.futuresRng, now, prices);
     return { events: this.events(), prices };
   }
 
@@ -481,6 +520,7 @@ export class Simulator {
       for (let i = 0; i < n; i++) {
         if (this.evolve(this.active[i]!, t0, t1)) ended++;
       }
+      for (const f of this.boards) f.drift(this.futuresRng, (t1 - t0) / 1000);
       if (ended > 0) this.active = this.active.filter((e) => e.status !== 'final');
     }
   }
@@ -931,6 +971,11 @@ export class Simulator {
       out.push(e.toInput());
     }
     this.finished = [];
+    for (const f of this.boards) {
+      if (f.reported) continue;
+      f.reported = true;
+      out.push(f.toInput());
+    }
     return out;
   }
 

@@ -77,8 +77,12 @@ export interface EventInput {
   id: string;
   sport_key: string;
   commence_time: string | number;
-  home_team: string;
-  away_team: string;
+  /** a game's teams; absent on futures and event markets, which carry a title */
+  home_team?: string;
+  away_team?: string;
+  /** game (default), futures or event_market (engine/ingest.ts EventKind) */
+  kind?: 'game' | 'futures' | 'event_market';
+  title?: string;
   status?: EventStatus;
   probable_pitchers?: ProbablePitchers;
 }

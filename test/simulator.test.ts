@@ -110,7 +110,9 @@ t.test('simulator - events and prices are well formed', (t) => {
     if (typeof e.commence_time !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(e.commence_time)) {
       problems.push(`commence_time ${String(e.commence_time)}`);
     }
-    if (e.home_team === e.away_team || e.home_team === '' || e.away_team === '') problems.push(`teams ${e.id}`);
+    if (e.kind === 'futures') {
+      if (e.home_team !== undefined || e.away_team !== undefined || !(typeof e.title === 'string' && e.title.length > 0)) problems.push(`futures ${e.id}`);
+    } else if (e.home_team === e.away_team || e.home_team === '' || e.away_team === '') problems.push(`teams ${e.id}`);
     if (!SIM_SPORTS.includes(e.sport_key)) problems.push(`sport ${e.sport_key}`);
     known.set(e.id, e);
   };
@@ -123,6 +125,13 @@ t.test('simulator - events and prices are well formed', (t) => {
       return;
     }
     if (ev.status === 'final') problems.push(`price after final ${p.event_id}`);
+    if (ev.kind === 'futures') {
+      // a sportsbook names the team it quotes to win; a prediction market quotes the team's Yes and No contracts
+      const pm = KIND.get(p.book) === 'prediction';
+      if (p.market !== 'outrights' || p.point !== null) problems.push(`futures market ${setKey(p)}`);
+      if (pm ? !(p.outcome === 'Yes' || p.outcome === 'No') || p.player === null : p.player !== null) problems.push(`futures outcome ${setKey(p)} ${p.outcome}`);
+      return;
+    }
     const isProp = p.market.startsWith('player_');
     if (isProp !== (p.player !== null)) problems.push(`player field ${setKey(p)}`);
     const moneyline = p.market === 'h2h' || p.market === 'h2h_3_way';
@@ -213,7 +222,7 @@ t.test('simulator - sportsbook moneyline margins between 2 % and 9 %, pinnacle t
   t.ok(dfs.length > 0 && dfs.every((p) => p.market.startsWith('player_') && p.price === dfs[0]!.price),
     'DFS books quote props only, at one fixed price');
   const pm = sim.snapshot(T0 + 10 * MIN).prices.filter((p) => KIND.get(p.book) === 'prediction');
-  t.ok(pm.length > 0 && pm.every((p) => p.market.startsWith('h2h')), 'prediction markets quote moneylines only');
+  t.ok(pm.length > 0 && pm.every((p) => p.market.startsWith('h2h') || p.market === 'outrights'), 'prediction markets quote moneylines and futures only');
   t.ok(pm.every((p) => Math.abs(100 / p.price - Math.round(100 / p.price)) < 1e-9),
     'prediction-market prices are whole-cent contract prices');
   t.end();
@@ -258,10 +267,10 @@ t.test('simulator - player props for NBA, MLB, NFL and NHL, with differing lines
   const snap = sim.snapshot(T0);
   const sportOf = new Map(snap.events.map((e) => [e.id, e]));
   for (const [sport, markets] of Object.entries(PROP_LEAGUES)) {
-    const props = snap.prices.filter((p) => sportOf.get(p.event_id)?.sport_key === sport && p.player !== null);
+    const props = snap.prices.filter((p) => sportOf.get(p.event_id)?.sport_key === sport && p.player !== null && p.market !== 'outrights');
     t.same([...new Set(props.map((p) => p.market))].sort(), [...markets].sort(), `${sport} carries its prop markets`);
   }
-  const nonProp = snap.prices.filter((p) => p.player !== null && !(sportOf.get(p.event_id)!.sport_key in PROP_LEAGUES));
+  const nonProp = snap.prices.filter((p) => p.player !== null && p.market !== 'outrights' && !(sportOf.get(p.event_id)!.sport_key in PROP_LEAGUES));
   t.equal(nonProp.length, 0, 'no props for sports without rosters');
   const lines = new Map<string, Set<number>>();
   for (const p of snap.prices) {
@@ -440,5 +449,59 @@ t.test('simulator - every emitted sport, book and market key exists in the catal
   const dfsPrice = sim.snapshot(T0 + HOUR).prices.find((p) => p.book === 'prizepicks')?.price;
   t.equal(dfsPrice, Math.sqrt(bookByKey('prizepicks')!.dfs_two_leg_payout),
     'the DFS leg price is the square root of the catalogue 2-leg payout');
+  t.end();
+});
+
+t.test('simulator - a season-long futures board per team league: sportsbooks quote every team to win, prediction markets Yes and No', (t) => {
+  const sim = new Simulator({ seed: 10, now: T0 });
+  const snap = sim.snapshot(T0);
+  const futures = snap.events.filter((e) => e.kind === 'futures');
+  t.same(futures.map((e) => e.sport_key).sort(),
+    ['americanfootball_nfl', 'baseball_mlb', 'basketball_nba', 'icehockey_nhl', 'soccer_epl', 'soccer_spain_la_liga'], 'one board per team league');
+  const nba = futures.find((e) => e.sport_key === 'basketball_nba')!;
+  // T0 is in November 2025: the 2025-26 season
+  t.same([nba.title, nba.home_team, nba.away_team], ['NBA Championship 2025-26', undefined, undefined], 'named by its title, no teams');
+  t.ok(Date.parse(nba.commence_time as string) > T0 + 100 * 24 * HOUR, 'settled months ahead');
+  const board = snap.prices.filter((p) => p.event_id === nba.id);
+  const books = new Map<string, PriceInput[]>();
+  for (const p of board) books.set(p.book, [...(books.get(p.book) ?? []), p]);
+  const sportsbooks = [...books.entries()].filter(([b]) => KIND.get(b) === 'sportsbook');
+  t.ok(sportsbooks.length >= 10, `sportsbooks quote it (${sportsbooks.length})`);
+  const bad: string[] = [];
+  for (const [book, quotes] of sportsbooks) {
+    if (quotes.length !== 30 || new Set(quotes.map((q) => q.outcome)).size !== 30) bad.push(`${book}: ${quotes.length} teams`);
+    // a futures book: 15 to 30 % over the field (8 % plus three times its game margin, a bias and rounding)
+    const over = quotes.reduce((s, q) => s + 1 / q.price, 0);
+    if (!(over > 1.1 && over < 1.45)) bad.push(`${book}: overround ${over}`);
+  }
+  t.same(bad, [], 'every sportsbook quotes all 30 teams with a futures overround');
+  const pm = board.filter((p) => KIND.get(p.book) === 'prediction');
+  t.ok(pm.length > 0, 'prediction markets quote it');
+  const pair = new Map<string, number>();
+  for (const p of pm) pair.set(`${p.book}|${p.player}`, (pair.get(`${p.book}|${p.player}`) ?? 0) + 1 / p.price);
+  t.ok([...pair.values()].every((s) => s >= 1 - 1e-9 && s < 1.05), 'a venue\'s Yes and No sum to 1 or a little more (whole cents)');
+  // no cross-book arbitrage while the books share a view: the best Yes anywhere and the best No anywhere cost 1 or more
+  const cheapest = new Map<string, { yes: number; no: number }>();
+  for (const p of board) {
+    const team = p.player ?? p.outcome;
+    const c = cheapest.get(team) ?? { yes: Infinity, no: Infinity };
+    if (p.outcome === 'No') c.no = Math.min(c.no, 1 / p.price);
+    else c.yes = Math.min(c.yes, 1 / p.price);
+    cheapest.set(team, c);
+  }
+  t.ok([...cheapest.values()].every((c) => c.no === Infinity || c.yes + c.no >= 1), 'the best Yes and the best No never cross at one instant');
+  // the chances move: within two simulated hours, prices of every board changed, though the games' due quotes alone
+  // would take the whole budget (the boards share a tenth of it in turn)
+  const first = new Map(snap.prices.map((p) => [`${p.event_id}|${p.book}|${p.outcome}|${p.player}`, p.price]));
+  const moved = new Map<string, number>();
+  run(sim, T0, 120, MIN, 500, (b) => {
+    for (const p of b.prices) {
+      if (first.has(`${p.event_id}|${p.book}|${p.outcome}|${p.player}`) && first.get(`${p.event_id}|${p.book}|${p.outcome}|${p.player}`) !== p.price) {
+        moved.set(p.event_id, (moved.get(p.event_id) ?? 0) + 1);
+      }
+    }
+  });
+  const counts = futures.map((e) => moved.get(e.id) ?? 0);
+  t.ok(counts.every((n) => n > 10), `every board moves (changed prices in two hours: ${counts.join(', ')})`);
   t.end();
 });
