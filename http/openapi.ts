@@ -113,6 +113,7 @@ export const RESPONSE_HEADERS: Record<string, { description: string; schema: obj
   'X-Request-ID': hdr('32 hex characters naming this request (also request_id of an error body)', { type: 'string', pattern: '^[0-9a-f]{32}$' }),
   'X-Response-Time': hdr('milliseconds the server took (to the first byte of a streamed body)', { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$' }),
   'X-Data-Source': hdr('where the prices come from: simulated, the connector\'s name; absent with no feed'),
+  'X-Ignored-Params': hdr('query parameters this endpoint does not know and did not read (a misspelt filter filters nothing), comma-separated; absent when none'),
   'X-RateLimit-Remaining': hdr('credits left in the period', int),
   'x-requests-remaining': hdr('credits left in the period (The Odds API v4 name)', int),
   'x-requests-used': hdr('credits used in the period', int),
@@ -138,13 +139,13 @@ export const RESPONSE_HEADERS: Record<string, { description: string; schema: obj
 };
 
 /** headers of every response (DESIGN.md section 3); X-Data-Source only when a feed is configured */
-const COMMON_HEADERS: readonly [string, boolean][] = [['X-Request-ID', true], ['X-Response-Time', true], ['X-Data-Source', false]];
+const COMMON_HEADERS: readonly [string, boolean][] = [['X-Request-ID', true], ['X-Response-Time', true], ['X-Data-Source', false], ['X-Ignored-Params', false]];
 /** the key's balance, on every response to a key (its priced calls among them) */
 const USAGE_HEADERS = ['X-RateLimit-Remaining', 'x-requests-remaining', 'x-requests-used', 'x-requests-last'];
 /** a page of rows (webhook deliveries); analytics add the total, props the row count */
 export const PAGE_HEADERS = ['x-result-page-size', 'x-result-limit', 'x-result-offset', 'x-result-has-more', 'x-next-offset'];
 /** headers sent only sometimes: listed, not required */
-const OPTIONAL_HEADERS = new Set(['X-Data-Source', 'x-next-offset', 'X-Coverage-Hint', 'Age', 'Idempotent-Replayed', 'Content-Disposition']);
+const OPTIONAL_HEADERS = new Set(['X-Data-Source', 'X-Ignored-Params', 'x-next-offset', 'X-Coverage-Hint', 'Age', 'Idempotent-Replayed', 'Content-Disposition']);
 
 function headerRefs(names: readonly string[]): Record<string, object> {
   const out: Record<string, object> = {};

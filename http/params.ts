@@ -137,6 +137,28 @@ export function parseParams(specs: readonly ParamSpec[], query: URLSearchParams)
   return out;
 }
 
+/** a query parameter's name as X-Ignored-Params may carry it (a name with any other character is left out of the
+ *  header: it could hold a line break) */
+const SAFE_NAME = /^[A-Za-z0-9_.~[\]-]{1,64}$/;
+const KEY_NAMES = new Set(['apiKey', 'api_key']);
+
+/** The query parameters no spec (or alias) names, the key's aside, comma-separated, at most ten: The Odds API
+ *  ignores parameters it does not know, and so does this service (a v4 client sends includeLinks and the like),
+ *  but a misspelt filter (min_profit for minProfit) then filters nothing; the header says which were not read. */
+export function ignoredParams(specs: readonly ParamSpec[], query: URLSearchParams): string {
+  let out = '';
+  let n = 0;
+  const seen = new Set<string>();
+  for (const name of query.keys()) {
+    if (KEY_NAMES.has(name) || seen.has(name) || !SAFE_NAME.test(name)) continue;
+    seen.add(name);
+    if (specs.some((s) => s.name === name || s.alias === name)) continue;
+    if (n++ === 10) break;
+    out += out === '' ? name : `,${name}`;
+  }
+  return out;
+}
+
 /** Throws a 422 for one parameter, for checks that need more than one parameter or the catalogue. */
 export function invalid(name: string, msg: string, input: unknown): never {
   throw new ApiError('VALIDATION_ERROR', `invalid parameter: ${name} ${msg}`, [{ loc: ['query', name], msg, type: 'value_error', input }]);

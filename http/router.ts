@@ -11,7 +11,7 @@ import { endpointLabel, meteredRoute } from './credit-costs.js';
 import { GZIP_MIN_BYTES, Gzip, acceptsGzip } from './compress.js';
 import { errorBody } from './serialize.js';
 import { DatabaseTimeout, type DatabaseWatch } from '../sql/watch.js';
-import { parseParams, type ParamSpec, type Params } from './params.js';
+import { ignoredParams, parseParams, type ParamSpec, type Params } from './params.js';
 
 /** the presented key of a request whose query names two different apiKey values (no real key contains a NUL) */
 export const AMBIGUOUS_KEY = '\u0000ambiguous';
@@ -49,6 +49,8 @@ export interface RequestCtx {
   presentedKey: string;
   key: KeyState | null;
   params: Params;
+  /** query parameters the route does not know, comma-separated ('' when none): X-Ignored-Params */
+  ignored: string;
 }
 
 export interface Reply {
@@ -257,6 +259,7 @@ export class Router {
       idempotencyKey: req.getHeader('idempotency-key'),
       key: null,
       params: {},
+      ignored: '',
     };
   }
 
@@ -340,6 +343,7 @@ export class Router {
     let reply: Reply | StreamReply | Promise<Reply | StreamReply>;
     try {
       if (!authenticated) this.authenticate(route, ctx);
+      ctx.ignored = ignoredParams(route.params ?? [], ctx.query);
       ctx.params = route.params === undefined ? {} : parseParams(route.params, ctx.query);
       // HEAD delivers no body, so it costs nothing; it answers with the status its GET would have, a refusal too
       if (route.cost !== undefined && ctx.key !== null) {
@@ -592,6 +596,7 @@ export function clientIp(res: HttpResponse, req: HttpRequest, trusted: TrustedPr
 export function writeCommonHeaders(res: HttpResponse, ctx: RequestCtx, charged: number,
   headers: readonly (readonly [string, string])[]): void {
   res.writeHeader('X-Request-ID', ctx.requestId);
+  if (ctx.ignored !== '') res.writeHeader('X-Ignored-Params', ctx.ignored);
   for (const [k, v] of headers) res.writeHeader(k, v);
   if (ctx.key !== null) {
     const remaining = String(ctx.key.remaining);

@@ -92,4 +92,16 @@ t.test('http regressions', async (t) => {
     const dec = await app.get(`/v1/sports/basketball_nba/odds?apiKey=${key}&bookmakers=foxbet`);
     t.equal(dec.status, 422, 'decommissioned book refused');
   });
+
+  t.test('a query parameter the endpoint does not know is named in X-Ignored-Params (a misspelt filter filters nothing)', async (t) => {
+    // regression (audit): arbitrage?min_profit=5 answered every row, with nothing to say minProfit was not given
+    const res = await app.get(`/v1/sports/basketball_nba/arbitrage?apiKey=${key}&min_profit=5&minProfit=1&includeLinks=true&min_profit=6`);
+    t.equal(res.status, 200, 'still served: unknown parameters are ignored, as The Odds API does');
+    t.equal(res.headers.get('x-ignored-params'), 'min_profit,includeLinks', 'each unknown name once, in order; minProfit and the key are read');
+    t.equal((await app.get(`/v1/sports/basketball_nba/arbitrage?apiKey=${key}&minProfit=1`)).headers.get('x-ignored-params'), null, 'absent when every parameter is read');
+    const bad = await app.get(`/v1/sports/basketball_nba/arbitrage?apiKey=${key}&limit=0&minprofit=2`);
+    t.same([bad.status, bad.headers.get('x-ignored-params')], [422, 'minprofit'], 'on a 422 too (names are case-sensitive)');
+    const odd = await app.get(`/v1/sports?x%0D%0AInjected=1&ok=1`);
+    t.same([odd.headers.get('x-ignored-params'), odd.headers.get('injected')], ['ok', null], 'a name that could break the header is left out of it');
+  });
 });
