@@ -421,6 +421,33 @@ t.test('arbitrage - exclude_books falls back past the first four quotes of an ou
   t.same(five.body, [], 'with all five excluded pinnacle 1.75 is the best home price: no arb');
 });
 
+t.test('arbitrage and ev - maxAgeSec: an older leg gives way to the next best quote; an older EV row is left out', async (t) => {
+  // NFL (its own sport): draftkings quoted 100 s ago (fresh: its stale threshold is 180 s), the others 5 s ago.
+  //   home: draftkings 2.20 (100 s), fanduel 2.15, betmgm 1.70, pinnacle 1.95; away: betmgm 2.10, pinnacle 1.95, ...
+  //   arbitrage: draftkings 2.20 + betmgm 2.10: S = 0.4545455 + 0.4761905 = 0.9307359, 7.442 %, 100 s old;
+  //   maxAgeSec=60: fanduel 2.15 takes draftkings' place: S = 0.4651163 + 0.4761905 = 0.9413068, 6.235 %, 5 s old
+  //   EV against pinnacle 1.95 / 1.95 (fair 0.5 by every method): draftkings home 10 %, fanduel home 7.5 %, betmgm away 5 %
+  const nfl = event('an_nfl_1', 'americanfootball_nfl', NOW + H, 'Kansas City Chiefs', 'Buffalo Bills');
+  const old = NOW - 100_000;
+  const recent = NOW - 5000;
+  const r = await app.ingest({ events: [nfl], prices: [
+    ...h2h('draftkings', nfl, 2.20, 1.60, old), ...h2h('fanduel', nfl, 2.15, 1.65, recent), ...h2h('betmgm', nfl, 1.70, 2.10, recent),
+    ...h2h('pinnacle', nfl, 1.95, 1.95, recent),
+  ] });
+  t.equal(r.json.accepted, 8, 'ingested');
+  const legs = (rows: ArbRow[]) => rows.map((x) => [x.legs.map((l) => [l.book, l.price]), Math.round(x.profit_pct * 1000) / 1000, x.age_seconds]);
+  t.same(legs((await arbs('americanfootball_nfl')).body), [[[['draftkings', 2.2], ['betmgm', 2.1]], 7.442, 100]], 'every fresh quote: draftkings\' 100-second-old 2.20');
+  t.same(legs((await arbs('americanfootball_nfl', 'maxAgeSec=100')).body), [[[['draftkings', 2.2], ['betmgm', 2.1]], 7.442, 100]], 'a quote exactly maxAgeSec old still counts');
+  t.same(legs((await arbs('americanfootball_nfl', 'maxAgeSec=60')).body), [[[['fanduel', 2.15], ['betmgm', 2.1]], 6.235, 5]], 'maxAgeSec=60: fanduel\'s 2.15 instead, 6.235 %');
+  t.same((await arbs('americanfootball_nfl', 'maxAgeSec=4')).body, [], 'maxAgeSec=4: every quote is older, no arbitrage');
+  const inplay = await call<ArbRow[]>('/v1/inplay/arbs?maxAgeSec=4');
+  t.equal(inplay.res.status, 200, '/v1/inplay/arbs takes it too');
+  const edges = async (q: string) => (await evs('americanfootball_nfl', `minEdge=0${q}`)).body.map((x) => [x.book, x.side, Math.round(x.edge_pct * 1000) / 1000, x.age_seconds]);
+  t.same(await edges(''), [['draftkings', 'Kansas City Chiefs', 10, 100], ['fanduel', 'Kansas City Chiefs', 7.5, 5], ['betmgm', 'Buffalo Bills', 5, 5]], 'EV rows, each as old as its price or the sharp line');
+  t.same(await edges('&maxAgeSec=60'), [['fanduel', 'Kansas City Chiefs', 7.5, 5], ['betmgm', 'Buffalo Bills', 5, 5]], 'maxAgeSec=60 leaves draftkings\' row out');
+  t.same(await edges('&maxAgeSec=4'), [], 'maxAgeSec=4: the sharp line itself is older');
+});
+
 t.test('arbitrage - markets', async (t) => {
   const cases: [string, string[]][] = [
     ['markets=spreads', ['spreads']],
@@ -498,6 +525,7 @@ t.test('arbitrage - every bad parameter is a 422 and charges nothing; unknown sp
     ['limit=0x10', 'limit'], ['limit=0b1', 'limit'], ['limit=1e1', 'limit'], ['offset=0x1', 'offset'], ['limit=', 'limit'],
     ['offset=-1', 'offset'], ['offset=10001', 'offset'],
     ['minProfit=-1', 'minProfit'], ['minProfit=abc', 'minProfit'], ['minProfit=0x2', 'minProfit'], ['minProfit=Infinity', 'minProfit'],
+    ['maxAgeSec=0', 'maxAgeSec'], ['maxAgeSec=3601', 'maxAgeSec'], ['maxAgeSec=1.5', 'maxAgeSec'],
     ['exclude_books=nosuchbook', 'exclude_books'], ['exclude_books=draftkings,nosuchbook', 'exclude_books'], ['exclude_books=', 'exclude_books'],
     ['markets=foo', 'markets'], ['markets=h2h,foo', 'markets'],
     ['include_live=maybe', 'include_live'], ['exclude_exchanges=yes', 'exclude_exchanges'],
@@ -709,6 +737,7 @@ t.test('ev - every bad parameter is a 422 and charges nothing', async (t) => {
     ['min_books=0', 'min_books'], ['min_books=51', 'min_books'], ['min_books=1.5', 'min_books'], ['min_books=0b11', 'min_books'],
     ['limit=0x2', 'limit'], ['limit=2e0', 'limit'], ['offset=1e2', 'offset'],
     ['markets=foo', 'markets'], ['devig=bogus', 'devig'], ['include_live=maybe', 'include_live'],
+    ['maxAgeSec=0', 'maxAgeSec'], ['maxAgeSec=3601', 'maxAgeSec'], ['maxAgeSec=x', 'maxAgeSec'],
   ]);
   const k = await app.key('starter', 100);
   const unknown = await evs('curling_world', '', k);

@@ -179,12 +179,25 @@ function outcomePoint(market: number, point: number, o: number): number | null {
   return market === SPREADS && o === SLOT.AWAY ? -point || 0 : point;
 }
 
+/** A quote age bound tighter than the books' stale thresholds (in play, a quote a minute old is seldom still
+ *  there to take): `age_seconds` on every row says how old its oldest leg is, and this keeps the older ones out
+ *  before paging. */
+const MAX_AGE_PARAM: ParamSpec = {
+  name: 'maxAgeSec', type: 'integer', min: 1, max: 3600,
+  description: 'Only quotes at most this many seconds old count (each book\'s stale threshold still applies): on /arbitrage an older leg gives way to the next best quote, as an excluded book does; on /ev a row whose price or sharp line is older is left out',
+};
+/** ms of MAX_AGE_PARAM's bound; Infinity when not given */
+function maxAgeMs(p: Params): number {
+  return p.maxAgeSec === undefined ? Infinity : (p.maxAgeSec as number) * 1000;
+}
+
 /** The filters arbRows() applies, shared by /arbitrage and /v1/inplay/arbs. */
 const arbFilterParams: ParamSpec[] = [
   { name: 'minProfit', type: 'number', default: 0, min: 0, description: 'Minimum profit percent (no upper bound: a crossed line on bad data can pay over 100 %)' },
   { name: 'exclude_exchanges', type: 'boolean', default: false, description: 'Take no leg from an exchange' },
   { name: 'exclude_books', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Book keys excluded from either side' },
   { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
+  MAX_AGE_PARAM,
 ];
 const SPORT_KEYS = SPORTS.map((x) => x.key);
 const SPORT_FILTER_KEYS = [...SPORT_KEYS, ...UMBRELLAS.map((u) => u.key)];
@@ -234,7 +247,7 @@ export function analyticsRoutes(s: Services): Route[] {
    *  store's ladders rank (effective price, then the earliest line change, then book id) into book/price/eff[o];
    *  book[o] stays -1 when there is none. For the arbitrages whose maintained alternatives are all excluded. */
   const bestQuote = (ev: EventView, market: number, player: number, point: number, o: number, skip: (book: number) => boolean,
-    now: number, book: Int32Array, price: Float64Array, eff: Float64Array): void => {
+    now: number, maxAge: number, book: Int32Array, price: Float64Array, eff: Float64Array): void => {
     let changed = Infinity;
     for (const r of ev.records) {
       if (rm.market(r) !== market || rm.player(r) !== player) continue;
@@ -247,7 +260,7 @@ export function analyticsRoutes(s: Services): Route[] {
       const c = rm.changedAt(r, o);
       const lu = Math.max(c, rm.verifiedAt(r, o));
       // stale, or of a started game observed before the start (a pregame price: freshAt)
-      if (now - lu > STALE_MS[b] || (lu < ev.commence && ev.commence <= now)) continue;
+      if (now - lu > Math.min(STALE_MS[b], maxAge) || (lu < ev.commence && ev.commence <= now)) continue;
       const e = effectiveAt(d, b);
       if (book[o] >= 0 && !(e > eff[o] || (e === eff[o] && (c < changed || (c === changed && b < book[o]))))) continue;
       book[o] = b;
@@ -256,12 +269,13 @@ export function analyticsRoutes(s: Services): Route[] {
       changed = c;
     }
   };
-  /** a book's quote on a line is there and not older than its book's stale threshold at `now` */
-  const freshAt = (ev: EventView, market: number, player: number, point: number, book: number, o: number, now: number): boolean => {
+  /** a book's quote on a line is there and not older than its book's stale threshold (nor `maxAge` ms) at `now` */
+  const freshAt = (ev: EventView, market: number, player: number, point: number, book: number, o: number, now: number,
+    maxAge: number): boolean => {
     const lu = lastUpdate(ev, market, player, point, book, o);
     // of a started game, a quote observed before the start is a pregame price: the shards drop it at the first tick
     // after the start (Hub.tick), the request in the second before
-    return lu !== 0 && now - lu <= STALE_MS[book] && !(lu < ev.commence && ev.commence <= now);
+    return lu !== 0 && now - lu <= Math.min(STALE_MS[book], maxAge) && !(lu < ev.commence && ev.commence <= now);
   };
   const playerName = (id: number): string | null => (id < 0 ? null : hub.players.name(id));
   // A row's event fields are written out in each row's literal: a literal opening with a spread of a head object
@@ -279,6 +293,7 @@ export function analyticsRoutes(s: Services): Route[] {
     const noExchanges = p.exclude_exchanges === true;
     const markets = marketFilter(p);
     const skip = (book: number) => excluded.has(book) || (noExchanges && IS_EXCHANGE[book]);
+    const maxAge = maxAgeMs(p);
     const rows = [];
     const pickBook = new Int32Array(3);
     const pickPrice = new Float64Array(3);
@@ -301,14 +316,14 @@ export function analyticsRoutes(s: Services): Route[] {
             if (skip(book)) continue;
             // the shard's timing wheel withdraws a quote within a tick (250 ms) of its stale threshold: at the threshold
             // itself the request leaves it out (issue 3: a stale quote never forms an arbitrage)
-            if (!freshAt(ev, market, rec[ARB.PLAYER], rec[ARB.POINT], book, o, ctx.now)) continue;
+            if (!freshAt(ev, market, rec[ARB.PLAYER], rec[ARB.POINT], book, o, ctx.now, maxAge)) continue;
             pickBook[o] = book;
             pickPrice[o] = rec[leg + ARB.PRICE];
             pickEff[o] = rec[leg + ARB.EFF];
             break;
           }
           // all ARB.ALTS maintained alternatives excluded: the next fresh quote is only in the read model
-          if (k === ARB.ALTS) bestQuote(ev, market, rec[ARB.PLAYER], rec[ARB.POINT], o, skip, ctx.now, pickBook, pickPrice, pickEff);
+          if (k === ARB.ALTS) bestQuote(ev, market, rec[ARB.PLAYER], rec[ARB.POINT], o, skip, ctx.now, maxAge, pickBook, pickPrice, pickEff);
           if (pickBook[o] < 0) S = Number.NaN;
           else S += 1 / pickEff[o];
         }
@@ -405,6 +420,7 @@ export function analyticsRoutes(s: Services): Route[] {
       { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
       { name: 'min_books', type: 'integer', min: 1, max: 50, description: 'Minimum books quoting the line' },
       { name: 'devig', type: 'enum', values: DEVIG_METHODS, default: 'multiplicative', description: 'De-vig method of the fair line' },
+      MAX_AGE_PARAM,
       ...pageParams(200, 500, EV_MAX_OFFSET),
     ],
     cost: () => 10,
@@ -419,6 +435,7 @@ export function analyticsRoutes(s: Services): Route[] {
       const method = DEVIG_METHODS.indexOf(p.devig as (typeof DEVIG_METHODS)[number]);
       const minEdge = p.minEdge as number;
       const minBooks = (p.min_books as number | undefined) ?? 0;
+      const maxAge = maxAgeMs(p);
       const markets = marketFilter(p);
       const d = view.evData();
       const cons = view.consData();
@@ -462,7 +479,7 @@ export function analyticsRoutes(s: Services): Route[] {
             fresh &&= ctx.now - lu <= STALE_MS[sharp];
           }
           // of a started game, the oldest leg observed before the start is a pregame price (freshAt)
-          if (!fresh || (oldest < e.commence && e.commence <= ctx.now)) continue;
+          if (!fresh || (oldest < e.commence && e.commence <= ctx.now) || ctx.now - oldest > maxAge) continue;
           rows.push({
             event_id: e.id, sport_key: e.sport, commence_time: isoSeconds(e.commence), home_team: homeOf(e), away_team: awayOf(e), event_title: titleOf(e),
             game_date: isoSeconds(e.commence).slice(0, 10),
