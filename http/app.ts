@@ -269,7 +269,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
   const unlock = lockDataDir(cfg.dataDir);
   let db: Database;
   try {
-    db = await openDatabase({ databaseUrl: cfg.databaseUrl, dataDir: cfg.dataDir, schema: cfg.schema, dropSchemaOnClose: cfg.dropSchemaOnClose });
+    db = await openDatabase({ databaseUrl: cfg.databaseUrl, dataDir: cfg.dataDir, schema: cfg.schema, dropSchemaOnClose: cfg.dropSchemaOnClose, log: cfg.log });
   } catch (e) {
     unlock();
     throw e;

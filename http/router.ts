@@ -581,6 +581,9 @@ function unreachable(err: unknown): boolean {
   for (let i = 0; i < 4 && e instanceof Error; i++, e = e.cause) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && UNREACHABLE.has(code)) return true;
+    // the embedded database's unix socket gone with its thread (sql/connection.ts starts it again): a missing file
+    // elsewhere is no outage
+    if (code === 'ENOENT' && (e as { syscall?: unknown }).syscall === 'connect') return true;
   }
   return false;
 }

@@ -27,6 +27,18 @@ export interface OpenOptions {
   schema?: string;
   /** drop the schema (cascade) on close; tests use it, refused for 'public' */
   dropSchemaOnClose?: boolean;
+  /** told when the embedded database's thread ended without being asked to and when it serves again */
+  log?: (msg: string) => void;
+}
+
+/** the embedded database's thread is started again this long after it ended on its own, doubling per failed start */
+const RESTART_FIRST_MS = 1000;
+const RESTART_MAX_MS = 30_000;
+
+/** internals for tests: the embedded database's current thread, and how many times it was started again */
+const embeddedThreads = new WeakMap<Database, { worker(): Worker; restarts(): number }>();
+export function embeddedThreadOf(db: Database): { worker(): Worker; restarts(): number } | undefined {
+  return embeddedThreads.get(db);
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -40,7 +52,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.dropSchemaOnClose && schema === 'public') throw new Error('refusing to drop schema public on close');
   return opts.databaseUrl
     ? openExternal(opts.databaseUrl, schema, opts.dropSchemaOnClose ?? false)
-    : openEmbedded(opts.dataDir, schema, opts.dropSchemaOnClose ?? false);
+    : openEmbedded(opts.dataDir, schema, opts.dropSchemaOnClose ?? false, opts.log ?? (() => undefined));
 }
 
 /** Round-trip time of `select 1` in milliseconds. */
@@ -61,7 +73,7 @@ async function openExternal(url: string, schema: string, dropSchema: boolean): P
   return handle(sql, 'external', schema, dropSchema, async () => {});
 }
 
-async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean): Promise<Database> {
+async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean, log: (msg: string) => void): Promise<Database> {
   const root = resolve(dataDir);
   const pgDir = join(root, 'pg');
   mkdirSync(pgDir, { recursive: true });
@@ -84,7 +96,7 @@ async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean
   let host: EmbeddedHost | null = null;
   let sql: postgres.Sql | null = null;
   try {
-    host = await startHost(pgDir, join(socketDir, SOCKET_NAME));
+    host = await startHost(pgDir, join(socketDir, SOCKET_NAME), schema);
     // PGlite is one PostgreSQL session and pglite-socket serves one connection: max 1 queues every query on
     // it. max_lifetime 0 disables recycling: a replacement connection could race the old one for the slot.
     sql = postgres({
@@ -105,24 +117,62 @@ async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean
     removeTemp();
     throw err;
   }
-  const h = host;
-  return handle(sql, 'embedded', schema, dropSchema, async () => {
+  // A thread that ends on its own (a WebAssembly abort, an uncaught error) is started again on the same files, which
+  // PostgreSQL's recovery makes consistent; queries fail meanwhile (503 SERVICE_UNAVAILABLE to requests) and the
+  // driver connects again at the next one. The new session's search_path is set by the thread before it serves.
+  let current = host;
+  let stopping = false;
+  let restarts = 0;
+  const socketPath = join(socketDir, SOCKET_NAME);
+  const supervise = (h: EmbeddedHost): void => {
+    void h.exited.then(async (code) => {
+      if (stopping) return;
+      log(`embedded database: its thread ended (exit code ${code}); starting it again`);
+      for (let delay = RESTART_FIRST_MS; !stopping; delay = Math.min(delay * 2, RESTART_MAX_MS)) {
+        await new Promise((r) => setTimeout(r, delay).unref());
+        if (stopping) return;
+        try {
+          if (tempSocketDir === null) await clearStaleSocket(socketPath, root);
+          const next = await startHost(pgDir, socketPath, schema);
+          if (stopping) {
+            await next.stop();
+            return;
+          }
+          current = next;
+          restarts++;
+          supervise(next);
+          log(`embedded database: serving again (restart ${restarts})`);
+          return;
+        } catch (e) {
+          log(`embedded database: starting its thread again failed (${e instanceof Error ? e.message : String(e)}); next try in ${Math.min(delay * 2, RESTART_MAX_MS)} ms`);
+        }
+      }
+    });
+  };
+  supervise(current);
+  const out = handle(sql, 'embedded', schema, dropSchema, async () => {
+    stopping = true;
     try {
-      await h.stop();
+      await current.stop();
     } finally {
       removeTemp();
     }
   });
+  embeddedThreads.set(out, { worker: () => current.worker, restarts: () => restarts });
+  return out;
 }
 
 interface EmbeddedHost {
   stop(): Promise<void>;
+  /** resolves with the thread's exit code when it ends, asked to or not */
+  exited: Promise<number>;
+  worker: Worker;
 }
 
 /** PGlite and its socket server in a thread of their own (workers/embedded-db.ts), serving once this resolves. */
-async function startHost(pgDir: string, socketPath: string): Promise<EmbeddedHost> {
+async function startHost(pgDir: string, socketPath: string, schema: string): Promise<EmbeddedHost> {
   // execArgv: the thread is plain JavaScript; a parent's flags such as --input-type do not apply to it
-  const worker = new Worker(new URL('../workers/embedded-db.js', import.meta.url), { workerData: { pgDir, socketPath } satisfies EmbeddedDbData, execArgv: [] });
+  const worker = new Worker(new URL('../workers/embedded-db.js', import.meta.url), { workerData: { pgDir, socketPath, schema } satisfies EmbeddedDbData, execArgv: [] });
   let exited = false;
   const gone = new Promise<number>((r) => worker.once('exit', (code) => { exited = true; r(code); }));
   const first = await Promise.race([
@@ -135,6 +185,8 @@ async function startHost(pgDir: string, socketPath: string): Promise<EmbeddedHos
     throw new Error(`embedded database: ${first.error}`);
   }
   return {
+    exited: gone,
+    worker,
     async stop() {
       if (exited) return;
       const stopped = new Promise<void>((r) => worker.on('message', (m: EmbeddedDbMessage) => { if ('stopped' in m) r(); }));

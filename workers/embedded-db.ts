@@ -15,18 +15,24 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 export interface EmbeddedDbData {
   pgDir: string;
   socketPath: string;
+  /** the schema of the session's search_path (a name of [a-z0-9_]: sql/connection.ts), set before it serves */
+  schema: string;
 }
 
 export type EmbeddedDbMessage = { ready: true } | { stopped: true } | { error: string };
 
 const port = parentPort!;
-const { pgDir, socketPath } = workerData as EmbeddedDbData;
+const { pgDir, socketPath, schema } = workerData as EmbeddedDbData;
 const post = (m: EmbeddedDbMessage): void => port.postMessage(m);
 
 let pg: PGlite | null = null;
 let server: PGLiteSocketServer | null = null;
 try {
   pg = await PGlite.create(pgDir);
+  // PGlite is one session, and the socket's one connection is that session: its search_path is set here, before
+  // the first client connects (a database started again after its thread ended: sql/connection.ts), since a client
+  // could otherwise send a query before the main thread sets it. PGlite ignores the driver's startup parameters.
+  await pg.exec(`set search_path to "${schema}"`);
   server = new PGLiteSocketServer({ db: pg, path: socketPath });
   await server.start();
   post({ ready: true });
