@@ -946,7 +946,7 @@ t.test('middles - min_gap, max_width, min_books, include_props, markets', async 
   t.same(await windows('include_props=false'), all.filter((w) => !w.startsWith('player')), 'include_props=false drops the prop');
   t.same(await windows('markets=spreads'), ['spreads 3.5-4.5'], 'markets=spreads');
   t.same(await windows('markets=player_points'), ['player_points 27.5-29.5'], 'markets=player_points');
-  t.same(await windows('markets=player_points&include_props=false'), [], 'a prop market with include_props=false: none');
+  t.same(await windows('markets=totals,spreads&include_props=false'), all.filter((w) => !w.startsWith('player')), 'game markets with include_props=false');
   t.same(await windows('markets=h2h'), [], 'markets=h2h: a moneyline has no middles');
   t.same((await mids('soccer_epl')).body, [], 'a single totals line has no middle');
 });
@@ -955,6 +955,8 @@ t.test('middles - every bad parameter is a 422 and charges nothing', async (t) =
   await rejects(t, '/v1/sports/basketball_nba/middles', [
     ['min_gap=-1', 'min_gap'], ['min_gap=51', 'min_gap'], ['max_width=51', 'max_width'], ['max_width=-1', 'max_width'],
     ['min_books=0', 'min_books'], ['min_books=1.5', 'min_books'], ['markets=foo', 'markets'], ['include_props=maybe', 'include_props'],
+    // filters that leave nothing by construction (the analytics audit: 200 [] hid the mistake)
+    ['markets=totals,player_points&include_props=false', 'include_props'], ['min_gap=3&max_width=2', 'max_width'],
   ]);
   t.equal((await mids('basketball_nba', 'min_gap=50&max_width=50&min_books=1')).res.status, 200, 'min_gap 50, max_width 50, min_books 1 are accepted');
 });

@@ -671,6 +671,12 @@ export function analyticsRoutes(s: Services): Route[] {
       const minGap = p.min_gap as number;
       const maxWidth = p.max_width as number;
       const minBooks = p.min_books as number;
+      // filters that leave nothing to serve are a mistake in the request, not an empty market
+      const props = ((p.markets as string[] | undefined) ?? []).filter((k) => MARKETS[MARKET_INDEX.get(k)!].kind === 'prop');
+      if (p.include_props === false && props.length > 0) {
+        invalid('include_props', `include_props=false leaves out the player props markets names (${props.join(', ')})`, false);
+      }
+      if (maxWidth > 0 && maxWidth < minGap) invalid('max_width', `max_width ${maxWidth} is below min_gap ${minGap}: no window is both`, maxWidth);
       const rows: MiddleItem[] = [];
       for (const e of events(ctx, true)) {
         const a = view.event(e.idx);
