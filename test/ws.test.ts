@@ -70,6 +70,11 @@ t.test('ws streams', async (t) => {
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=foo`, 4400],
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&regions=zz`, 4400],
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&resume=garbage`, 4400],
+      // regressions (the WebSocket audit): a filter given twice with different values streamed the first, where REST
+      // answers 422; a sport of outrights alone was opened and held heartbeats forever
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=h2h&markets=spreads`, 4400],
+      [`/ws/odds/basketball_nba?apiKey=${apiKey}&bookmakers=pinnacle&bookmakers=fanduel`, 4400],
+      [`/v1/ws/odds-fast/basketball_nba_championship_winner?apiKey=${apiKey}`, 4400],
       // two different keys: neither is taken (the first was, so a pro key followed by a scale one was refused 4003
       // and the other way round streamed as scale), as REST answers 401
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${await app.key('pro')}&apiKey=${apiKey}`, 4001],
@@ -283,6 +288,13 @@ t.test('ws streams', async (t) => {
     const c = await connect(app, `/v4/ws/odds-fast/basketball_nba?apiKey=${apiKey}&format=msgpack`);
     const snap = await c.until((f) => f.type === 'snapshot');
     t.equal(snap.channel, 'odds-fast:basketball_nba', 'the /v4 path serves the same channel');
+    // regression (the WebSocket audit): with a trailing slash the upgrade met the 426 of a plain GET
+    for (const path of [`/ws/odds/basketball_nba/?apiKey=${apiKey}`, `/v1/ws/odds-fast/basketball_nba/?apiKey=${apiKey}&markets=h2h&markets=h2h`]) {
+      const slash = await connect(app, path);
+      const s = await slash.until((f) => f.type === 'snapshot');
+      t.equal(s.channel, path.startsWith('/ws/odds') ? 'odds:basketball_nba' : 'odds-fast:basketball_nba', `a trailing slash streams too (${path.split('?')[0]}; a parameter repeated with one value is fine)`);
+      slash.ws.close();
+    }
     c.ws.send(pack({ op: 'ping' }));
     const pong = await c.until((f) => f.type === 'pong');
     c.ws.send(pack([1, 2, 3]));

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { unpack } from 'msgpackr';
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
-import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, isRegion, resolveSportKeys } from '../../engine/catalogue.js';
+import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, isRegion, resolveSportKeys, sportByKey } from '../../engine/catalogue.js';
 import type { EventView } from '../../engine/read-model.js';
 import type { Region } from '../../engine/types.js';
 import { CHANGE, CHG } from '../../engine/records.js';
@@ -55,6 +55,9 @@ function csv(raw: string | null): string[] | null {
 }
 
 /** Filters from query or subscribe fields; a string message when one is bad. */
+/** the query parameters a stream reads; one given twice with different values is refused, as REST refuses it */
+const STREAM_PARAMS = ['markets', 'bookmakers', 'regions', 'eventIds', 'format', 'oddsFormat', 'resume'];
+
 function parseFilters(get: (name: string) => string | null): Filters | string {
   const markets = csv(get('markets'));
   const bad = markets?.filter((m) => !MARKET_KEYS.has(m)) ?? [];
@@ -111,10 +114,12 @@ export class Streams {
   }
 
   mount(app: TemplatedApp): void {
-    const routes: [string, Kind][] = [
+    const paths: [string, Kind][] = [
       ['/ws/odds/:sport', 'odds'], ['/ws/live/:sport', 'live'], ['/v1/ws/odds-fast/:sport', 'odds-fast'],
       ['/v4/ws/odds/:sport', 'odds'], ['/v4/ws/live/:sport', 'live'], ['/v4/ws/odds-fast/:sport', 'odds-fast'],
     ];
+    // with a trailing slash too, as REST paths take one (an upgrade to /ws/odds/x/ met the 426 of a plain GET)
+    const routes: [string, Kind][] = paths.flatMap(([p, k]): [string, Kind][] => [[p, k], [`${p}/`, k]]);
     for (const [pattern, kind] of routes) {
       app.ws<SocketState>(pattern, {
         // inbound silence is watched here (tick), since our own heartbeats would keep uWebSockets.js's idle
@@ -198,7 +203,17 @@ export class Streams {
     else if (k === null) refuse(4001, 'invalid API key');
     else if (!(k.tier in WINDOW_MS)) refuse(4003, `WebSocket streams need the business tier or above (this key is ${k.tier})`);
     else state.tier = k.tier;
-    if (resolveSportKeys(state.sport) === null) refuse(4404, `unknown sport key ${state.sport}`);
+    const sports = resolveSportKeys(state.sport);
+    if (sports === null) refuse(4404, `unknown sport key ${state.sport}`);
+    // a sport key of outrights alone (basketball_nba_championship_winner) has no game to stream: an open stream of it
+    // would hold heartbeats forever
+    else if (sports.every((k) => sportByKey(k)?.has_outrights === true)) {
+      refuse(4400, `${state.sport} holds outrights only, and the streams carry game lines: read its outrights on /props (include_event_markets=true) or /v1/prediction-markets`);
+    }
+    for (const n of STREAM_PARAMS) {
+      const all = query.getAll(n);
+      if (all.length > 1 && !all.every((v) => v === all[0])) refuse(4400, `${n} is given ${all.length} times with different values: send it once (a list is comma-separated: ${n}=a,b)`);
+    }
     const filters = parseFilters((n) => query.get(n));
     if (typeof filters === 'string') refuse(4400, filters);
     else state.filters = filters;
