@@ -86,6 +86,29 @@ t.test('admin - accounts listed, tier changed, payment ids and credits set', asy
   await badTier.arrayBuffer();
 });
 
+t.test('tier - an account moved between streaming tiers has its open stream moved to the new tier\'s window', async (t) => {
+  // regression (the WebSocket audit): an enterprise key moved to business kept streaming every 500 ms
+  const a = await issue({ tier: 'enterprise' });
+  const ws = await connect(app, `/ws/odds/icehockey_nhl?apiKey=${a.key}`);
+  const first = await ws.until((f) => f.type === 'snapshot');
+  t.match(first.epoch, /-500$/, 'enterprise: the 500 ms channel');
+  const down = await send('PATCH', `/v1/admin/accounts/${a.account_id}`, { tier: 'business' }, admin);
+  t.equal(down.status, 200, 'moved to business');
+  await down.arrayBuffer();
+  const moved = await ws.until((f) => f.type === 'snapshot' && f.reason === 'tier_changed', 5000);
+  t.match(moved.epoch, /-1000$/, 'a snapshot of the business channel (1 s), reason tier_changed');
+  const fast = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${a.key}`);
+  const before = (await fast.until((f) => f.type === 'snapshot')).epoch;
+  const up = await send('PATCH', `/v1/admin/accounts/${a.account_id}`, { tier: 'scale' }, admin);
+  await up.arrayBuffer();
+  const again = await ws.until((f) => f.type === 'snapshot' && f.reason === 'tier_changed' && f.epoch !== moved.epoch, 5000);
+  t.match(again.epoch, /-0$/, 'moved up to scale: the channel with no window');
+  await new Promise((r) => setTimeout(r, 1500));
+  t.notOk(fast.frames.some((f) => f.type === 'snapshot' && f.reason === 'tier_changed'), `odds-fast (one channel for every tier, ${before}) is left as it is`);
+  ws.ws.close();
+  fast.ws.close();
+});
+
 t.test('tier - an account moved below business has its open streams closed with 4003', async (t) => {
   const a = await issue({ tier: 'business' });
   const ws = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${a.key}`);

@@ -545,6 +545,7 @@ export class Streams {
           ws.end(4003, `WebSocket streams need the business tier or above (this key is now ${st.keyState.tier})`);
           continue;
         }
+        if (st.keyState !== null && st.keyState.tier !== st.tier) this.retier(ws, st, st.keyState.tier);
         const quiet = wall - st.lastInbound;
         if (quiet > idle) {
           st.closed = true;
@@ -556,6 +557,29 @@ export class Streams {
         }
       }
     }
+  }
+
+  /** The account moved between the streaming tiers: the socket moves to its new tier's channel (its coalescing
+   *  window: an enterprise key moved to business had kept streaming every 500 ms), with a snapshot of it (reason
+   *  `tier_changed`: the channel's epoch and sequence are the new one's). odds-fast has one channel for every tier.
+   *  A socket behind on its reading moves once it has drained (the next check). */
+  private retier(ws: WebSocket<SocketState>, st: SocketState, tier: string): void {
+    const next = this.channelFor(st.kind as Kind, st.sport, tier);
+    if (next === st.channel) {
+      st.tier = tier;
+      return;
+    }
+    if (st.queued) {
+      // its first snapshot is still to come: it comes from the new channel
+      st.tier = tier;
+      st.channel = next;
+      return;
+    }
+    if (st.dirty || st.wantsSnapshot !== null || ws.getBufferedAmount() > this.limits.lowWatermark) return;
+    st.channel?.sockets.delete(ws);
+    st.tier = tier;
+    st.channel = next;
+    this.enqueue(ws, 'tier_changed');
   }
 
   /** An event's start, teams or title changed with none of its quotes: a delta carries an event's head only with a
