@@ -53,8 +53,8 @@ export class EventView {
   title: string | null = null;
   /** the feed that last sent this event ('sim', 'theoddsapi'); null when it came through POST /v1/ingest */
   source: string | null = null;
-  /** changes whenever anything of the event may have changed but its player props: a quote of a game market (or an
-   *  outright), its start, teams or status (every field above is written through ReadModel.upsertEvent, or right
+  /** changes whenever anything of the event may have changed but its player props: a quote of a game market or an
+   *  outright (/odds serves outrights), its start, teams or status (every field above is written through ReadModel.upsertEvent, or right
    *  after it in the same call: Hub.upsertEvent). The game lines' documents of /odds are kept until it moves
    *  (http/routes/odds.ts): a game of the simulator holds about 1,400 quotes, most of them props that move all the
    *  time and that /odds does not serve. */
@@ -246,7 +246,7 @@ export class ReadModel {
         if (d[q] === 0) continue;
         d[q] = 0;
         ev.quotes--;
-        if (PROP[market] === 0) ev.gameVersion++;
+        if (PROP[market] === 0 || market === OUTRIGHT) ev.gameVersion++;
         touched.add(ev.sport);
         continue;
       }
@@ -264,7 +264,7 @@ export class ReadModel {
       dd[q + 2] = verified;
       if (verified > this.newestWrite) this.newestWrite = verified;
       if (!(this.newestByBook[book] >= verified)) this.newestByBook[book] = verified;
-      if (PROP[market] === 0) ev.gameVersion++;
+      if (PROP[market] === 0 || market === OUTRIGHT) ev.gameVersion++;
       touched.add(ev.sport);
     }
     for (const sport of touched) this.bump(sport);

@@ -120,6 +120,10 @@ export function oddsEventSchema(opts: { time: object; verification: boolean; raw
     required: ['id', 'sport_key', 'sport_title', 'commence_time', 'home_team', 'away_team', 'bookmakers'],
     properties: {
       ...eventSchema(opts.time).properties,
+      // a futures or event-market event (markets=outrights) has no teams, as v4's futures sports: null, and a title
+      home_team: { type: ['string', 'null'] },
+      away_team: { type: ['string', 'null'] },
+      event_title: { type: 'string', description: 'futures and event markets (markets=outrights): what the event is, e.g. "NBA Championship 2026-27"' },
       probable_pitchers: ProbablePitchersSchema,
       bookmakers: { type: 'array', items: { type: 'object', required: ['key', 'title', 'last_update', 'markets'], properties: bookProps } },
     },

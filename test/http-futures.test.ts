@@ -145,6 +145,34 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
     t.same(legs.map((l) => `${l.book}:${l.outcome}`).sort(), ['draftkings:Yes', 'kalshi:No'], 'legs are Yes and No');
   });
 
+  t.test('/odds?markets=outrights: the futures and event markets, each book\'s price on every selection, teams null (v4)', async (t) => {
+    const odds = async (q: string) => {
+      const res = await app.get(`/v1/sports/basketball_nba/odds?apiKey=${key}&regions=us&oddsFormat=decimal${q}`);
+      return { res, body: (await res.json()) as Row[] };
+    };
+    const { res, body } = await odds('&markets=outrights');
+    t.equal(res.status, 200, '200');
+    t.equal(res.headers.get('x-requests-last'), '1', 'one market, one region: 1 credit');
+    t.same(body.map((e) => e.id), [mvp.id, cup.id, champ.id], 'the futures and the event market, in start order; no game');
+    const c = body.find((e) => e.id === champ.id)!;
+    t.same([c.home_team, c.away_team, c.event_title, c.sport_key], [null, null, champ.title, 'basketball_nba'], 'no teams, the title');
+    const books = c.bookmakers as { key: string; markets: { key: string; outcomes: Row[] }[] }[];
+    const by = (k: string) => books.find((b) => b.key === k)?.markets[0];
+    t.same(by('draftkings')?.outcomes, [{ name: 'Oklahoma City Thunder', price: 3.6 }, { name: 'Boston Celtics', price: 5 }], 'draftkings: every selection to win, favourite first');
+    t.same(by('fanduel')?.outcomes, [{ name: 'Boston Celtics', price: 4.2 }], 'fanduel: its one selection');
+    t.same(by('kalshi')?.outcomes, [{ name: 'Boston Celtics', price: 1 / 0.23 }], 'kalshi: the Yes contract is the price on the selection (its No is not)');
+    t.equal(by('draftkings')?.key, 'outrights', 'market key outrights');
+    const both = await odds('&markets=h2h,outrights');
+    t.same(both.body.map((e) => e.id).sort(), [champ.id, cup.id, game.id, mvp.id].sort(), 'with h2h: the game too');
+    t.equal(both.res.headers.get('x-requests-last'), '2', 'two markets: 2 credits');
+    t.same((await odds('')).body.map((e) => e.id), [game.id], 'the default (h2h) lists games only, as before');
+    // a moved price is served at once (the kept documents follow outright quotes too)
+    await app.ingest({ prices: [out('draftkings', champ, 'Boston Celtics', 5.5)] });
+    const moved = (await odds('&markets=outrights&bookmakers=draftkings')).body.find((e) => e.id === champ.id)!;
+    t.same(((moved.bookmakers as { markets: { outcomes: Row[] }[] }[])[0].markets[0].outcomes), [{ name: 'Oklahoma City Thunder', price: 3.6 }, { name: 'Boston Celtics', price: 5.5 }], 'draftkings moved the Celtics to 5.5');
+    await app.ingest({ prices: [out('draftkings', champ, 'Boston Celtics', 5.0)] });
+  });
+
   t.test('/consensus: a selection quoted Yes alone has a row of its Yes side and no hold', async (t) => {
     const rows = async (q = '') => ((await (await app.get(`/v1/sports/basketball_nba/consensus?apiKey=${key}&markets=outrights${q}`)).json()) as Row[])
       .filter((x) => x.event_id === champ.id);

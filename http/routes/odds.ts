@@ -6,7 +6,7 @@
 // the rest of the requests into a map lookup (bench/http.ts).
 
 import { WindowLimiter } from '../ip-limiter.js';
-import { BOOKMAKERS, MARKETS, REGIONS, SPORTS, booksForRegions, sportByKey } from '../../engine/catalogue.js';
+import { BOOKMAKERS, MARKETS, OUTRIGHTS, REGIONS, SPORTS, booksForRegions, sportByKey } from '../../engine/catalogue.js';
 import { ApiError } from '../../engine/errors.js';
 import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
@@ -31,7 +31,7 @@ const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 
 export const ODDS_PARAMS: readonly ParamSpec[] = [
   { name: 'regions', type: 'csv', values: REGIONS, default: 'us', description: 'Regions whose books are returned' },
-  { name: 'markets', type: 'csv', values: ODDS_MARKETS, default: 'h2h', description: 'Game markets' },
+  { name: 'markets', type: 'csv', values: [...ODDS_MARKETS, OUTRIGHTS], default: 'h2h', description: 'Game markets, and outrights: the futures and event markets of the sport (events without teams), each book\'s price on every selection to win' },
   { name: 'oddsFormat', type: 'enum', values: ['decimal', 'american'], default: 'decimal', description: 'Price format' },
   { name: 'dateFormat', type: 'enum', values: ['iso', 'unix'], default: 'iso', description: 'Time format' },
   { name: 'bookmakers', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Book keys; overrides regions' },
@@ -266,12 +266,21 @@ export class OddsView {
   private pick(q: OddsQuery, keys: string[], now: number): { events: EventView[]; validUntil: number } {
     let validUntil = Infinity;
     const events: EventView[] = [];
+    // a game is listed for a game market (or props merged in); markets=outrights alone lists none
+    const gameMarkets = q.includeProps || q.markets.some((m) => m !== OUTRIGHTS);
     for (const key of keys) {
       for (const ev of this.s.hub.readModel.sportEvents(key)) {
-        // futures and event markets have no teams and no game lines: /props serves them (include_futures)
-        if (ev.status === 'final' || ev.kind !== 'game') continue;
+        // futures and event markets have no teams and no game lines: served for markets=outrights (as v4 serves a
+        // futures sport's), and a game has no outrights
+        if (ev.status === 'final') continue;
+        if (ev.kind === 'game' ? !gameMarkets : !q.markets.includes(OUTRIGHTS)) continue;
         if (q.ids !== null && !q.ids.has(ev.id)) continue;
         if (ev.commence < q.from || ev.commence > q.to) continue;
+        // a season-long future trades until it settles, its start long past (as /props serves it): not in play
+        if (ev.kind === 'futures') {
+          if (!q.live && q.maxAgeMs === Infinity) events.push(ev);
+          continue;
+        }
         const started = ev.commence <= now;
         // at now == commence the event counts as started, so the body is stale from that very millisecond
         if (!started) validUntil = Math.min(validUntil, ev.commence);
@@ -352,6 +361,16 @@ export class OddsView {
       let verified = 0;
       let changed = 0;
       for (const mkey of q.markets) {
+        if (mkey === OUTRIGHTS) {
+          const m = ev.kind === 'game' ? null : outrightsEntry(rm, ev, bookId, q.american, this.s.hub.players, canon ??= canonicalInEvent(ev.records.map((r) => rm.player(r)), this.s.hub.players), time);
+          if (m === null) continue;
+          markets.push(m.entry);
+          last = Math.max(last, m.last);
+          verified = Math.max(verified, m.verified);
+          changed = Math.max(changed, m.changed);
+          if (q.shape !== 'slim') raw.push(...m.raw);
+          continue;
+        }
         let idx = MARKET_INDEX.get(mkey)!;
         if (mkey === 'h2h' && sport.three_way) idx = MARKET_INDEX.get('h2h_3_way')!;
         else if (mkey === 'h2h_3_way' && !sport.three_way) continue;
@@ -427,13 +446,55 @@ export class OddsView {
       sport_key: ev.sport,
       sport_title: sport.title,
       commence_time: q.unix ? Math.floor(ev.commence / 1000) : isoSeconds(ev.commence),
-      home_team: ev.home,
-      away_team: ev.away,
+      // v4 names a futures event by its sport and leaves the teams null; the title says what it is
+      home_team: ev.kind === 'game' ? ev.home : null,
+      away_team: ev.kind === 'game' ? ev.away : null,
+      event_title: ev.kind === 'game' ? undefined : ev.title ?? '',
       probable_pitchers: ev.pitchers ?? undefined,
       bookmakers: books,
     };
     return { doc, validUntil };
   }
+}
+
+const OUTRIGHT = MARKET_INDEX.get(OUTRIGHTS)!;
+
+interface OutrightsEntry {
+  entry: MarketEntry;
+  last: number;
+  verified: number;
+  changed: number;
+  raw: { market: string; outcome: string; price: number; ts: number }[];
+}
+
+/** One book's outrights on a futures or event-market event, as v4 serves a futures sport: each selection it prices
+ *  to win (its Yes side; a prediction market's No contract is not a price on the selection) with the selection as the
+ *  outcome's name, favourite first; null when it prices none. */
+function outrightsEntry(rm: ReadModel, ev: EventView, book: number, american: boolean, players: { name(id: number): string },
+  canon: Map<number, number>, time: (ms: number) => string | number): OutrightsEntry | null {
+  const picks: { name: string; price: number; c: number; v: number }[] = [];
+  for (const r of ev.records) {
+    if (rm.book(r) !== book || rm.market(r) !== OUTRIGHT) continue;
+    const d = rm.price(r, SLOT.YES);
+    // a venue's own Yes and No that cross are held back everywhere (ReadModel.consistent), as /odds holds a moneyline
+    if (d === 0 || !rm.consistent(r)) continue;
+    picks.push({ name: players.name(canon.get(rm.player(r)) ?? rm.player(r)), price: d, c: rm.changedAt(r, SLOT.YES), v: rm.verifiedAt(r, SLOT.YES) });
+  }
+  if (picks.length === 0) return null;
+  picks.sort((a, b) => a.price - b.price || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  let last = 0;
+  let verified = 0;
+  let changed = 0;
+  for (const p of picks) {
+    last = Math.max(last, p.c, p.v);
+    verified = Math.max(verified, p.v);
+    changed = Math.max(changed, p.c);
+  }
+  return {
+    entry: { key: OUTRIGHTS, last_update: time(last), outcomes: picks.map((p) => ({ name: p.name, price: american ? decimalToAmerican(p.price) : p.price })) },
+    last, verified, changed,
+    raw: picks.map((p) => ({ market: OUTRIGHTS, outcome: p.name, price: p.price, ts: Math.max(p.c, p.v) })),
+  };
 }
 
 export function oddsRoutes(s: Services): Route[] {
