@@ -107,11 +107,19 @@ export interface SimBookInfo {
 export const SIM_BOOKS: readonly SimBookInfo[] = Object.freeze(BOOKS.map((b) =>
   Object.freeze({ key: b.key, kind: b.kind, margin: b.margin, refresh_s: b.refreshS })));
 
-/** The championship each team league's futures board is named after (engine/sim-futures.ts). */
-const FUTURES_NAMES: Readonly<Record<string, string>> = {
-  basketball_nba: 'NBA Championship', baseball_mlb: 'World Series', americanfootball_nfl: 'Super Bowl',
-  icehockey_nhl: 'Stanley Cup', soccer_epl: 'Premier League', soccer_spain_la_liga: 'La Liga',
+/** The championship each team league's futures board is named after (engine/sim-futures.ts), and the sport key it is
+ *  published under: The Odds API v4's futures sport of the league where the catalogue has one (a v4 client asks
+ *  basketball_nba_championship_winner for the NBA title), else the league's own key. */
+const FUTURES_BOARDS: Readonly<Record<string, readonly [name: string, sportKey: string]>> = {
+  basketball_nba: ['NBA Championship', 'basketball_nba_championship_winner'],
+  baseball_mlb: ['World Series', 'baseball_mlb_world_series_winner'],
+  americanfootball_nfl: ['Super Bowl', 'americanfootball_nfl_super_bowl_winner'],
+  icehockey_nhl: ['Stanley Cup', 'icehockey_nhl_championship_winner'],
+  soccer_epl: ['Premier League', 'soccer_epl'],
+  soccer_spain_la_liga: ['La Liga', 'soccer_spain_la_liga'],
 };
+/** the sport keys the futures boards are published under */
+export const SIM_FUTURES_SPORTS: readonly string[] = Object.freeze(Object.values(FUTURES_BOARDS).map(([, k]) => k));
 /** a book's futures board refreshes this many times slower than its game lines */
 const FUTURES_REFRESH_FACTOR = 8;
 /** the share of a step's budget the futures boards may take */
@@ -445,9 +453,9 @@ export class Simulator {
     this.futuresRng = new Prng((opts.seed ^ FUTURES_SEED) >>> 0);
     this.boards = [];
     for (const spec of SPORT_SPECS) {
-      const name = FUTURES_NAMES[spec.key];
-      if (name !== undefined && spec.teams !== null) {
-        this.boards.push(new FuturesBoard(this.futuresRng, { sportKey: spec.key, name, teams: spec.teams }, FUTURES_BOOKS, now));
+      const board = FUTURES_BOARDS[spec.key];
+      if (board !== undefined && spec.teams !== null) {
+        this.boards.push(new FuturesBoard(this.futuresRng, { sportKey: board[1], name: board[0], teams: spec.teams }, FUTURES_BOOKS, now));
       }
     }
   }

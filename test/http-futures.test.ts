@@ -171,6 +171,17 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
     const moved = (await odds('&markets=outrights&bookmakers=draftkings')).body.find((e) => e.id === champ.id)!;
     t.same(((moved.bookmakers as { markets: { outcomes: Row[] }[] }[])[0].markets[0].outcomes), [{ name: 'Oklahoma City Thunder', price: 3.6 }, { name: 'Boston Celtics', price: 5.5 }], 'draftkings moved the Celtics to 5.5');
     await app.ingest({ prices: [out('draftkings', champ, 'Boston Celtics', 5.0)] });
+    // v4's futures sport of the league: its odds without markets are its outrights
+    const title = { id: 'fut_nba_title', sport_key: 'basketball_nba_championship_winner', commence_time: now + 30 * 86_400_000, kind: 'futures', title: 'NBA Championship Winner' };
+    const r2 = await app.ingest({ events: [title], prices: [out('fanduel', title, 'Denver Nuggets', 7.5)] });
+    t.equal(r2.json.accepted, 1, 'a futures event of the futures sport');
+    for (const path of ['/v1/sports/basketball_nba_championship_winner/odds', '/v4/sports/basketball_nba_championship_winner/odds']) {
+      const f = await app.get(`${path}?apiKey=${key}&regions=us&oddsFormat=decimal`);
+      const rows = (await f.json()) as Row[];
+      t.same([f.status, rows.map((e) => e.id), ((rows[0]?.bookmakers as { markets: { key: string; outcomes: Row[] }[] }[])?.[0]?.markets[0])],
+        [200, ['fut_nba_title'], { key: 'outrights', last_update: ((rows[0]?.bookmakers as { markets: { last_update: string }[] }[])?.[0]?.markets[0]?.last_update), outcomes: [{ name: 'Denver Nuggets', price: 7.5 }] }],
+        `${path} without markets: its outrights`);
+    }
   });
 
   t.test('/consensus: a selection quoted Yes alone has a row of its Yes side and no hold', async (t) => {

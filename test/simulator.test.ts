@@ -1,7 +1,7 @@
 import t from 'tap';
 import { bookByKey, marketByKey, marketsForFamily, sportByKey } from '../engine/catalogue.js';
 import { Prng } from '../engine/prng.js';
-import { SIM_BOOKS, SIM_MARKETS, SIM_SPORTS, Simulator } from '../engine/simulator.js';
+import { SIM_BOOKS, SIM_FUTURES_SPORTS, SIM_MARKETS, SIM_SPORTS, Simulator } from '../engine/simulator.js';
 import type { EventInput, IngestBatch, PriceInput } from '../engine/types.js';
 
 const T0 = Date.UTC(2025, 10, 20, 18, 0, 0);
@@ -113,7 +113,7 @@ t.test('simulator - events and prices are well formed', (t) => {
     if (e.kind === 'futures') {
       if (e.home_team !== undefined || e.away_team !== undefined || !(typeof e.title === 'string' && e.title.length > 0)) problems.push(`futures ${e.id}`);
     } else if (e.home_team === e.away_team || e.home_team === '' || e.away_team === '') problems.push(`teams ${e.id}`);
-    if (!SIM_SPORTS.includes(e.sport_key)) problems.push(`sport ${e.sport_key}`);
+    if (!SIM_SPORTS.includes(e.sport_key) && !(e.kind === 'futures' && SIM_FUTURES_SPORTS.includes(e.sport_key))) problems.push(`sport ${e.sport_key}`);
     known.set(e.id, e);
   };
   const checkPrice = (p: PriceInput, now: number): void => {
@@ -428,7 +428,7 @@ t.test('simulator - every emitted sport, book and market key exists in the catal
   };
   collect(sim.snapshot(T0));
   run(sim, T0, 60, MIN, 3000, collect);
-  t.same([...new Set(sports.values())].sort(), [...SIM_SPORTS].sort(), 'every simulated sport is emitted');
+  t.same([...new Set(sports.values())].sort(), [...new Set([...SIM_SPORTS, ...SIM_FUTURES_SPORTS])].sort(), 'every simulated sport is emitted, and the futures sports');
   t.same([...books].sort(), SIM_BOOKS.map((b) => b.key).sort(), 'every simulated book is emitted');
   for (const s of SIM_SPORTS) t.ok(sportByKey(s), `sport ${s} is in the catalogue`);
   for (const m of SIM_MARKETS) t.ok(marketByKey(m), `market ${m} is in the catalogue`);
@@ -457,8 +457,9 @@ t.test('simulator - a season-long futures board per team league: sportsbooks quo
   const snap = sim.snapshot(T0);
   const futures = snap.events.filter((e) => e.kind === 'futures');
   t.same(futures.map((e) => e.sport_key).sort(),
-    ['americanfootball_nfl', 'baseball_mlb', 'basketball_nba', 'icehockey_nhl', 'soccer_epl', 'soccer_spain_la_liga'], 'one board per team league');
-  const nba = futures.find((e) => e.sport_key === 'basketball_nba')!;
+    ['americanfootball_nfl_super_bowl_winner', 'baseball_mlb_world_series_winner', 'basketball_nba_championship_winner', 'icehockey_nhl_championship_winner',
+      'soccer_epl', 'soccer_spain_la_liga'], 'one board per team league, under The Odds API\'s futures sport where the catalogue has one');
+  const nba = futures.find((e) => e.sport_key === 'basketball_nba_championship_winner')!;
   // T0 is in November 2025: the 2025-26 season
   t.same([nba.title, nba.home_team, nba.away_team], ['NBA Championship 2025-26', undefined, undefined], 'named by its title, no teams');
   t.ok(Date.parse(nba.commence_time as string) > T0 + 100 * 24 * HOUR, 'settled months ahead');

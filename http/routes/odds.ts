@@ -513,6 +513,9 @@ export function oddsRoutes(s: Services): Route[] {
         // v4's `upcoming`: games in play and the next UPCOMING_EVENTS to start, across every sport
         if (ctx.args[0] === UPCOMING) return { status: 200, body: view.serve(ctx, SPORTS.map((x) => x.key), 'upcoming') };
         const keys = sportKeys(ctx.args[0]);
+        // a futures sport (basketball_nba_championship_winner) holds no game: markets left out means its outrights,
+        // as v4 answers a futures sport's odds; the cost is the same one market
+        if (!ctx.query.has('markets') && keys.every((k) => sportByKey(k)?.has_outrights === true)) ctx.params.markets = [OUTRIGHTS];
         return { status: 200, body: view.serve(ctx, keys) };
       },
     },
