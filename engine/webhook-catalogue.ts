@@ -175,8 +175,17 @@ export interface SubscriptionFilter {
   minEdge: number | null;
 }
 
+/** Whether an arbitrage.opened event reaches a subscription's filters (its sport, its min_edge_pct), whichever of the
+ *  arbitrage types it subscribes to: the subscriptions it reaches are the ones told of the arbitrage, and only they
+ *  get its arbitrage.closed (workers/webhook-service.ts). */
+export function arbReaches(f: SubscriptionFilter, ev: { sport: string | null; edge: number }): boolean {
+  if (f.sports !== null && ev.sport !== null && !f.sports.has(ev.sport)) return false;
+  return ev.edge >= (f.minEdge ?? 0);
+}
+
 /** Whether an event goes to a subscription: its variant's type, subscribed, its sport (events without a sport
- *  pass sport filters), and its edge against the threshold of the type. */
+ *  pass sport filters), and its edge against the threshold of the type. An arbitrage.closed goes by another rule:
+ *  to the subscriptions its opening reached (arbReaches). */
 export function matches(f: SubscriptionFilter, ev: { type: string; sport: string | null; edge: number; floor?: number }): boolean {
   if (!f.events.has(ev.type)) return false;
   if (f.sports !== null && ev.sport !== null && !f.sports.has(ev.sport)) return false;
@@ -190,8 +199,6 @@ export function matches(f: SubscriptionFilter, ev: { type: string; sport: string
       return reached(f.minEdge ?? EV_ALERT_MIN_EDGE);
     case 'arbitrage.opened':
       return reached(f.minEdge ?? 0);
-    case 'arbitrage.closed':
-      return ev.edge >= (f.minEdge ?? 0);
     default:
       return true;
   }

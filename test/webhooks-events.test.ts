@@ -163,6 +163,42 @@ for (const database of appDatabases().slice(-1)) {
       await call(app, 'DELETE', `/v1/webhooks/${three.id as string}`, key);
     });
 
+    t.test('arbitrage.closed goes to the subscriptions told of the opening, whatever their filters say by then, and to no other', async (t) => {
+      // regressions (the webhook audit): a subscription made after an opening got the close of an arbitrage it never
+      // heard of, and one that raised min_edge_pct after an opening never got its close
+      const g = { id: 'we_told', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Chicago Bulls', away_team: 'Detroit Pistons' };
+      const here = (path: string, type: string) => (r: Received) => r.path.endsWith(path) && r.body?.event === type && r.body.data.event_id === g.id;
+      const told = await create({ destination_url: rx.url + '?told', events: ['arbitrage.opened', 'arbitrage.closed'] });
+      const closesOnly = await create({ destination_url: rx.url + '?closes', events: ['arbitrage.closed'] });
+      await app.ingest({ events: [g], prices: [...h2h(g, 'fanduel', 2.1, 1.8), ...h2h(g, 'draftkings', 1.8, 2.1)] });
+      const [opened] = await rx.waitFor(here('?told', 'arbitrage.opened'));
+      t.ok(close(opened.body.data.edge_pct, 5), 'opened at 5 %');
+      const late = await create({ destination_url: rx.url + '?late', events: ['arbitrage.opened', 'arbitrage.closed'] });
+      const raised = await call(app, 'PATCH', `/v1/webhooks/${told.id as string}`, key, { filters: { min_edge_pct: 10 } });
+      t.equal(raised.status, 200, 'the told subscription raises its threshold above the arbitrage\'s edge');
+      await raised.arrayBuffer();
+      await app.ingest({ prices: [...h2h(g, 'fanduel', 1.8, 1.9), ...h2h(g, 'draftkings', 1.8, 1.9)] });
+      const [cl] = await rx.waitFor(here('?told', 'arbitrage.closed'));
+      t.equal(cl.body.data.arb_id, opened.body.data.arb_id, 'the told subscription gets the close, its new threshold notwithstanding');
+      await rx.waitFor(here('?closes', 'arbitrage.closed'));
+      t.pass('a subscription of closes alone gets the close of an opening that reached its filters');
+      await new Promise((r) => setTimeout(r, 300));
+      t.equal(rx.requests.filter(here('?late', 'arbitrage.closed')).length, 0, 'the subscription made after the opening gets no close');
+      for (const sub of [told, closesOnly, late]) await call(app, 'DELETE', `/v1/webhooks/${sub.id as string}`, key);
+    });
+
+    t.test('PATCH filters: a filter left out keeps its value, null clears it', async (t) => {
+      // regression (the webhook audit): {"filters": {"min_edge_pct": 3}} turned sport_keys [basketball_nba] to every sport
+      const sub = await create({ destination_url: rx.url + '?merge', events: ['arbitrage.opened'], filters: { sport_keys: ['basketball_nba'], min_edge_pct: 4.5 } });
+      const patch = async (filters: unknown) => (await (await call(app, 'PATCH', `/v1/webhooks/${sub.id as string}`, key, { filters })).json()) as { filters: unknown };
+      t.same((await patch({ min_edge_pct: 3 })).filters, { sport_keys: ['basketball_nba'], min_edge_pct: 3 }, 'min_edge_pct alone: sport_keys kept');
+      t.same((await patch({ sport_keys: ['icehockey_nhl'] })).filters, { sport_keys: ['icehockey_nhl'], min_edge_pct: 3 }, 'sport_keys alone: min_edge_pct kept');
+      t.same((await patch({ sport_keys: null })).filters, { sport_keys: null, min_edge_pct: 3 }, 'null clears sport_keys: every sport');
+      t.same((await patch({})).filters, { sport_keys: null, min_edge_pct: 3 }, 'an empty object changes nothing');
+      t.same((await patch({ min_edge_pct: null })).filters, { sport_keys: null, min_edge_pct: null }, 'null clears min_edge_pct: the default threshold');
+      await call(app, 'DELETE', `/v1/webhooks/${sub.id as string}`, key);
+    });
+
     t.test('ev_alert and ev.flagged against the sharp no-vig line', async (t) => {
       const g = { id: 'we_ev', sport_key: 'basketball_nba', commence_time: Date.now() + 7_200_000, home_team: 'Denver Nuggets', away_team: 'Phoenix Suns' };
       await app.ingest({ events: [g], prices: [...h2h(g, 'pinnacle', 1.952, 1.952), ...h2h(g, 'draftkings', 2.1, 1.7)] });

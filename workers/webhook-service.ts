@@ -27,7 +27,7 @@
 // then another node takes them: at-least-once across a kill, once otherwise.
 
 import {
-  CREDITS_PER_DELIVERY, DEFAULT_RETRY_DELAYS_MS, DEFER_MINUTES, DISABLE_AFTER, ATTEMPT_TIMEOUT_MS, WEBHOOK_TIERS, matches,
+  CREDITS_PER_DELIVERY, DEFAULT_RETRY_DELAYS_MS, DEFER_MINUTES, DISABLE_AFTER, ATTEMPT_TIMEOUT_MS, WEBHOOK_TIERS, arbReaches, matches,
   WEBHOOK_DELIVERY_LABEL, type Format, type SubscriptionFilter,
 } from '../engine/webhook-catalogue.js';
 import { WebhookEvaluator, type CheckState, type WebhookEvent } from '../engine/webhook-events.js';
@@ -133,8 +133,21 @@ export class Sub {
   /** its attempts in flight, and the due ones waiting for one of its maxInFlightPerSub slots (claimed, renewed) */
   inflight = 0;
   waiting: DueDelivery[] = [];
+  /** arb_ids whose opening reached this subscription's filters while it took arbitrage.closed: its closes go to
+   *  exactly these, whatever its filters say by then, and to no other (a subscription made after an opening got
+   *  the close of an arbitrage it never heard of; one that raised min_edge_pct after an opening never got its close:
+   *  the webhook audit) */
+  readonly toldArbs = new Set<string>();
   constructor(public row: WebhookRow) {
     this.filter = Sub.compile(row);
+  }
+
+  /** Takes a changed row: its filter compiled again, and the arbitrages it was told of forgotten once it no longer
+   *  takes their closes. */
+  update(row: WebhookRow): void {
+    this.row = row;
+    this.filter = Sub.compile(row);
+    if (!this.filter.events.has('arbitrage.closed')) this.toldArbs.clear();
   }
 
   static compile(row: WebhookRow): SubscriptionFilter {
@@ -311,8 +324,7 @@ export class WebhookService {
     this.localChanges++;
     const old = this.subs.get(row.pk);
     if (old !== undefined) {
-      old.row = row;
-      old.filter = Sub.compile(row);
+      old.update(row);
     } else this.subs.set(row.pk, new Sub(row));
     this.reindex();
     if (row.isActive) this.poll();
@@ -354,8 +366,7 @@ export class WebhookService {
         changed = true;
         if (old === undefined) this.subs.set(row.pk, new Sub(row));
         else {
-          old.row = row;
-          old.filter = Sub.compile(row);
+          old.update(row);
         }
       }
       for (const pk of this.subs.keys()) {
@@ -432,6 +443,10 @@ export class WebhookService {
   }
 
   private onEvent(ev: WebhookEvent): void {
+    const arbId = ev.type === 'arbitrage.opened' || ev.type === 'arbitrage.closed' ? String(ev.data.arb_id) : '';
+    if (ev.type === 'arbitrage.opened') {
+      for (const sub of this.byType.get('arbitrage.closed') ?? []) if (arbReaches(sub.filter, ev)) sub.toldArbs.add(arbId);
+    }
     const subs = this.byType.get(ev.type);
     if (subs === undefined) return;
     let queue = this.inserts;
@@ -446,7 +461,7 @@ export class WebhookService {
     const id = newEventId();
     const bodies = new Map<string, string>();
     for (const sub of subs) {
-      if (!matches(sub.filter, ev)) continue;
+      if (ev.type === 'arbitrage.closed' ? !sub.toldArbs.delete(arbId) : !matches(sub.filter, ev)) continue;
       const fmt: Format = sub.row.variant === 'A' ? 'json' : sub.row.format;
       const bk = sub.row.variant + fmt;
       let body = bodies.get(bk);

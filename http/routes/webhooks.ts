@@ -428,8 +428,10 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
             if (typeof f !== 'object' || f === null || Array.isArray(f)) invalidField('filters', 'must be an object {sport_keys?, min_edge_pct?}', f);
             const fo = f as Record<string, unknown>;
             for (const k of Object.keys(fo)) if (k !== 'sport_keys' && k !== 'min_edge_pct') invalidField(`filters.${k}`, 'is not a filter', fo[k]);
-            patch.sportKeys = parseSports('filters.sport_keys', fo.sport_keys);
-            if (fo.min_edge_pct === undefined || fo.min_edge_pct === null) patch.minEdgePct = null;
+            // a filter left out keeps its value, null clears it (the object replaced whole turned a subscription's
+            // sport_keys to every sport when only min_edge_pct was sent: the webhook audit)
+            if ('sport_keys' in fo) patch.sportKeys = parseSports('filters.sport_keys', fo.sport_keys);
+            if (!('min_edge_pct' in fo)) { /* kept */ } else if (fo.min_edge_pct === null) patch.minEdgePct = null;
             else if (typeof fo.min_edge_pct !== 'number' || !(fo.min_edge_pct >= 0 && fo.min_edge_pct <= 100)) invalidField('filters.min_edge_pct', 'must be a number from 0 to 100', fo.min_edge_pct);
             else patch.minEdgePct = fo.min_edge_pct;
           }
