@@ -88,7 +88,7 @@ for (const database of appDatabases()) {
       t.equal(patch.status, 200, 'patch 200');
       const p = await j(patch);
       t.equal(p.format, 'discord', 'format changed');
-      t.same(p.filters, { sport_keys: null, min_edge_pct: 3 }, 'filters replaced');
+      t.same(p.filters, { sport_keys: ['soccer_epl'], min_edge_pct: 3 }, 'filters merged: min_edge_pct changed, sport_keys kept');
       t.equal(p.is_active, false, 'deactivated');
       t.equal((await call(app, 'PATCH', `/v1/webhooks/${w.id}`, business, { url: 'https://93.184.216.34/x' })).status, 422, 'a Variant A field on B is 422');
       t.equal((await call(app, 'GET', `/v1/webhooks/${w.id}`, pro)).status, 404, 'another owner gets 404');
