@@ -285,6 +285,27 @@ for (const database of appDatabases()) {
       await call(app, 'DELETE', `/v1/webhooks/${w.id}`, key);
     });
 
+    t.test('rate limit: an arbitrage past the rate is recorded rate_limited however many line events took the rate (never only counted)', async (t) => {
+      // regression (the webhook audit): a flood of other events filled the rate and the rows recorded past it, and an
+      // arbitrage then was neither sent nor recorded (nothing to replay)
+      const key = await app.key('pro');
+      const w = await create(key, { url: rx.url + '?p', events: ['new_event', 'arb_flagged'], sport_filter: ['basketball_nbl'] });
+      rx.respond = () => 200;
+      const before = app.app.services.webhooks!.stats.rateLimitedUnrecorded;
+      while (Date.now() % 1500 > 100) await sleep(10);
+      await app.ingest(newEvents('basketball_nbl', 200));
+      const g = { id: 'wd_nbl_arb', sport_key: 'basketball_nbl', commence_time: Date.now() + 3_600_000, home_team: 'Perth Wildcats', away_team: 'Sydney Kings' };
+      await app.ingest({ events: [g], prices: [
+        { book: 'draftkings', event_id: g.id, market: 'h2h', outcome: g.home_team, price: 2.2 }, { book: 'draftkings', event_id: g.id, market: 'h2h', outcome: g.away_team, price: 1.6 },
+        { book: 'fanduel', event_id: g.id, market: 'h2h', outcome: g.home_team, price: 1.6 }, { book: 'fanduel', event_id: g.id, market: 'h2h', outcome: g.away_team, price: 2.2 },
+      ] });
+      await until(async () => (await deliveries(key, w.id, '&status=delivered')).length === 120);
+      t.ok(app.app.services.webhooks!.stats.rateLimitedUnrecorded - before >= 20, 'past the cap, new_event events only counted');
+      const limited = (await deliveries(key, w.id, '&status=rate_limited')) as { event_type: string }[];
+      t.equal(limited.filter((d) => d.event_type === 'arb_flagged').length, 1, 'the arbitrage is recorded rate_limited, so it can be replayed');
+      await call(app, 'DELETE', `/v1/webhooks/${w.id}`, key);
+    });
+
     t.test('rate limit: a window across the clock minute holds no more than the rate either', async (t) => {
       // regression: windows were counted per clock window, so 60 just before a window's end and 60 just after its
       // start went out within a few hundred ms. The rate now holds over any 1.5 s.

@@ -53,6 +53,10 @@ const WAITING_MAX = 10_000;
 /** how long a stopping node waits for the receivers of the arbitrage closes it sends (close(): lastPass) */
 const LAST_PASS_MS = 3000;
 const ANALYTICS_TYPES = ['arb_flagged', 'live_arb', 'ev_alert', 'arbitrage.opened', 'arbitrage.closed', 'ev.flagged'];
+/** events past a subscription's rate that are recorded (rate_limited, for replay) beyond the per-window cap on such
+ *  rows: the arbitrage and +EV events a bot acts on, few beside a flood of line moves, which used to leave them
+ *  neither sent nor recorded (the webhook audit) */
+const ALWAYS_RECORDED = new Set(ANALYTICS_TYPES);
 
 export interface WebhookConfig {
   /** WEBHOOK_ALLOW_PRIVATE=1: private and loopback destinations (and http) allowed, for local testing */
@@ -471,7 +475,7 @@ export class WebhookService {
         this.stats.rateLimited++;
         // recorded for replay up to the tier's rate per window, beyond that counted only: a busy feed past a
         // subscription's rate wrote a full outbox row per event, hundreds a second kept 30 days (a disk filled)
-        if (!this.recordLimited(sub, now)) {
+        if (!this.recordLimited(sub, now) && !ALWAYS_RECORDED.has(ev.type)) {
           this.stats.rateLimitedUnrecorded++;
           this.metrics.skippedUnrecorded();
           continue;
