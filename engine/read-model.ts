@@ -54,8 +54,8 @@ export class EventView {
   /** the feed that last sent this event ('sim', 'theoddsapi'); null when it came through POST /v1/ingest */
   source: string | null = null;
   /** changes whenever anything of the event may have changed but its player props: a quote of a game market or an
-   *  outright (/odds serves outrights), its start, teams or status (every field above is written through ReadModel.upsertEvent, or right
-   *  after it in the same call: Hub.upsertEvent). The game lines' documents of /odds are kept until it moves
+   *  outright (/odds serves outrights), its start, teams or status (every field above is written through
+   *  ReadModel.upsertEvent, or right after it in the same call: Hub.upsertEvent). The game lines' documents of /odds are kept until it moves
    *  (http/routes/odds.ts): a game of the simulator holds about 1,400 quotes, most of them props that move all the
    *  time and that /odds does not serve. */
   gameVersion = 0;

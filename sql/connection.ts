@@ -132,7 +132,8 @@ async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean
         await new Promise((r) => setTimeout(r, delay).unref());
         if (stopping) return;
         try {
-          if (tempSocketDir === null) await clearStaleSocket(socketPath, root);
+          // the ended thread's socket file is left behind (in DATA_DIR or the temporary directory alike)
+          await clearStaleSocket(socketPath, root);
           const next = await startHost(pgDir, socketPath, schema);
           if (stopping) {
             await next.stop();
