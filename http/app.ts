@@ -303,6 +303,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
 
     let hubRef: Hub | null = hub;
     const metrics = new Metrics(() => hubRef);
+    metrics.watchDatabase(() => db.restarts());
     cleanups.push(async () => { hubRef = null; });
 
     // NATS: one connection. With CLUSTER=1 the node replays the stream before anything else subscribes to the

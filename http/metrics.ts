@@ -69,6 +69,12 @@ export class Metrics {
       }, 'cause');
   }
 
+  /** linewire_embedded_db_restarts_total: the embedded database's thread started again after it ended on its own. */
+  watchDatabase(restarts: () => number): void {
+    scrapedCounter(this.registry, 'linewire_embedded_db_restarts_total',
+      'Times the embedded database\'s thread was started again after it ended on its own (always 0 with an external PostgreSQL)', restarts);
+  }
+
   observe(route: string, status: number, ms: number): void {
     this.latency.observe({ route, status: String(status) }, ms / 1000);
   }

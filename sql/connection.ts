@@ -16,6 +16,8 @@ export interface Database {
   kind: 'embedded' | 'external';
   /** schema every connection uses (search_path) */
   schema: string;
+  /** times the embedded database's thread was started again after it ended on its own (0 for an external one) */
+  restarts(): number;
   close(): Promise<void>;
 }
 
@@ -70,7 +72,7 @@ async function openExternal(url: string, schema: string, dropSchema: boolean): P
     await sql.end({ timeout: 5 });
     throw err;
   }
-  return handle(sql, 'external', schema, dropSchema, async () => {});
+  return handle(sql, 'external', schema, dropSchema, async () => {}, () => 0);
 }
 
 async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean, log: (msg: string) => void): Promise<Database> {
@@ -158,7 +160,7 @@ async function openEmbedded(dataDir: string, schema: string, dropSchema: boolean
     } finally {
       removeTemp();
     }
-  });
+  }, () => restarts);
   embeddedThreads.set(out, { worker: () => current.worker, restarts: () => restarts });
   return out;
 }
@@ -205,6 +207,7 @@ function handle(
   schema: string,
   dropSchema: boolean,
   stop: () => Promise<void>,
+  restarts: () => number,
 ): Database {
   let closing: Promise<void> | null = null;
   const close = async (): Promise<void> => {
@@ -222,6 +225,7 @@ function handle(
     sql,
     kind,
     schema,
+    restarts,
     close: () => (closing ??= close()),
   };
 }

@@ -60,4 +60,5 @@ t.test('embedded restart - the app answers 503 while the thread is gone and serv
     if (status !== 201) await new Promise((r) => setTimeout(r, 100));
   }
   t.equal(status, 201, 'keys are made again');
+  t.match(await (await app.get('/metrics')).text(), /^linewire_embedded_db_restarts_total 1$/m, 'counted in /metrics');
 });
