@@ -426,9 +426,11 @@ export class Router {
    *  is answered with the headers of its GET, the compressed length too. */
   private encode(ctx: RequestCtx, reply: Reply, later: (r: Reply) => void): Reply | null {
     const body = reply.body;
-    // a 304 names the representation the client holds: the gzipped one's tag is the weak form
+    // a 304 names the representation the client holds: the gzipped one's tag is the weak form. It says Vary for a
+    // client without gzip too: a 304 carries the Vary its 200 would have (RFC 9110 section 15.4.5), and only the
+    // bodies under GZIP_MIN_BYTES have none, which a Vary on their 304 costs a cache nothing but a key
     if (reply.status === 304) {
-      return !ctx.acceptGzip ? reply : { status: 304, body, contentType: reply.contentType, headers: [...weakTags(reply.headers ?? []), VARY] };
+      return { status: 304, body, contentType: reply.contentType, headers: ctx.acceptGzip ? [...weakTags(reply.headers ?? []), VARY] : [...(reply.headers ?? []), VARY] };
     }
     if (reply.status !== 200 || (typeof body === 'string' ? body.length : body.byteLength) < GZIP_MIN_BYTES) return reply;
     const headers = [...(reply.headers ?? []), VARY];
