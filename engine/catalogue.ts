@@ -543,6 +543,12 @@ export function sportByKey(key: string): SportDef | undefined {
   return SPORT_BY_KEY.get(key);
 }
 
+/** Sport keys (as resolveSportKeys gives them) that hold outrights alone, v4's futures sports such as
+ *  basketball_nba_championship_winner: no game to list, stream or price as a game line. */
+export function outrightsOnly(keys: readonly string[]): boolean {
+  return keys.every((k) => SPORT_BY_KEY.get(k)?.has_outrights === true);
+}
+
 export function bookByKey(key: string): BookDef | undefined {
   return BOOK_BY_KEY.get(key);
 }

@@ -166,6 +166,7 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
     t.same(both.body.map((e) => e.id).sort(), [champ.id, cup.id, game.id, mvp.id].sort(), 'with h2h: the game too');
     t.equal(both.res.headers.get('x-requests-last'), '2', 'two markets: 2 credits');
     t.same((await odds('')).body.map((e) => e.id), [game.id], 'the default (h2h) lists games only, as before');
+    t.same((await odds('&markets=outrights&live=true')).body.map((e) => e.id), [], 'live=true: a season-long future is not a game in play (the MVP future started ten days ago)');
     // a moved price is served at once (the kept documents follow outright quotes too)
     await app.ingest({ prices: [out('draftkings', champ, 'Boston Celtics', 5.5)] });
     const moved = (await odds('&markets=outrights&bookmakers=draftkings')).body.find((e) => e.id === champ.id)!;

@@ -6,7 +6,7 @@
 // the rest of the requests into a map lookup (bench/http.ts).
 
 import { WindowLimiter } from '../ip-limiter.js';
-import { BOOKMAKERS, MARKETS, OUTRIGHTS, REGIONS, SPORTS, booksForRegions, sportByKey } from '../../engine/catalogue.js';
+import { BOOKMAKERS, MARKETS, OUTRIGHTS, REGIONS, SPORTS, booksForRegions, outrightsOnly, sportByKey } from '../../engine/catalogue.js';
 import { ApiError } from '../../engine/errors.js';
 import { MARKET_INDEX, SLOT } from '../../engine/ingest.js';
 import { decimalToAmerican } from '../../engine/odds.js';
@@ -515,7 +515,7 @@ export function oddsRoutes(s: Services): Route[] {
         const keys = sportKeys(ctx.args[0]);
         // a futures sport (basketball_nba_championship_winner) holds no game: markets left out means its outrights,
         // as v4 answers a futures sport's odds; the cost is the same one market
-        if (!ctx.query.has('markets') && keys.every((k) => sportByKey(k)?.has_outrights === true)) ctx.params.markets = [OUTRIGHTS];
+        if (!ctx.query.has('markets') && outrightsOnly(keys)) ctx.params.markets = [OUTRIGHTS];
         return { status: 200, body: view.serve(ctx, keys) };
       },
     },

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { unpack } from 'msgpackr';
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
-import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, isRegion, resolveSportKeys, sportByKey } from '../../engine/catalogue.js';
+import { BOOKMAKERS, MARKETS, REGIONS, booksForRegions, isRegion, outrightsOnly, resolveSportKeys } from '../../engine/catalogue.js';
 import type { EventView } from '../../engine/read-model.js';
 import type { Region } from '../../engine/types.js';
 import { CHANGE, CHG } from '../../engine/records.js';
@@ -207,7 +207,7 @@ export class Streams {
     if (sports === null) refuse(4404, `unknown sport key ${state.sport}`);
     // a sport key of outrights alone (basketball_nba_championship_winner) has no game to stream: an open stream of it
     // would hold heartbeats forever
-    else if (sports.every((k) => sportByKey(k)?.has_outrights === true)) {
+    else if (outrightsOnly(sports)) {
       refuse(4400, `${state.sport} holds outrights only, and the streams carry game lines: read its outrights on /props (include_event_markets=true) or /v1/prediction-markets`);
     }
     for (const n of STREAM_PARAMS) {
