@@ -89,9 +89,15 @@ let pass = 0;
 let fail = 0;
 let topFail = 0;
 let seq = 0;
+// every failing test point, named with its file, listed again just before the closing count: a CI log that keeps only
+// the end of the output still says what failed
+const failures = [];
+let currentFile = '';
 
 const out = (line) => {
   process.stdout.write(line + '\n');
+  const nf = /^( {4,})not ok \d+ - (.*)$/.exec(line);
+  if (nf && !/# (SKIP|TODO)/.test(nf[2])) failures.push(`${currentFile}:${' '.repeat(nf[1].length - 3)}${nf[2]}`);
   // top-level results of each file's subtests are indented by four spaces under the file's own test point
   const m = /^    (not ok|ok) \d+ /.exec(line);
   if (m) m[1] === 'ok' ? pass++ : fail++;
@@ -156,6 +162,7 @@ launch();
 for (let i = 0; i < files.length; i++) {
   while (jobs.length <= i) await new Promise((r) => setTimeout(r, 50));
   const job = jobs[i];
+  currentFile = job.file;
   out(`# Subtest: ${job.file}`);
   const failedBefore = fail;
   for (const l of job.lines) out(l);
@@ -166,12 +173,19 @@ for (let i = 0; i < files.length; i++) {
   // a file that failed with no failing test of its own (it did not load, or died between tests) counts as one
   if (!ok && fail === failedBefore) fail++;
   out(`${ok ? 'ok' : 'not ok'} ${++seq} - ${job.file} # time=${job.ms}ms`);
-  if (!ok) out(`  ---\n  exitCode: ${job.code}\n  signal: ${job.signal}\n  ...`);
+  if (!ok) {
+    out(`  ---\n  exitCode: ${job.code}\n  signal: ${job.signal}\n  ...`);
+    failures.push(`${job.file}: exit code ${job.code}, signal ${job.signal}`);
+  }
   out('');
 }
 out(`1..${seq}`);
 out(`# time=${Date.now() - started}ms`);
 const allOk = jobs.every((j) => j.code === 0);
 if (fail === 0 && (topFail > 0 || !allOk)) fail = Math.max(1, topFail);
+if (failures.length > 0) {
+  process.stdout.write(`\n# what failed (${failures.length}${failures.length > 60 ? ', the first 60' : ''}):\n`);
+  for (const f of failures.slice(0, 60)) process.stdout.write(`#   ${f}\n`);
+}
 process.stdout.write(`\n${pass} passed, ${fail} failed\n`);
 process.exit(allOk && fail === 0 ? 0 : 1);
