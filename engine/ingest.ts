@@ -134,7 +134,9 @@ export function parseEvent(raw: unknown, now: number, known?: EventRecord): Even
   if (known !== undefined && known.sport.key !== sport.key) {
     return reject('INVALID_EVENT', `event ${e.id} belongs to ${known.sport.key}; sport_key cannot change`);
   }
-  const commence = parseTime(e.commence_time);
+  // kept to the second, as it is served (v4's commence_time has seconds): a fraction would hide the event from the
+  // filters on the second it is shown with (date=, commenceTimeTo=)
+  const commence = Math.floor(parseTime(e.commence_time) / 1000) * 1000;
   if (Number.isNaN(commence)) {
     return reject('INVALID_EVENT', 'commence_time must be ISO 8601 with a zone, or epoch milliseconds');
   }

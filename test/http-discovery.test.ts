@@ -286,6 +286,10 @@ t.test('events - unknown sport is 404 UNKNOWN_SPORT, bad parameters are 422', as
     t.equal(body.error_code, 'VALIDATION_ERROR', `${q}: VALIDATION_ERROR`);
     t.same(body.detail.map((d) => d.loc), [['query', name]], `${q}: loc names ${name}`);
   }
+  const range = await app.get('/v1/sports/basketball_nba/events?commenceTimeFrom=2031-03-12T02:00:00%2B02:00&commenceTimeTo=2031-03-11T00:00:00Z');
+  t.equal(range.status, 422, 'an end before the start: 422');
+  t.same(((await range.json()) as { detail: { loc: unknown[]; input: unknown }[] }).detail.map((d) => [d.loc[1], d.input]),
+    [['commenceTimeTo', '2031-03-11T00:00:00Z']], 'naming commenceTimeTo, its value as sent (as /odds echoes it; it was the normalised 00:00:00.000Z)');
   const two = await app.get('/v1/sports/basketball_nba/events?commenceTimeFrom=x&dateFormat=y');
   t.same(((await two.json()) as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc[1]).sort(),
     ['commenceTimeFrom', 'dateFormat'], 'every bad parameter is listed in one 422');

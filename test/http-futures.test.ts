@@ -215,9 +215,12 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
     t.notOk(pm.some((x) => x.selection === 'Oklahoma City Thunder'), '/v1/prediction-markets holds the pair back');
     const ev = (await (await app.get(`/v1/sports/basketball_nba/ev?apiKey=${key}&include_live=true&sharpBook=pinnacle&minEdge=0`)).json()) as Row[];
     t.notOk(ev.some((x) => x.player === 'Oklahoma City Thunder' && x.book === 'kalshi'), 'nor an EV row');
+    const kalshiThunder = async () => ((await props('&include_futures=true&bookmakers=kalshi&oddsFormat=decimal')).body).filter((x) => x.player === 'Oklahoma City Thunder');
+    t.same(await kalshiThunder(), [], '/props holds it back too (regression: it served the crossed pair)');
     // a consistent pair again: served
     await app.ingest({ prices: thunder(0.25, 0.77) });
     const back = (await (await app.get(`/v1/prediction-markets/basketball_nba?apiKey=${key}`)).json()) as Row[];
     t.same(back.filter((x) => x.selection === 'Oklahoma City Thunder').map((x) => x.outcome).sort(), ['No', 'Yes'], 'a consistent pair is served');
+    t.same((await kalshiThunder()).map((x) => [x.over_price, x.under_price]), [[4, 1 / 0.77]], 'and its /props row');
   });
 });

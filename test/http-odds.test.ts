@@ -315,7 +315,9 @@ t.test('odds - eventIds, commenceTimeFrom/To and date filters', async (t) => {
   const evs = [
     ev('nhl_a', '2031-03-10T12:00:00Z'),
     ev('nhl_b', '2031-03-11T00:00:00Z'),
-    ev('nhl_c', '2031-03-11T23:59:59Z'),
+    // a start with a fraction of a second: kept to the second, as shown (regression: date= and commenceTimeTo= left
+    // it out, filtering on the hidden 500 ms)
+    ev('nhl_c', '2031-03-11T23:59:59.500Z'),
     ev('nhl_d', '2031-03-12T00:00:00Z'),
   ];
   await app.ingest({ events: evs, prices: evs.flatMap((e) => h2h('draftkings', e, 1.9, 1.9)) });
@@ -327,6 +329,8 @@ t.test('odds - eventIds, commenceTimeFrom/To and date filters', async (t) => {
   t.same(await ids(''), ['nhl_a', 'nhl_b', 'nhl_c', 'nhl_d'], 'all four, by commence_time');
   t.same(await ids('eventIds=nhl_c,nhl_a'), ['nhl_a', 'nhl_c'], 'eventIds');
   t.same(await ids('eventIds=nope'), [], 'unknown eventIds give nothing');
+  t.equal(((await odds('icehockey_nhl', 'eventIds=nhl_c')).body as OddsEvent[])[0].commence_time, '2031-03-11T23:59:59Z', 'the start to the second');
+  t.same(await ids('commenceTimeFrom=2031-03-11T23:59:59Z&commenceTimeTo=2031-03-11T23:59:59Z'), ['nhl_c'], 'the second it is shown with finds it');
   t.same(await ids('commenceTimeFrom=2031-03-11T00:00:00Z'), ['nhl_b', 'nhl_c', 'nhl_d'], 'commenceTimeFrom is inclusive');
   t.same(await ids('commenceTimeTo=2031-03-11T00:00:00Z'), ['nhl_a', 'nhl_b'], 'commenceTimeTo is inclusive');
   t.same(await ids('commenceTimeFrom=2031-03-10T12:00:01Z&commenceTimeTo=2031-03-11T23:59:58Z'), ['nhl_b'], 'both bounds');

@@ -95,6 +95,10 @@ t.test('ingest - event validation: INVALID_EVENT variants', async (t) => {
     t.equal(code(r), 'INVALID_EVENT', `${why} -> INVALID_EVENT`);
     t.ok(isRejection(r) && r.message.length > 0, `${why}: has a message`);
   }
+  t.equal((parseEvent(eventItem({ commence_time: '2026-03-01T19:00:00.999Z' }), NOW) as EventRecord).commence, Date.parse('2026-03-01T19:00:00Z'),
+    'a start time is kept to the second (as it is served and filtered on)');
+  t.equal((parseEvent(eventItem({ commence_time: Date.parse('2026-03-01T19:00:00Z') + 250 }), NOW) as EventRecord).commence, Date.parse('2026-03-01T19:00:00Z'),
+    'in epoch milliseconds too');
   t.equal(code(parseEvent(eventItem({ id: 'x'.repeat(128) }), NOW)), 'OK', 'id of 128 characters is fine');
   t.equal(code(parseEvent(eventItem({ id: 'a-Z_0.9:x' }), NOW)), 'OK', 'id may use letters, digits, _ . : -');
   t.equal(code(parseEvent(eventItem({ away_team: 'A'.repeat(200) }), NOW)), 'OK', 'a 200-character name is fine');
@@ -303,7 +307,8 @@ t.test('ingest - a valid price record carries interned ids and the input values'
 });
 
 t.test('ingest - event status defaults from commence vs now', async (t) => {
-  t.equal(mustEvent(eventItem({ commence_time: NOW + 1 })).status, 'upcoming', 'commence in the future -> upcoming');
+  // (a start is kept to the second: NOW + 1 ms is NOW's second)
+  t.equal(mustEvent(eventItem({ commence_time: NOW + 1000 })).status, 'upcoming', 'commence in the future -> upcoming');
   t.equal(mustEvent(eventItem({ commence_time: NOW })).status, 'live', 'commence now -> live');
   t.equal(mustEvent(eventItem({ commence_time: NOW - 60_000 })).status, 'live', 'commence in the past -> live');
   t.equal(mustEvent(eventItem({ commence_time: '2026-03-01T11:00:00Z', status: null })).status, 'live', 'null status defaults too');

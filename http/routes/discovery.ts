@@ -122,7 +122,8 @@ export function discoveryRoutes(s: Services): Route[] {
         const ids = p.eventIds === undefined ? null : new Set(p.eventIds as string[]);
         const from = p.commenceTimeFrom === undefined ? -Infinity : Date.parse(p.commenceTimeFrom as string);
         const to = p.commenceTimeTo === undefined ? Infinity : Date.parse(p.commenceTimeTo as string);
-        if (from > to) invalid('commenceTimeTo', 'is before commenceTimeFrom', p.commenceTimeTo);
+        // the input as sent (the parameter holds it normalised to ISO 8601), as /odds echoes it
+        if (from > to) invalid('commenceTimeTo', 'is before commenceTimeFrom', ctx.query.get('commenceTimeTo') ?? p.commenceTimeTo);
         const unix = p.dateFormat === 'unix';
         const list = [];
         for (const key of keys) {

@@ -178,6 +178,9 @@ export function propsRoutes(s: Services): Route[] {
           if (markets !== null && !markets.has(MARKETS[market].key)) continue;
           const book = rm.book(r);
           if (books !== null && !books.has(book)) continue;
+          // a venue's own Yes and No that cross (an outright) are held back, as /odds and /v1/prediction-markets hold
+          // them (ReadModel.consistent)
+          if (!rm.consistent(r)) continue;
           // each side is a write of its own: one older than the window (or maxAgeSec) is not served (null), and the
           // row's age is that of the older side it serves, so a fresh Over never passes off a stale Under as fresh
           const luOver = Math.max(rm.changedAt(r, 0), rm.verifiedAt(r, 0));
