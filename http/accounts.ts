@@ -14,7 +14,7 @@ import {
   type Balance, type KeyTouch, type UsageRow,
 } from '../sql/accounts.js';
 import type { Database } from '../sql/connection.js';
-import { createKey, findKeyByHash, hashKey, loadKeys, revokeKey, type KeyRow } from '../sql/keys.js';
+import { createKey, createKeyWithin, findKeyByHash, hashKey, loadKeys, revokeKey, type KeyRow } from '../sql/keys.js';
 
 /** Calls and credits of one endpoint template in the account's current period. */
 export class UsageCell {
@@ -328,6 +328,16 @@ export class Accounts {
     const state = this.addKey(row);
     this.onKeyChange?.({ op: 'created', hash: row.keyHash });
     return { key, state };
+  }
+
+  /** Adds a key to an account unless it holds `maxActive` active keys (null then), checked in the database so that
+   *  concurrent requests cannot pass the count together. */
+  async createWithin(accountId: number, maxActive: number): Promise<{ key: string; state: KeyState } | null> {
+    const made = await createKeyWithin(this.db, accountId, maxActive, this.now());
+    if (made === null) return null;
+    const state = this.addKey(made.row);
+    this.onKeyChange?.({ op: 'created', hash: made.row.keyHash });
+    return { key: made.key, state };
   }
 
   /** Loads a key another node made, by its hash (CLUSTER=1); null when it is unknown or revoked. */

@@ -47,6 +47,8 @@ export interface RequestCtx {
   idempotencyKey: string;
   /** the API key as presented (X-API-Key, then Authorization: Bearer, then apiKey), '' when none */
   presentedKey: string;
+  /** the key came from the query string (apiKey, api_key), not a header */
+  keyInQuery: boolean;
   key: KeyState | null;
   params: Params;
   /** query parameters the route does not know, comma-separated ('' when none): X-Ignored-Params */
@@ -242,7 +244,8 @@ export class Router {
     let key = apiKey;
     if (key === '' && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') key = auth.slice(7).trim();
     // two different keys in one request: neither is charged, the request is refused (authenticate)
-    if (key === '') key = queryKey(query);
+    const keyInQuery = key === '';
+    if (keyInQuery) key = queryKey(query);
     return {
       method: req.getMethod().toUpperCase(),
       path: req.getUrl(),
@@ -256,6 +259,7 @@ export class Router {
       requestId: nextRequestId(),
       now: this.opts.now(),
       presentedKey: key,
+      keyInQuery: keyInQuery && key !== '',
       idempotencyKey: req.getHeader('idempotency-key'),
       key: null,
       params: {},
@@ -384,6 +388,8 @@ export class Router {
     if (raw === '') throw new ApiError(route.auth === 'admin' ? 'ADMIN_KEY_REQUIRED' : 'MISSING_KEY');
     if (route.auth === 'admin') {
       if (!this.opts.accounts.isAdmin(raw)) throw new ApiError('ADMIN_KEY_REQUIRED');
+      // the master credential never in a URL, which proxies, access logs and browser histories keep
+      if (ctx.keyInQuery) throw new ApiError('ADMIN_KEY_REQUIRED', 'Send the admin key in the Authorization header (Bearer) or X-API-Key, never in the URL');
       return;
     }
     if (raw === AMBIGUOUS_KEY) throw new ApiError('INVALID_KEY', 'apiKey is given more than once with different keys: send one');

@@ -4,6 +4,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { TIER_CREDITS, isTier, type Tier } from '../engine/tiers.js';
+import type postgres from 'postgres';
 import type { Database } from './connection.js';
 
 export { TIER_CREDITS, isTier, type Tier };
@@ -80,14 +81,7 @@ export async function createKey(db: Database, opts: CreateKeyOptions): Promise<{
   const prefix = key.slice(0, PREFIX_LENGTH);
   const at = opts.now === undefined ? null : new Date(opts.now);
   if (opts.accountId !== undefined) {
-    const [rec] = await db.sql<KeyRecord[]>`
-      with k as (
-        insert into api_keys (key_hash, prefix, account_id, created_at)
-        values (${hash}, ${prefix}, ${opts.accountId}, coalesce(${at}::timestamptz, now()))
-        returning *)
-      select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at,
-             a.tier, a.email, a.credits_remaining, a.credits_used, a.period_start, a.period_end
-      from k join accounts a on a.id = k.account_id`;
+    const rec = await insertAccountKey(db.sql, hash, prefix, opts.accountId, at);
     if (rec === undefined) throw new Error(`no account ${opts.accountId}`);
     return { key, row: toKeyRow(rec) };
   }
@@ -109,6 +103,34 @@ export async function createKey(db: Database, opts: CreateKeyOptions): Promise<{
            a.tier, a.email, a.credits_remaining, a.credits_used, a.period_start, a.period_end
     from k join a on a.id = k.account_id`;
   return { key, row: toKeyRow(rec!) };
+}
+
+/** Adds a key to an account unless it holds `maxActive` active keys already (null then). Creations for one account
+ *  are serialised by a transaction lock, so concurrent requests cannot all pass the count (each node of a cluster
+ *  too: the lock is the database's). */
+export async function createKeyWithin(db: Database, accountId: number, maxActive: number, now?: number): Promise<{ key: string; row: KeyRow } | null> {
+  const key = generateKey();
+  const at = now === undefined ? null : new Date(now);
+  return db.sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtext('linewire:keys:' || ${accountId}::text))`;
+    const [{ n }] = await tx<{ n: string }[]>`select count(*) as n from api_keys where account_id = ${accountId} and revoked_at is null`;
+    if (Number(n) >= maxActive) return null;
+    const rec = await insertAccountKey(tx, hashKey(key), key.slice(0, PREFIX_LENGTH), accountId, at);
+    if (rec === undefined) throw new Error(`no account ${accountId}`);
+    return { key, row: toKeyRow(rec) };
+  });
+}
+
+async function insertAccountKey(sql: postgres.Sql | postgres.TransactionSql, hash: string, prefix: string, accountId: number, at: Date | null): Promise<KeyRecord | undefined> {
+  const [rec] = await sql<KeyRecord[]>`
+    with k as (
+      insert into api_keys (key_hash, prefix, account_id, created_at)
+      values (${hash}, ${prefix}, ${accountId}, coalesce(${at}::timestamptz, now()))
+      returning *)
+    select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at,
+           a.tier, a.email, a.credits_remaining, a.credits_used, a.period_start, a.period_end
+    from k join accounts a on a.id = k.account_id`;
+  return rec;
 }
 
 const SELECT_KEYS = `

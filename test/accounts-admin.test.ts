@@ -84,6 +84,28 @@ t.test('admin - accounts listed, tier changed, payment ids and credits set', asy
   const badTier = await send('PATCH', `/v1/admin/accounts/${a.account_id}`, { tier: 'gold' }, admin);
   t.equal(badTier.status, 422, 'an unknown tier: 422');
   await badTier.arrayBuffer();
+
+  // the tier it has already, sent with a payment id (a billing sync sending the whole record): no new period
+  // (regression: its allowance was refilled and its usage wiped)
+  const before = (await (await app.get(`/v1/admin/accounts/${a.account_id}`, admin)).json()) as Account;
+  clock.freeze(Date.UTC(2031, 2, 13, 9));
+  const same = await send('PATCH', `/v1/admin/accounts/${a.account_id}`, { tier: 'pro', payment_customer_id: 'cus_ZYXWVUTSRQPO' }, admin);
+  const kept = (await same.json()) as Account;
+  t.same([kept.tier, kept.credits_remaining, kept.credits_used, kept.period_start_iso], [before.tier, before.credits_remaining, before.credits_used, before.period_start_iso],
+    'the same tier again: balance, usage and period unchanged');
+  // a misspelt field is a 422, not ignored with its default taken (regression: {"credit": 5} gave the whole allowance)
+  for (const [method, path, b] of [
+    ['POST', '/v1/admin/keys', { tier: 'pro', credit: 5 }],
+    ['PATCH', `/v1/admin/accounts/${a.account_id}`, { tier: 'pro', payment_customer: 'cus_1' }],
+    ['POST', `/v1/admin/accounts/${a.account_id}/credits`, { credits: 5, note: 'goodwill' }],
+  ] as const) {
+    const res = await send(method, path, b, admin);
+    t.equal(res.status, 422, `${method} ${path} with ${Object.keys(b).at(-1)}: 422`);
+    const err = (await res.json()) as { detail: { loc: unknown[] }[] };
+    t.same(err.detail[0].loc, ['body', Object.keys(b).at(-1)], 'naming the field');
+  }
+  const after = (await (await app.get(`/v1/admin/accounts/${a.account_id}`, admin)).json()) as Account;
+  t.equal(after.credits_remaining, kept.credits_remaining, 'and none of them took effect');
 });
 
 t.test('tier - an account moved between streaming tiers has its open stream moved to the new tier\'s window', async (t) => {
@@ -155,6 +177,18 @@ t.test('revocation - takes effect at once, for admin and for the account itself'
   t.equal((await app.get('/v1/bookmakers', { 'X-API-Key': other.key })).status, 200, 'and it still works');
   t.equal((await send('DELETE', `/v1/keys/${fresh.id}`, undefined, { 'X-API-Key': b.key })).status, 200, 'revoke one\'s own');
   t.equal((await app.get('/v1/bookmakers', { 'X-API-Key': fresh.api_key })).status, 401, 'at once');
+});
+
+t.test('keys - requests made at once cannot pass the 20 active keys of an account (regression: 27 were made)', async (t) => {
+  const a = await issue({ tier: 'pro' });
+  const made = await Promise.all(Array.from({ length: 30 }, async () => {
+    const res = await app.post('/v1/keys', {}, { 'X-API-Key': a.key });
+    await res.arrayBuffer();
+    return res.status;
+  }));
+  t.same([made.filter((s) => s === 201).length, made.filter((s) => s === 409).length], [19, 11], '19 made beside the first, 11 refused with KEY_LIMIT');
+  const keys = (await (await app.get('/v1/keys', { 'X-API-Key': a.key })).json()) as { revoked: boolean }[];
+  t.equal(keys.filter((k) => !k.revoked).length, 20, 'the account holds 20 active keys');
 });
 
 t.test('webhooks - owned by the account: every key of it sees and manages them', async (t) => {

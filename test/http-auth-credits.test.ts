@@ -128,6 +128,12 @@ t.test('admin keys - POST /v1/admin/keys needs the admin key', async (t) => {
   const viaHeader = await app.post('/v1/admin/keys', { tier: 'pro' }, { 'X-API-Key': ADMIN_KEY });
   t.equal(viaHeader.status, 201, 'the admin key works in X-API-Key too');
   await viaHeader.arrayBuffer();
+  for (const q of ['apiKey', 'api_key']) {
+    const inUrl = await app.post(`/v1/admin/keys?${q}=${ADMIN_KEY}`, { tier: 'pro' }, {});
+    t.equal(inUrl.status, 401, `the admin key in the URL (${q}): 401 (regression: 201, the master key in access logs)`);
+    const err = (await inUrl.json()) as ErrBody;
+    t.same([err.error_code, /never in the URL/.test(err.message)], ['ADMIN_KEY_REQUIRED', true], 'ADMIN_KEY_REQUIRED, saying where to send it');
+  }
 });
 
 t.test('admin keys - 201 with key, tier and credits; bad bodies are 422 or 400', async (t) => {

@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import type { Database } from '../sql/connection.js';
 import {
   createKey,
+  createKeyWithin,
   findKeyByHash,
   generateKey,
   getSetting,
@@ -97,6 +98,20 @@ for (const d of testDatabases()) {
       const dated = await createKey(db, { tier: 'starter', now: at });
       t.equal(dated.row.periodStart.getTime(), at, 'period starts at the given clock');
       t.equal(dated.row.periodEnd.toISOString(), '2030-02-28T12:00:00.000Z', 'and ends a calendar month later, clamped');
+    });
+
+    t.test('createKeyWithin - concurrent additions stop at the limit of active keys', async (t) => {
+      const db = await d.open();
+      t.teardown(() => db.close());
+      const first = await createKey(db, { tier: 'pro' });
+      const id = first.row.accountId;
+      // on PostgreSQL these run on several connections at once: each counted before the others inserted, without the lock
+      const made = await Promise.all(Array.from({ length: 12 }, () => createKeyWithin(db, id, 5)));
+      t.equal(made.filter((m) => m !== null).length, 4, 'four added beside the first');
+      const [{ n }] = await db.sql<{ n: string }[]>`select count(*) as n from api_keys where account_id = ${id} and revoked_at is null`;
+      t.equal(Number(n), 5, 'five active keys');
+      await db.sql`update api_keys set revoked_at = now() where id = ${first.row.id}`;
+      t.not(await createKeyWithin(db, id, 5), null, 'a revoked key frees its place');
     });
 
     t.test('loadKeys and findKeyByHash - round trip', async (t) => {

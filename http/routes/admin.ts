@@ -66,7 +66,7 @@ export function adminRoutes(s: Services): Route[] {
       errors: ['ACCOUNT_NOT_FOUND', 'ACCOUNT_EXISTS'],
       response: AdminKeySchema,
       handle: async (ctx) => {
-        const b = jsonObject(ctx);
+        const b = jsonObject(ctx, ['tier', 'credits', 'email', 'account_id']);
         if (b.account_id !== undefined) {
           const a = s.accounts.account(intField(b, 'account_id', 1, Number.MAX_SAFE_INTEGER));
           if (a === undefined) throw new ApiError('ACCOUNT_NOT_FOUND');
@@ -138,13 +138,15 @@ export function adminRoutes(s: Services): Route[] {
       response: AccountSchema,
       handle: async (ctx) => {
         const a = accountOf(s, ctx);
-        const b = jsonObject(ctx);
+        const b = jsonObject(ctx, ['tier', 'payment_customer_id', 'payment_subscription_id']);
         if (b.tier !== undefined && (typeof b.tier !== 'string' || !isTier(b.tier))) invalidField('tier', `must be one of ${Object.keys(TIER_CREDITS).join(', ')}`, b.tier);
         const customer = b.payment_customer_id === undefined ? undefined : optionalString(b, 'payment_customer_id', 255, PAYMENT_ID);
         const subscription = b.payment_subscription_id === undefined ? undefined : optionalString(b, 'payment_subscription_id', 255, PAYMENT_ID);
         if (b.tier === undefined && customer === undefined && subscription === undefined) invalidField('tier', 'give tier, payment_customer_id or payment_subscription_id', null);
         if (customer !== undefined || subscription !== undefined) await s.accounts.setPayment(a, customer, subscription);
-        if (typeof b.tier === 'string' && isTier(b.tier)) await s.accounts.setTier(a, b.tier);
+        // the tier it has already changes nothing (a billing sync that sends the whole record each time started a
+        // new period, its allowance refilled and its usage wiped)
+        if (typeof b.tier === 'string' && isTier(b.tier) && b.tier !== a.tier) await s.accounts.setTier(a, b.tier);
         return json(accountJson(a));
       },
     },
@@ -160,7 +162,7 @@ export function adminRoutes(s: Services): Route[] {
       response: AccountSchema,
       handle: async (ctx) => {
         const a = accountOf(s, ctx);
-        await s.accounts.grant(a, intField(jsonObject(ctx), 'credits', 1, MAX_CREDITS));
+        await s.accounts.grant(a, intField(jsonObject(ctx, ['credits']), 'credits', 1, MAX_CREDITS));
         return json(accountJson(a));
       },
     },

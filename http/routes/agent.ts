@@ -67,7 +67,7 @@ export function checkoutUrl(cfg: AgentConfig, tier: Tier, email: string): { url:
 function tokenOf(ctx: RequestCtx): string {
   let token: unknown;
   if (ctx.contentType.startsWith('application/x-www-form-urlencoded')) token = new URLSearchParams(ctx.body?.toString('utf8') ?? '').get('token');
-  else token = jsonObject(ctx).token;
+  else token = jsonObject(ctx, ['token']).token;
   if (typeof token !== 'string' || token.length < 16 || token.length > 128) invalidField('token', 'must be the token of the link', token);
   return token;
 }
@@ -107,7 +107,7 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
       handle: async (ctx) => {
         const wait = signups.hit(ctx.ip, ctx.now);
         if (wait > 0) throw new ApiError('EXCEEDED_FREQ_LIMIT', `Sign-up allows ${SIGNUPS_PER_HOUR} requests an hour per address; retry in ${wait} s`, undefined, { retryAfter: wait });
-        const b = jsonObject(ctx);
+        const b = jsonObject(ctx, ['email', 'intended_use', 'agent_id']);
         const email = emailField(b, 'email');
         const intendedUse = optionalString(b, 'intended_use', 500);
         const agentId = optionalString(b, 'agent_id', 128, AGENT_ID);
@@ -153,7 +153,7 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
       requestBody: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } },
       response: object({ status: { const: 'ok' }, message: str }),
       handle: async (ctx) => {
-        const email = emailField(jsonObject(ctx), 'email');
+        const email = emailField(jsonObject(ctx, ['email']), 'email');
         const emailHash = sha256(normalEmail(email));
         const a = s.accounts.accountByEmail(email);
         // the same two statements whatever the address: a count, then one insert (a token, or the bare request)
@@ -185,7 +185,7 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
       requestBody: { type: 'object', required: ['email', 'tier'], properties: { email: { type: 'string' }, tier: { type: 'string', enum: PAID_TIERS } } },
       response: object({ checkout_url: str, tier: str, configured: { type: 'boolean', description: 'false: CHECKOUT_URL_TEMPLATE is not set and the URL is the local billing page' } }),
       handle: (ctx) => {
-        const b = jsonObject(ctx);
+        const b = jsonObject(ctx, ['email', 'tier']);
         const email = emailField(b, 'email');
         if (typeof b.tier !== 'string' || !isTier(b.tier) || !PAID_TIERS.includes(b.tier)) invalidField('tier', `must be one of ${PAID_TIERS.join(', ')}`, b.tier);
         const { url, configured } = checkoutUrl(cfg, b.tier, email);

@@ -187,7 +187,7 @@ export function usageRoutes(routes: () => readonly Described[]): Route[] {
 }
 
 function quote(ctx: RequestCtx, match: (method: string, path: string) => Described | null) {
-  const b = jsonObject(ctx);
+  const b = jsonObject(ctx, ['method', 'path', 'query']);
   let method = 'GET';
   if (b.method !== undefined) {
     if (typeof b.method !== 'string' || !QUOTE_METHODS.includes(b.method.toUpperCase())) invalidField('method', `must be one of ${QUOTE_METHODS.join(', ')}`, b.method);
