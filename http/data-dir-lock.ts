@@ -76,6 +76,17 @@ function startOf(pid: number): string | null {
   }
 }
 
+/** Whether the process has ended but is not yet reaped by its parent (state Z, field 3 of /proc/<pid>/stat): it
+ *  still answers kill(pid, 0), and a killed service's orphan stays so for a second or two. */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
+  }
+}
+
 function alive(owner: Owner): boolean {
   try {
     process.kill(owner.pid, 0);
@@ -83,6 +94,7 @@ function alive(owner: Owner): boolean {
     // EPERM: it exists, owned by another user
     if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  if (zombie(owner.pid)) return false;
   // a process has the pid: the owner, unless it started at another time (or in another boot) than the lock says
   if (owner.start === null) return true;
   const now = startOf(owner.pid);

@@ -1,7 +1,7 @@
 // One process per DATA_DIR (http/data-dir-lock.ts): a second start on a DATA_DIR in use is refused, whatever the
 // database and however long the path; a lock left by a killed process is taken over; close() releases it.
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,27 @@ t.test('data dir lock - a lock left by a process that is gone is taken over', as
   // a pid that existed and has exited
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   writeFileSync(join(dir, 'linewire.lock'), `${child.stdout}\n`);
+  const release = lockDataDir(dir);
+  t.equal(readFileSync(join(dir, 'linewire.lock'), 'utf8').split(' ')[0], String(process.pid), 'taken over');
+  release();
+});
+
+t.test('data dir lock - a lock of a killed process not yet reaped by its parent (a zombie) is taken over', async (t) => {
+  // regression: kill(pid, 0) and its start time still answer for a zombie, and a restart a second after a kill -9 of
+  // an orphaned service was refused. `true` ends at once; its parent, exec'd into sleep, never reaps it.
+  const dir = join(root, 'z');
+  mkdirSync(dir, { recursive: true });
+  const sh = spawn('sh', ['-c', 'true & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  t.teardown(() => { sh.kill('SIGKILL'); });
+  const pid = Number((await new Promise<Buffer>((r) => sh.stdout.once('data', r))).toString().trim());
+  let stat = '';
+  for (let i = 0; i < 100 && !/\) Z /.test(stat); i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  }
+  t.match(stat, /\) Z /, 'the child is a zombie');
+  const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  writeFileSync(join(dir, 'linewire.lock'), `${pid} ${boot}:${stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]}\n`);
   const release = lockDataDir(dir);
   t.equal(readFileSync(join(dir, 'linewire.lock'), 'utf8').split(' ')[0], String(process.pid), 'taken over');
   release();
