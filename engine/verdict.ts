@@ -61,6 +61,8 @@ export interface BetQuery {
   team?: string;
   player?: string;
   line?: number;
+  /** the game's id: picks one of two games of the same teams (a doubleheader), which the names cannot */
+  eventId?: string;
 }
 
 /** How the caller reports a bad field (a 422 naming the query parameter or the leg's body field). */
@@ -102,6 +104,21 @@ export function quotesPlayer(rm: ReadModel, names: PlayerNames, q: BetQuery): ((
  *  one game in which the player is quoted on the market (`byPlayer`, quotesPlayer). */
 export function findGame(events: readonly EventView[], q: BetQuery, c: Complaints, byPlayer?: (ev: EventView) => boolean): EventView {
   const same = (a: string, b: string) => fold(a) === fold(b);
+  // several games answer to the names (a doubleheader): never one of them silently
+  const one = (field: string, hits: readonly EventView[], input: unknown): EventView => {
+    if (hits.length > 1) {
+      const games = hits.map((e) => `${e.id} (${e.away} @ ${e.home}, ${new Date(e.commence).toISOString().slice(0, 19)}Z)`).join('; ');
+      c.invalid(field, `matches ${hits.length} games: ${games}; give eventId`, input);
+    }
+    return hits[0];
+  };
+  if (q.eventId !== undefined) {
+    const ev = events.find((e) => e.id === q.eventId);
+    if (ev === undefined) c.notFound(`no upcoming or live game ${q.eventId} in this sport`);
+    // the names given besides must be this game's
+    if (q.home === undefined && q.away === undefined && q.event === undefined && q.team === undefined) return ev;
+    events = [ev];
+  }
   let home = q.home;
   let away = q.away;
   if (q.event !== undefined) {
@@ -113,8 +130,9 @@ export function findGame(events: readonly EventView[], q: BetQuery, c: Complaint
     if (q.away !== undefined && !same(q.away, away)) c.invalid('away', `differs from event's away team ${away}`, q.away);
   }
   if (home !== undefined && away !== undefined) {
-    const ev = events.find((e) => same(home!, e.home) && same(away!, e.away));
-    if (ev === undefined) c.notFound(`no upcoming or live game ${away} @ ${home}`);
+    const hits = events.filter((e) => same(home!, e.home) && same(away!, e.away));
+    if (hits.length === 0) c.notFound(`no upcoming or live game ${away} @ ${home}${q.eventId === undefined ? '' : ` with id ${q.eventId}`}`);
+    const ev = one(q.event !== undefined ? 'event' : 'home', hits, q.event ?? q.home);
     if (q.team !== undefined) {
       const t = fold(q.team);
       if (!fold(ev.home).includes(t) && !fold(ev.away).includes(t)) c.invalid('team', `names neither team of ${ev.away} @ ${ev.home}`, q.team);
@@ -124,9 +142,8 @@ export function findGame(events: readonly EventView[], q: BetQuery, c: Complaint
   if (q.team !== undefined) {
     const t = fold(q.team);
     const hits = events.filter((e) => fold(e.home).includes(t) || fold(e.away).includes(t));
-    if (hits.length === 0) c.notFound(`no upcoming or live game of ${q.team}`);
-    if (hits.length > 1) c.invalid('team', `matches several games: ${hits.map((e) => `${e.away} @ ${e.home}`).join('; ')}`, q.team);
-    return hits[0];
+    if (hits.length === 0) c.notFound(`no upcoming or live game of ${q.team}${q.eventId === undefined ? '' : ` with id ${q.eventId}`}`);
+    return one('team', hits, q.team);
   }
   if (q.home !== undefined || q.away !== undefined) {
     const name = q.home !== undefined ? 'home' : 'away';
@@ -136,10 +153,10 @@ export function findGame(events: readonly EventView[], q: BetQuery, c: Complaint
     // SPEC leaves the game's identifiers optional: a player quoted in one game names it
     const hits = events.filter(byPlayer);
     if (hits.length === 0) c.notFound(`no upcoming or live game with a ${q.market} line for ${q.player}`);
-    if (hits.length > 1) c.invalid('player', `is quoted in several games: ${hits.map((e) => `${e.away} @ ${e.home}`).join('; ')}; give team or event`, q.player);
+    if (hits.length > 1) c.invalid('player', `is quoted in several games: ${hits.map((e) => `${e.id} (${e.away} @ ${e.home})`).join('; ')}; give team, event or eventId`, q.player);
     return hits[0];
   }
-  return c.invalid('event', 'is required to identify the game, or home and away, or team (or player, for a prop)', null);
+  return c.invalid('event', 'is required to identify the game, or home and away, or team, or eventId (or player, for a prop)', null);
 }
 
 /** Resolves market, side, player and line of a bet on a found game; the line defaults to the sharp book's. */

@@ -80,6 +80,14 @@ t.test('parlay verdict', async (t) => {
     t.equal(body.scope.source, 'default', 'us by default');
   });
 
+  t.test('a leg may name its game by eventId (a doubleheader\'s game)', async (t) => {
+    const byId = await post({ legs: [{ sport: 'basketball_nba', side: 'home', eventId: 'pl_1' }, leg2] });
+    t.equal(byId.res.status, 200, '200');
+    close(byId.body.fair_prob, 7 / 26, 'the same parlay as by the names');
+    const unknown = await post({ legs: [{ sport: 'basketball_nba', side: 'home', eventId: 'pl_nope' }, leg2] });
+    t.equal(unknown.res.status, 404, 'an unknown id: 404');
+  });
+
   t.test('book: that book\'s parlay graded, its own weakest leg', async (t) => {
     const { body } = await post({ legs: [leg1, leg2], book: 'draftkings' });
     // draftkings: 2.10 * 1.94 = 4.074; EV (7/26 * 4.074 - 1) * 100 = 9.6846 %

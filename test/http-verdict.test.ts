@@ -167,6 +167,47 @@ t.test('verdict', async (t) => {
     t.equal((await v('&home=Boston Celtics&away=Miami Heat&team=heat&side=home')).res.status, 200, 'identifiers that agree: 200');
   });
 
+  t.test('a doubleheader: the names match two games, a 422 lists them; eventId picks one (regression: the first was graded)', async (t) => {
+    const dh = (id: string, hours: number) => ({ id, sport_key: 'baseball_mlb', commence_time: now + hours * 3_600_000, home_team: 'Chicago White Sox', away_team: 'Chicago Cubs' });
+    const g1 = dh('vd_dh_1', 2);
+    const g2b = dh('vd_dh_2', 6);
+    const ml = (e: typeof g1, book: string, a: number, b: number) => [
+      { book, event_id: e.id, market: 'h2h', outcome: e.home_team, price: a },
+      { book, event_id: e.id, market: 'h2h', outcome: e.away_team, price: b },
+    ];
+    // game 1: pinnacle 1.952 / 1.952 (fair 0.5 each); game 2: pinnacle 2.5 / 1.6 (implied 0.4 + 0.625, fair away 0.625 / 1.025)
+    await app.ingest({ events: [g1, g2b], prices: [...ml(g1, 'pinnacle', 1.952, 1.952), ...ml(g1, 'draftkings', 1.9, 1.9),
+      ...ml(g2b, 'pinnacle', 2.5, 1.6), ...ml(g2b, 'draftkings', 2.45, 1.65)] });
+    const mlb = async (q: string) => {
+      const res = await app.get(`/v1/verdict?apiKey=${key}&sport=baseball_mlb&side=away${q}`);
+      return { res, body: (await res.json()) as Verdict & { event_id: string; detail?: { loc: string[]; msg: string }[] } };
+    };
+    for (const [q, loc] of [['&home=Chicago White Sox&away=Chicago Cubs', 'home'], ['&event=Chicago Cubs @ Chicago White Sox', 'event'], ['&team=white sox', 'team']]) {
+      const { res, body } = await mlb(q);
+      t.equal(res.status, 422, `${q}: 422`);
+      t.same(body.detail!.map((d) => d.loc[1]), [loc], `naming ${loc}`);
+      t.match(body.detail![0].msg, /matches 2 games: vd_dh_1 .*; vd_dh_2 .*give eventId/, 'listing both games by id, asking for eventId');
+      t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');
+    }
+    const second = await mlb('&home=Chicago White Sox&away=Chicago Cubs&eventId=vd_dh_2');
+    t.equal(second.res.status, 200, 'with eventId: 200');
+    t.equal(second.body.event_id, 'vd_dh_2', 'the game asked for');
+    t.ok(Math.abs(second.body.fair_prob! - 0.625 / 1.025) < 1e-12, 'graded on its own line (fair 0.609756)');
+    t.equal((await mlb('&eventId=vd_dh_1')).body.event_id, 'vd_dh_1', 'eventId alone identifies the game');
+    t.equal((await mlb('&eventId=vd_dh_1&team=yankees')).res.status, 404, 'names that are not its own: 404');
+    t.equal((await mlb('&eventId=nope')).res.status, 404, 'an unknown id: 404');
+  });
+
+  t.test('books: a merged, decommissioned or DFS book is 422 (regression: it left the scope silently, NO_DATA charged)', async (t) => {
+    for (const b of ['pointsbetus', 'foxbet', 'prizepicks', 'draftkings,prizepicks']) {
+      const { res, body } = await v(`&home=Boston Celtics&away=Miami Heat&side=home&books=${b}`);
+      t.equal(res.status, 422, `books=${b}: 422`);
+      t.same((body as unknown as { detail: { loc: string[] }[] }).detail.map((d) => d.loc[1]), ['books'], 'naming books');
+      t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');
+    }
+    t.equal((await v('&home=Boston Celtics&away=Miami Heat&side=home&books=draftkings')).res.status, 200, 'an active book: 200');
+  });
+
   t.test('a side naming part of both teams is 422; an unencoded + is American', async (t) => {
     // regression: a part of both names ("i" is in Boston Celtics and in Miami Heat; "Los Angeles" in a Lakers-Clippers
     // game) was graded as the home team without a word

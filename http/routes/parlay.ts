@@ -20,7 +20,7 @@ import { GRADABLE_KEYS, openEvents, scopeJson, scopeOf, SHARP_KEYS, VERDICT_REGI
 export const MIN_LEGS = 2;
 export const MAX_LEGS = 12;
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
-const LEG_STRINGS = ['sport', 'market', 'side', 'home', 'away', 'event', 'team', 'player'] as const;
+const LEG_STRINGS = ['sport', 'market', 'side', 'home', 'away', 'event', 'team', 'player', 'eventId'] as const;
 const LEG_FIELDS = new Set<string>([...LEG_STRINGS, 'line']);
 const TOP_FIELDS = new Set(['legs', 'region', 'books', 'book', 'stake', 'sharpBook']);
 
@@ -54,6 +54,7 @@ export const ParlayBodySchema = {
         properties: {
           sport: str, market: { type: 'string', default: 'h2h' }, side: str, home: str, away: str,
           event: { type: 'string', description: '"Away @ Home"' }, team: str, player: str, line: { type: 'number', minimum: -2000, maximum: 2000 },
+          eventId: { type: 'string', description: 'the game\'s id: picks one of two games of the same teams (a doubleheader)' },
         },
       },
     },
@@ -124,9 +125,9 @@ function parseBody(b: Record<string, unknown>): ParlayInput {
       }
       // what a leg needs besides its types, checked here so that one 422 lists every leg's problems
       const given = (k: string) => typeof leg[k] === 'string' && (leg[k] as string).trim() !== '';
-      if (!(given('home') && given('away')) && !given('event') && !given('team')) {
+      if (!(given('home') && given('away')) && !given('event') && !given('team') && !given('eventId')) {
         const k = given('home') ? 'home' : given('away') ? 'away' : 'event';
-        bad(['legs', i, k], 'identify the game: home and away, event ("Away @ Home") or team', leg[k] ?? null);
+        bad(['legs', i, k], 'identify the game: home and away, event ("Away @ Home"), team or eventId', leg[k] ?? null);
       }
       if (typeof leg.market === 'string' && MARKETS.some((m) => m.key === leg.market && m.kind === 'prop') && !given('player')) {
         bad(['legs', i, 'player'], `required for the player-prop market ${leg.market}`, leg.player ?? null);
@@ -135,6 +136,7 @@ function parseBody(b: Record<string, unknown>): ParlayInput {
       legs.push({
         sport: str('sport') ?? '', market: str('market') ?? 'h2h', side: str('side') ?? '', home: str('home'), away: str('away'),
         event: str('event'), team: str('team'), player: str('player'), line: typeof leg.line === 'number' ? leg.line : undefined,
+        eventId: str('eventId'),
       });
     });
   }

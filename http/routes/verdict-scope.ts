@@ -10,6 +10,7 @@ import { getPrefs, setPrefs, type Prefs } from '../../sql/prefs.js';
 import { invalid } from '../params.js';
 import type { Services } from '../services.js';
 import { sportKeys } from './discovery.js';
+import { activeBooks } from './odds.js';
 
 export const VERDICT_REGIONS = ['us', 'eu', 'uk', 'au', 'ca'];
 /** the books whose no-vig line a verdict may grade against, as /ev's sharpBook (a DFS board or a prediction market
@@ -18,6 +19,14 @@ export const SHARP_KEYS: readonly string[] = SHARP_BOOK_IDS.map((id) => BOOKMAKE
 /** the books whose own price can be graded: not DFS pick'em boards, whose prices are per-entry payouts that no
  *  other view serves as a single bet's price */
 export const GRADABLE_KEYS: readonly string[] = BOOKMAKERS.filter((b) => b.kind !== 'dfs').map((b) => b.key);
+
+/** A `books` list of a verdict: active books whose prices can be graded, or a 422 (a merged, decommissioned or DFS
+ *  book left the scope silently, and the answer said no book had a price). */
+export function gradableBooks(keys: readonly string[], name = 'books'): void {
+  activeBooks(keys, name);
+  const dfs = keys.filter((k) => !GRADABLE_KEYS.includes(k));
+  if (dfs.length > 0) invalid(name, `${dfs.join(', ')}: DFS pick'em boards, whose prices are per-entry payouts, are not graded`, keys.join(','));
+}
 
 /** Saved preferences by key id, read once from PostgreSQL and kept current on write. */
 export class PrefsStore {

@@ -17,7 +17,7 @@ import type { Route } from '../router.js';
 import type { Services } from '../services.js';
 import { bestBetsRoutes } from './best-bets.js';
 import { parlayRoutes } from './parlay.js';
-import { GRADABLE_KEYS, openEvents, PrefsStore, QUERY_COMPLAINTS, SHARP_KEYS, scopeJson, scopeOf, VERDICT_REGIONS } from './verdict-scope.js';
+import { GRADABLE_KEYS, gradableBooks, openEvents, PrefsStore, QUERY_COMPLAINTS, SHARP_KEYS, scopeJson, scopeOf, VERDICT_REGIONS } from './verdict-scope.js';
 
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 
@@ -118,6 +118,7 @@ export function verdictRoutes(s: Services): Route[] {
       { name: 'away', type: 'string', description: 'Away team (with home)' },
       { name: 'event', type: 'string', description: '"Away @ Home"' },
       { name: 'team', type: 'string', description: 'One team name, matched partially; it must identify one game' },
+      { name: 'eventId', type: 'string', description: 'The game\'s id (from /events or /odds): picks one of two games of the same teams (a doubleheader); names given besides must be its own' },
       { name: 'player', type: 'string', description: 'Player, for prop markets' },
       { name: 'line', type: 'number', min: -2000, max: 2000, description: "The side's line (spreads, totals, props); default the sharp book's current line" },
       { name: 'book', type: 'enum', values: GRADABLE_KEYS, description: "Book whose price is graded (not a DFS pick'em board: its prices are per-entry payouts)" },
@@ -133,6 +134,7 @@ export function verdictRoutes(s: Services): Route[] {
     response: VerdictSchema,
     handle: async (ctx) => {
       const p = ctx.params;
+      if (p.books !== undefined) gradableBooks(p.books as string[]);
       const saved = p.books === undefined && p.region === undefined ? await prefs.get(ctx.key!.id) : null;
       const ev = findGame(openEvents(s, p.sport as string), p as unknown as BetQuery, QUERY_COMPLAINTS, quotesPlayer(rm, s.hub.players, p as unknown as BetQuery));
       const sharp = BOOK_INDEX.get(p.sharpBook as string)!;
