@@ -29,6 +29,9 @@ export class MoveLog {
   private size = 0;
   /** last price per quote: event -> (line key * 3 + outcome) -> price */
   private readonly last = new Map<number, Map<number, number>>();
+  /** every move from this time on is held (NaN before the first price): the first price seen, then the time of the
+   *  newest move the ring has let go. A window opening earlier is answered from what is held, and says so. */
+  heldSince = Number.NaN;
 
   constructor(readonly capacity = 100_000) {
     this.ring = new Array(capacity);
@@ -41,7 +44,10 @@ export class MoveLog {
     const key = ((market * 2097152 + (player + 1)) * 1024 + book) * 3 + outcome;
     const prev = m.get(key);
     m.set(key, price);
+    if (this.heldSince !== this.heldSince) this.heldSince = t;
     if (prev === undefined || prev === price) return;
+    const dropped = this.ring[this.head];
+    if (dropped !== undefined && dropped.t > this.heldSince) this.heldSince = dropped.t;
     this.ring[this.head] = { t, event, market, player, book, outcome, point, from: prev, to: price };
     this.head = (this.head + 1) % this.capacity;
     if (this.size < this.capacity) this.size++;

@@ -140,6 +140,11 @@ t.test('status over a simulated clock', async (t) => {
       ['smarkets', 1.95, 1.96, 1, Math.round((1 / 1.96 - 1 / 1.95) * 1e6) / 1e4, 'Boston Celtics'],
     ], 'largest move first; a repeated price is a verification, not a move');
     t.equal(rows[0].last_move_at, new Date(t1 - 10_000).toISOString(), 'when it last moved');
+    const cover = async (w: number) => (await (await app.get(`/v1/meta/movers?window_s=${w}`)).json()) as { complete: boolean; covered_since: string };
+    const day = await cover(86_400);
+    t.equal(day.complete, false, 'a day back reaches before the first price this service saw: complete false');
+    t.ok(Date.parse(day.covered_since) > t1 - 86_400_000 && Date.parse(day.covered_since) <= t1, `covered_since says from when (${day.covered_since})`);
+    t.equal((await cover(60)).complete, true, 'a minute back: complete');
     rows = ((await (await app.get('/v1/meta/movers?window_s=60')).json()) as { movers: M[] }).movers;
     t.same(rows.map((r) => [r.book, r.from_price, r.to_price]), [['lowvig', 2.0, 2.1], ['smarkets', 1.95, 1.96]], 'a narrower window: the price when it opened');
     rows = ((await (await app.get('/v1/meta/movers?sport_key=icehockey_nhl')).json()) as { movers: M[] }).movers;

@@ -74,6 +74,8 @@ const SourceQualitySchema = object({
 
 const MoversSchema = object({
   as_of: iso, window_s: int,
+  complete: { type: 'boolean', description: 'false when the window opens before covered_since: moves older than that are not held (the last 100,000 moves are, from the service\'s first price on), and from_price is then the price at covered_since' },
+  covered_since: { type: ['string', 'null'], format: 'date-time', description: 'every move since this time is held; null before the first price' },
   movers: {
     type: 'array',
     items: object({
@@ -180,7 +182,7 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       auth: 'none',
       tag: 'status',
       response: MoversSchema,
-      summary: 'Largest price moves in a window: per quote, from its price when the window opened to its newest, ranked by the change in implied probability',
+      summary: 'Largest price moves in a window: per quote, from its price when the window opened to its newest, ranked by the change in implied probability; complete and covered_since say whether the moves held reach back to the window\'s start',
       params: [
         { name: 'window_s', type: 'integer', default: 3600, min: 60, max: 86_400, description: 'seconds back from now (60 to 86,400)' },
         { name: 'sport_key', type: 'string', description: 'one sport key (an umbrella key covers its leagues)' },
@@ -214,7 +216,13 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
             moves: m.moves, first_move_at: isoMillis(m.first_at), last_move_at: isoMillis(m.last_at), prob_change_pct: m.prob_change_pct,
           };
         });
-        const body = JSON.stringify({ as_of: isoSeconds(ctx.now), window_s: windowS, movers: rows });
+        const held = status.moves.heldSince;
+        const known = held === held;
+        const body = JSON.stringify({
+          as_of: isoSeconds(ctx.now), window_s: windowS,
+          // a window reaching back before what the ring holds is answered from what it holds: said, not hidden
+          complete: known && held <= ctx.now - windowS * 1000, covered_since: known ? isoMillis(held) : null, movers: rows,
+        });
         if (moversCache.size >= 256) moversCache.clear();
         moversCache.set(cacheKey, { at: ctx.now, body });
         return { status: 200, body };
