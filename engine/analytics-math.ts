@@ -203,20 +203,46 @@ export interface Middle {
   break_even_hit_rate: number | null;
 }
 
+/** A quarter line (x.25, x.75): an Asian line, its stake split in halves on the half and whole lines beside it. */
+function quarterLine(line: number): boolean {
+  return Math.abs((line * 4) % 2) === 1;
+}
+
+/** Net of 100 staked on the Over at `line` (win: 100(d - 1)) when the result is the whole number x: a quarter line
+ *  settles as two halves of 50 on line - 0.25 and line + 0.25 (a half won, pushed or lost apiece). */
+function overNet(line: number, x: number, win: number): number {
+  if (!quarterLine(line)) return x > line ? win : x === line ? 0 : -100;
+  let net = 0;
+  for (const l of [line - 0.25, line + 0.25]) net += x > l ? win / 2 : x === l ? 0 : -50;
+  return net;
+}
+
+/** As overNet, for the Under. */
+function underNet(line: number, x: number, win: number): number {
+  if (!quarterLine(line)) return x < line ? win : x === line ? 0 : -100;
+  let net = 0;
+  for (const l of [line - 0.25, line + 0.25]) net += x < l ? win / 2 : x === l ? 0 : -50;
+  return net;
+}
+
 /**
  * Middle between Over at line lo (decimal overPrice) on one book and Under at line hi > lo (underPrice) on
- * another, per 100 staked on EACH leg (200 in total). Nets are profit over the 200 staked.
- * - hit_numbers: whole numbers strictly inside (lo, hi): both legs win, profit_if_hit = 100(do - 1) + 100(du - 1).
- * - push_numbers: lo when whole (Over pushes, Under wins: net 100(du - 1)); hi when whole (Under pushes, Over
- *   wins: net 100(do - 1)).
- * - net_if_below (result < lo): Under wins, Over loses, 100(du - 1) - 100; net_if_above (result > hi):
+ * another, per 100 staked on EACH leg (200 in total). Nets are profit over the 200 staked. Lines are whole, half or
+ * quarter (Asian: x.25 and x.75 stake half on each of the lines 0.25 either side, so a result may win, push or lose
+ * half a leg). Per whole-number result x:
+ * - hit_numbers: both legs win whole (x strictly inside (lo, hi), beyond a quarter line's nearer half):
+ *   profit_if_hit = 100(do - 1) + 100(du - 1).
+ * - push_numbers: a leg pushes, whole or half (lo or hi whole; a result beside a quarter line), with the net there:
+ *   at a whole lo, Over pushes and Under wins, 100(du - 1); over 220.25 at 220, half the Over lost and the Under
+ *   won, -50 + 100(du - 1).
+ * - net_if_below (below every such number): Under wins, Over loses, 100(du - 1) - 100; net_if_above:
  *   100(do - 1) - 100.
  * - break_even_hit_rate: the probability h of landing on a hit number at which the expected value is zero, when
  *   a miss is worth miss = (net_if_below + net_if_above)/2 (push numbers are left out of this model):
  *   h * profit_if_hit + (1 - h) * miss = 0, so h = -miss / (profit_if_hit - miss), clipped to [0, 1]. It is 0
  *   when miss >= 0: the pair never loses (an arbitrage), any hit rate breaks even.
- * A window with no whole number strictly inside (44 to 44.5) cannot hit: profit_if_hit and break_even_hit_rate are
- * null, and what it offers is its push numbers' nets.
+ * A window with no hit number (44 to 44.5; 220.75 to 221.25, whose 221 wins half of each leg) cannot hit:
+ * profit_if_hit and break_even_hit_rate are null, and what it offers is its push numbers' nets.
  * Returns null when hi <= lo, a line is not finite or a price is not takeable.
  */
 export function middle(lo: number, overPrice: number, hi: number, underPrice: number): Middle | null {
@@ -225,10 +251,15 @@ export function middle(lo: number, overPrice: number, hi: number, underPrice: nu
   const overWin = 100 * (overPrice - 1);
   const underWin = 100 * (underPrice - 1);
   const hit_numbers: number[] = [];
-  for (let x = Math.floor(lo) + 1; x < hi; x++) hit_numbers.push(x);
   const push_numbers: PushNumber[] = [];
-  if (Number.isInteger(lo)) push_numbers.push({ number: lo, net: underWin });
-  if (Number.isInteger(hi)) push_numbers.push({ number: hi, net: overWin });
+  // below floor(lo) the Over loses whole and the Under wins whole, above ceil(hi) the reverse, whatever the lines
+  for (let x = Math.floor(lo); x <= Math.ceil(hi); x++) {
+    const o = overNet(lo, x, overWin);
+    const u = underNet(hi, x, underWin);
+    if (o === overWin && u === underWin) hit_numbers.push(x);
+    else if ((o === -100 && u === underWin) || (o === overWin && u === -100)) continue;
+    else push_numbers.push({ number: x, net: o + u });
+  }
   const profit_if_hit = overWin + underWin;
   const net_if_below = underWin - 100;
   const net_if_above = overWin - 100;

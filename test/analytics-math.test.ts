@@ -251,6 +251,36 @@ t.test('middles - half-point windows with no hit number', async (t) => {
   t.same(middle(-1.5, 1.9, 1.5, 1.9)?.hit_numbers, [-1, 0, 1], 'negative lines');
 });
 
+t.test('middles - quarter (Asian) lines settle as two halves: half a leg won, pushed or lost', async (t) => {
+  // over 220.25 and under 221.75, both 2.00 (a win of 100 each), 100 on each leg; 220.25 is 50 on 220 and 50 on 220.5,
+  // 221.75 is 50 on 221.5 and 50 on 222.
+  // 220: Over 220 pushes (0) and Over 220.5 loses (-50); both Unders win (+100): net +50 (regression: it was not listed)
+  // 221: both Overs win (+100), both Unders win (+100): a hit, +200
+  // 222: both Overs win (+100); Under 221.5 loses (-50), Under 222 pushes (0): net +50
+  // below 220: Over loses 100, Under wins 100: 0; above 222: 0
+  const a = middle(220.25, 2.0, 221.75, 2.0);
+  if (a === null) return t.fail('middle expected');
+  t.same(a.hit_numbers, [221], 'hit at 221 only');
+  t.same(a.push_numbers, [{ number: 220, net: 50 }, { number: 222, net: 50 }], '220 and 222: half a leg lost or pushed, net +50 each');
+  t.same([a.profit_if_hit, a.net_if_below, a.net_if_above], [200, 0, 0], 'hit +200, below and above 0');
+  // over 220.75 and under 221.25 at 1.91 (a win of 91): 221 wins half of each leg and pushes the other half:
+  // Over 220.5 wins 45.5, Over 221 pushes; Under 221 pushes, Under 221.5 wins 45.5: +91, and no number wins both whole
+  const b = middle(220.75, 1.91, 221.25, 1.91);
+  if (b === null) return t.fail('middle expected');
+  t.same(b.hit_numbers, [], 'nothing wins both legs whole (regression: 221 was a hit worth 182)');
+  t.equal(b.push_numbers.length, 1, 'one push number');
+  t.equal(b.push_numbers[0]!.number, 221, 'at 221');
+  near(t, b.push_numbers[0]!.net, 91, 1e-12, 'half of each leg won: 45.5 + 45.5');
+  t.same([b.profit_if_hit, b.break_even_hit_rate], [null, null], 'nothing to hit');
+  // a half line against a quarter one: over 44.5, under 46.25 at 1.91: 45 hits (182); at 46 the Over wins 91, the
+  // Under 46 pushes and the Under 46.5 wins 45.5: 136.5
+  const c = middle(44.5, 1.91, 46.25, 1.91);
+  if (c === null) return t.fail('middle expected');
+  t.same(c.hit_numbers, [45], 'hit at 45');
+  t.equal(c.push_numbers.length, 1, 'one push number');
+  near(t, c.push_numbers[0]!.net, 136.5, 1e-12, '46: 91 + 45.5');
+});
+
 t.test('middles - arbitrage pair breaks even at any hit rate; hi <= lo is null', async (t) => {
   // over 44.5 at 2.10 vs under 47.5 at 2.05: below 105 - 100 = 5, above 110 - 100 = 10, miss 7.5 >= 0 -> 0
   const r = middle(44.5, 2.1, 47.5, 2.05);

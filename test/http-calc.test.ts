@@ -174,9 +174,10 @@ t.test('calc - middle: hit and push numbers, nets per 100 a leg', async (t) => {
     // break-even: h * 182 + (1 - h) * (-9) = 0, h = 9 / 191
     profit_if_hit: 182, net_if_below: -9, net_if_above: -9, break_even_hit_rate: d12(9 / 191),
   }, 'the middle of issue 3');
-  // the window's width is served to 12 significant digits: 2.7 - 1.3 is 1.4000000000000001 in doubles
-  const w = await calc('middle?over_line=1.3&over_price=2&under_line=2.7&under_price=2');
-  t.same(w.body.window, { low: 1.3, high: 2.7, width: 1.4 }, 'width 1.4');
+  // quarter lines settle as two halves (regression: 220 and 222 were served as nets of 0, below and above the window)
+  const q = await calc('middle?over_line=220.25&over_price=2&under_line=221.75&under_price=2');
+  t.same([q.body.hit_numbers, q.body.push_numbers, q.body.net_if_below, q.body.net_if_above], [[221], [{ number: 220, net: 50 }, { number: 222, net: 50 }], 0, 0],
+    'over 220.25 / under 221.75 at 2.00: 221 hits, 220 and 222 lose or push half a leg (+50)');
   // whole-number lines both push: 220 (Under wins 91) and 222 (Over wins 91); 221 the one hit
   const b = await calc('middle?over_line=220&over_price=1.91&under_line=222&under_price=1.91');
   t.same([b.body.hit_numbers, b.body.push_numbers], [[221], [{ number: 220, net: 91 }, { number: 222, net: 91 }]], 'pushes at whole lines');
@@ -208,6 +209,8 @@ t.test('calc - bad input: a 422 naming the parameter, no credits; a key is requi
     ['ev?price=2', 'sharp'], ['ev?price=2&sharp=1.9,1.9&outcome=2', 'outcome'], ['ev?price=2&sharp=1.9,1.9&devig=magic', 'devig'],
     ['middle?over_line=220.5&over_price=1.9&under_line=220.5&under_price=1.9', 'under_line'],
     ['middle?over_line=220.5&over_price=1.9&under_price=1.9', 'under_line'], ['middle?over_line=1&over_price=1.9&under_line=1002&under_price=1.9', 'under_line'],
+    // a line is whole, half or quarter: 220.3 is no book's line
+    ['middle?over_line=220.3&over_price=1.9&under_line=223&under_price=1.9', 'over_line'], ['middle?over_line=220&over_price=1.9&under_line=222.1&under_price=1.9', 'under_line'],
     ['parlay?prices=2', 'prices'],
     // typed prices run from 1.00001 (American -10,000,000) to 100000 (+9,999,900), as ingest takes at most 100000
     ['odds?price=-99999999999999999', 'price'], ['odds?price=1.000001', 'price'], ['odds?price=100001', 'price'], ['odds?price=%2B10000000', 'price'],

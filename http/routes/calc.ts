@@ -255,6 +255,8 @@ export function calcRoutes(): Route[] {
         const hi = p.under_line as number;
         const op = price('over_price', p.over_price as string);
         const up = price('under_price', p.under_price as string);
+        // a line is whole, half or quarter (an Asian line, settled as two halves): 220.3 is no book's line
+        for (const [name, v] of [['over_line', lo], ['under_line', hi]] as const) if (!Number.isInteger(v * 4)) invalid(name, 'must be a multiple of 0.25 (a whole, half or quarter line)', p[name]);
         if (!(hi > lo)) invalid('under_line', 'must be above over_line (a middle needs a window)', hi);
         if (hi - lo > 1000) invalid('under_line', 'must be within 1000 of over_line', hi);
         const m = middle(lo, op, hi, up)!;
