@@ -140,7 +140,7 @@ const STATUS_TEXT: Record<number, string> = {
 const ID_PREFIX = randomBytes(8).toString('hex');
 let idCounter = 0;
 /** 32 hex characters: a random per-process prefix and a counter. */
-function nextRequestId(): string {
+export function nextRequestId(): string {
   idCounter++;
   return ID_PREFIX + idCounter.toString(16).padStart(16, '0');
 }

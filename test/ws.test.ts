@@ -1,4 +1,5 @@
 import t from 'tap';
+import WebSocket from 'ws';
 import { pack } from 'msgpackr';
 import { crcOf } from '../http/ws/frames.js';
 import { Client, connect, key, type Frame } from './helpers/ws-client.js';
@@ -85,6 +86,19 @@ t.test('ws streams', async (t) => {
       const closed = await c.closedWith();
       t.equal(closed.code, code, `${path.replace(/apiKey=[^&]+/, 'apiKey=…')}: ${code}`);
       t.ok(closed.reason.length > 0, 'with a reason');
+    }
+  });
+
+  t.test('the 101 carries X-Request-ID and X-Response-Time, as every response does (regression: it had neither)', async (t) => {
+    for (const q of [`apiKey=${apiKey}`, 'apiKey=nope']) {
+      const ws = new WebSocket(`${app.base.replace('http', 'ws')}/v1/ws/odds-fast/basketball_nba?${q}`);
+      const headers = await new Promise<Record<string, string | string[] | undefined>>((resolve, reject) => {
+        ws.once('upgrade', (res) => resolve(res.headers));
+        ws.once('error', reject);
+      });
+      ws.terminate();
+      t.match(headers['x-request-id'], /^[0-9a-f]{32}$/, `${q.replace(/=.*/, '=…')}: X-Request-ID`);
+      t.match(headers['x-response-time'], /^\d+\.\d{3}$/, 'X-Response-Time');
     }
   });
 

@@ -14,7 +14,7 @@ import { CHANGE, CHG } from '../../engine/records.js';
 import { slaClassOf } from '../../engine/sla.js';
 import { TIERS } from '../../engine/tiers.js';
 import type { ChangeBatch } from '../../workers/hub.js';
-import { AMBIGUOUS_KEY, queryKey } from '../router.js';
+import { AMBIGUOUS_KEY, nextRequestId, queryKey } from '../router.js';
 import type { Services } from '../services.js';
 import { Channel, DEFAULT_LIMITS, headsOf, passes, unfiltered, type Filters, type Snapshot, type SocketState, type StreamLimits } from './channel.js';
 import { EventCrcs } from './event-crc.js';
@@ -183,6 +183,7 @@ export class Streams {
   }
 
   private upgrade(res: uWS.HttpResponse, req: uWS.HttpRequest, context: uWS.us_socket_context_t, kind: Kind): void {
+    const started = performance.now();
     const query = new URLSearchParams(req.getQuery() ?? '');
     const auth = req.getHeader('authorization');
     let key = req.getHeader('x-api-key');
@@ -225,6 +226,12 @@ export class Streams {
     const odds = query.get('oddsFormat') ?? 'decimal';
     if (odds !== 'decimal' && odds !== 'american') refuse(4400, 'oddsFormat must be decimal or american');
     else state.american = odds === 'american';
+    // every response carries X-Request-ID and X-Response-Time (DESIGN.md), the 101 too: a refusal follows as a close
+    // code, and the id ties a failed stream to the server's log. uWebSockets.js writes headers of an upgrade only
+    // after an explicit status.
+    res.writeStatus('101 Switching Protocols');
+    res.writeHeader('X-Request-ID', nextRequestId());
+    res.writeHeader('X-Response-Time', (performance.now() - started).toFixed(3));
     res.upgrade(state, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'),
       req.getHeader('sec-websocket-extensions'), context);
   }
