@@ -243,6 +243,8 @@ t.test('ingest - malformed bodies are 400 and apply nothing', async (t) => {
     ['events null', JSON.stringify({ events: null, prices: [move] })],
     ['prices null', JSON.stringify({ events: [newEvent], prices: null })],
     ['an empty body', ''],
+    // regression: a misspelt top level was a 202 applying nothing, with no word of why
+    ['a misspelt "event"', JSON.stringify({ event: [newEvent], prices: [move] })],
   ];
   for (const [name, raw] of cases) {
     const res = await app.post('/v1/ingest', raw, admin);
