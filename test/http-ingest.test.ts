@@ -275,8 +275,9 @@ t.test('ingest - bodies above 16 MiB are 413, with or without content-length', a
   const move = p('draftkings', nba, 'h2h', 'Boston Celtics', 1.3);
   // valid JSON of an exact size: a batch with a padding field the server ignores
   const jsonOfSize = (size: number): Buffer => {
-    const head = JSON.stringify({ prices: [move], pad: '' });
-    return Buffer.from(head.slice(0, -2) + 'x'.repeat(size - Buffer.byteLength(head)) + '"}');
+    // padded with blanks before the closing brace (a field of its own would be refused: the body holds events and prices)
+    const head = JSON.stringify({ prices: [move] });
+    return Buffer.from(head.slice(0, -1) + ' '.repeat(size - Buffer.byteLength(head)) + '}');
   };
   const big = jsonOfSize(17 * 1024 * 1024);
   t.equal(big.length, 17 * 1024 * 1024, 'precondition: a 17 MiB body');
