@@ -147,6 +147,8 @@ t.test('calc - ev: a price against a sharp line, by de-vig method', async (t) =>
   t.same([a.body.devig, a.body.fair_prob_pct, a.body.fair_price, a.body.edge_pct, a.body.kelly_fraction, a.body.is_positive_ev],
     ['multiplicative', 50, 2, 10, d12(0.1 / 1.2 / 2), true], 'fair 50 %, edge 10 %');
   t.ok(Object.values(a.body.by_method).every((x: any) => x.fair_prob_pct === 50 && x.edge_pct === 10), 'every method agrees on a balanced line');
+  // full Kelly (0.5 * 2.2 - 1) / (2.2 - 1) = 0.1 / 1.2, as /v1/calc/kelly answers (regression: the ev answer dropped it)
+  t.equal(a.body.full_kelly, d12(0.1 / 1.2), 'full_kelly');
   // sharp 1.5 / 2.75 (see devig): the longshot at 3.0 against additive 23/66: edge 23/66 * 3 - 1 = 3/66 = 4.5454545 %
   const b = await calc('ev?price=3&sharp=1.5,2.75&outcome=1&devig=additive&bankroll=100');
   t.same([b.body.fair_prob_pct, b.body.edge_pct, b.body.stake], [d12(2300 / 66), d12(300 / 66), d12((3 / 66) / 2 / 2 * 100)],

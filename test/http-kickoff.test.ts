@@ -13,7 +13,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 t.test('kickoff - pregame quotes leave every in-play view at the start; in-play quotes and late pregame ones', async (t) => {
   const app = await startTestApp(t);
   const key = await app.key('business');
-  const start = Date.now() + 2000;
+  // a whole second: a start is kept to the second (the ts of a late pregame price is start - 500)
+  const start = Math.ceil((Date.now() + 2000) / 1000) * 1000;
   const ev = { id: 'ko_1', sport_key: 'basketball_nba', commence_time: start, home_team: 'Boston Celtics', away_team: 'New York Knicks' };
   const h2h = (book: string, a: number, b: number, ts?: number) => [
     { book, event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: a, ts },
@@ -86,7 +87,7 @@ t.test('kickoff - before the tick, an arbitrage whose maintained alternatives ar
   // until the tick). The tick is held off, so only the request's own check stands between the client and them.
   const app = await startTestApp(t, { tickMs: 3_600_000 });
   const key = await app.key('business');
-  const start = Date.now() + 1500;
+  const start = Math.ceil((Date.now() + 1500) / 1000) * 1000;
   const ev = { id: 'ko_3', sport_key: 'basketball_euroleague', commence_time: start, home_team: 'Real Madrid', away_team: 'Olympiacos' };
   const books = ['draftkings', 'fanduel', 'betmgm', 'williamhill_us', 'espnbet', 'betrivers'];
   const prices = books.flatMap((book, i) => {

@@ -41,7 +41,7 @@ const KellyCalcSchema = closed({
 });
 const EvCalcSchema = closed({
   ...priceFields, effective_price: num, outcome: int, sharp_prices: numArr, devig: str, fair_prob_pct: num, fair_price: num,
-  edge_pct: num, is_positive_ev: bool, kelly: num, kelly_fraction: num, bankroll: nullableNum, stake: nullableNum,
+  edge_pct: num, is_positive_ev: bool, full_kelly: num, kelly: num, kelly_fraction: num, bankroll: nullableNum, stake: nullableNum,
   by_method: closed(Object.fromEntries(DEVIG_METHODS.map((m) => [m, closed({ fair_prob_pct: nullableNum, edge_pct: nullableNum })]))),
 });
 const MiddleCalcSchema = closed({
