@@ -36,10 +36,11 @@ t.test('data dir lock - a lock left by a process that is gone is taken over', as
 
 t.test('data dir lock - a lock of a killed process not yet reaped by its parent (a zombie) is taken over', async (t) => {
   // regression: kill(pid, 0) and its start time still answer for a zombie, and a restart a second after a kill -9 of
-  // an orphaned service was refused. `true` ends at once; its parent, exec'd into sleep, never reaps it.
+  // an orphaned service was refused. The background sleep ends 0.3 s in, after its parent shell has become `sleep 5`
+  // (exec), which never reaps it (a child that ended before the exec could be reaped by the shell itself).
   const dir = join(root, 'z');
   mkdirSync(dir, { recursive: true });
-  const sh = spawn('sh', ['-c', 'true & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const sh = spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
   t.teardown(() => { sh.kill('SIGKILL'); });
   const pid = Number((await new Promise<Buffer>((r) => sh.stdout.once('data', r))).toString().trim());
   let stat = '';
