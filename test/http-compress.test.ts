@@ -127,7 +127,9 @@ t.test('gzip - a gzipped body with an ETag carries it weak, and If-None-Match wi
   const cond = await raw('/v1/sports', { 'accept-encoding': 'gzip', 'if-none-match': gz.headers.etag as string });
   t.equal(cond.status, 304, 'If-None-Match with the weak tag: 304');
   t.equal(cond.body.length, 0, 'no body');
-  t.same([cond.headers.etag, cond.headers.vary], [gz.headers.etag, 'Accept-Encoding'], 'the 304 names the gzipped representation');
+  // (a keyless /v1/sports varies on the key headers too)
+  const vary = (h: string | string[] | undefined) => String(h).split(/,\s*/).includes('Accept-Encoding');
+  t.same([cond.headers.etag, vary(cond.headers.vary)], [gz.headers.etag, true], 'the 304 names the gzipped representation');
   const plain304 = await raw('/v1/sports', { 'if-none-match': strong });
-  t.same([plain304.status, plain304.headers.etag, plain304.headers.vary], [304, strong, 'Accept-Encoding'], 'a client without gzip: its 304 with the strong tag, and Vary as its 200 has (regression: none)');
+  t.same([plain304.status, plain304.headers.etag, vary(plain304.headers.vary)], [304, strong, true], 'a client without gzip: its 304 with the strong tag, and Vary as its 200 has (regression: none)');
 });

@@ -73,6 +73,7 @@ t.test('sports - ETag, If-None-Match and Cache-Control', async (t) => {
   const etag = res.headers.get('etag');
   t.match(etag, /^"[^"]+"$/, 'a strong ETag');
   t.equal(res.headers.get('cache-control'), 'public, max-age=3600', 'public, cached one hour');
+  t.match(res.headers.get('vary'), /X-API-Key, Authorization/, 'varying on the key headers: a shared cache must not answer a keyed request with it (it would lack the usage headers)');
   await res.arrayBuffer();
 
   const same = await app.get('/v1/sports', { 'If-None-Match': etag! });

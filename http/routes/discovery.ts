@@ -22,6 +22,9 @@ function staticBody(body: string): StaticBody {
  *  them to a client without a key (RFC 9111 section 3.5: `public` lets a shared cache store an authorised answer). */
 function cachedReply(ctx: RequestCtx, b: StaticBody, maxAge: number, scope: 'public' | 'private' = 'public'): Reply {
   const headers: [string, string][] = [['ETag', b.etag], ['Cache-Control', `${scope}, max-age=${maxAge}`]];
+  // a shared cache keeps the keyless answer apart from a keyed request's, which must reach the service for its
+  // usage headers (a key in the query is part of the URL already)
+  if (scope === 'public') headers.push(['Vary', 'X-API-Key, Authorization']);
   if (etagMatches(ctx.ifNoneMatch, b.etag)) return { status: 304, body: '', headers };
   return { status: 200, body: b.body, headers };
 }
