@@ -87,6 +87,8 @@ export interface StatusInputs {
   nats?: object | null;
   /** live analytics rows: arbitrages, and quotes with a positive edge against some sharp */
   analytics: { arbitrage: number; ev: number };
+  /** the node serves the simulator's prices: the sources named are simulated, not the bookmakers' own feeds */
+  simulated?: boolean;
 }
 
 export function statusPayload(inp: StatusInputs) {
@@ -123,6 +125,8 @@ export function statusPayload(inp: StatusInputs) {
   return {
     status: !inp.database.ok ? 'down' : healthy === verdicts.length ? 'ok' : 'degraded',
     generated_at: new Date(now).toISOString(),
+    // the sources below are the simulator's when true: their freshness is the simulator's, no bookmaker's
+    simulated: inp.simulated === true,
     window_s: STATUS_WINDOW_S,
     database: inp.database,
     sources: verdicts.map((v) => ({

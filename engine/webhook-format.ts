@@ -10,6 +10,9 @@ export interface Envelope {
   type: string;
   at: number;
   data: Record<string, unknown>;
+  /** made while the node served the simulator's prices (X-Data-Source: simulated): the body says so, in `simulated:
+   *  true` beside `data` and in a chat message's title, so that no reader takes it for a bookmaker's real price */
+  simulated?: boolean;
 }
 
 interface Summary {
@@ -118,10 +121,12 @@ export function summarize(type: string, d: Record<string, unknown>): Summary {
 
 /** The exact request body of a delivery. */
 export function renderBody(variant: Variant, format: Format, env: Envelope): string {
-  if (variant === 'A') return JSON.stringify({ id: env.id, event_type: env.type, timestamp_ms: env.at, data: env.data });
-  if (format === 'json') return JSON.stringify({ id: env.id, event: env.type, timestamp: Math.floor(env.at / 1000), data: env.data });
+  const sim = env.simulated === true ? { simulated: true } : {};
+  if (variant === 'A') return JSON.stringify({ id: env.id, event_type: env.type, timestamp_ms: env.at, ...sim, data: env.data });
+  if (format === 'json') return JSON.stringify({ id: env.id, event: env.type, timestamp: Math.floor(env.at / 1000), ...sim, data: env.data });
   const s = summarize(env.type, env.data);
-  const footer = `${env.type} · ${env.id}`;
+  if (env.simulated === true) s.title = `[SIMULATED] ${s.title}`;
+  const footer = `${env.simulated === true ? 'simulated data, not a bookmaker\'s price · ' : ''}${env.type} · ${env.id}`;
   if (format === 'slack') {
     return JSON.stringify({
       text: `*${s.title}*\n${s.text}`,

@@ -352,7 +352,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     };
     label.services = services;
 
-    const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log, registry: metrics.registry },
+    const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log, registry: metrics.registry, simulated: () => services.simulated },
       { ...DEFAULT_WEBHOOK_CONFIG, nodeId: cfg.nodeId ?? defaultNodeId(cfg.dataDir), closeArbsAtShutdown: cfg.nats?.cluster !== true, ...cfg.webhooks });
     await webhooks.start();
     cleanups.push(() => webhooks.close());
@@ -371,6 +371,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(() => status.close());
     services.status = status;
     if (simulated) status.expected = SIM_BOOKS.map((b) => b.key);
+    status.simulated = () => services.simulated;
     for (const b of cfg.simStall ?? []) status.stalled.add(b);
 
     let listenPort = cfg.port;

@@ -47,6 +47,7 @@ t.test('status page - loads without console errors and shows a stalled book as s
   t.not(fanduel, 'stale', `a quoted book is not stale (${fanduel})`);
   t.match(await page.locator('#summary').textContent(), /stale sources: [1-9]/, 'the summary counts the stale sources');
   t.ok(await page.locator('#feeds tr').count() >= 1, 'the feeds table lists the simulator');
+  t.ok(await page.locator('#simulated').isVisible(), 'a banner says the sources are the simulator\'s (regression: nothing did)');
   t.ok(await page.locator('tr[data-source="fanduel"] .strip span').count() >= 1, 'the 24-hour strip has samples');
   if (process.env.STATUS_PAGE_SCREENSHOT) await page.screenshot({ path: process.env.STATUS_PAGE_SCREENSHOT, fullPage: true });
   t.same(errors, [], 'no console errors, failed requests or error responses');

@@ -57,6 +57,8 @@ export class StatusService {
   readonly stalled = new Set<string>();
   /** sources a feed is expected to quote; null when no feed declares them */
   expected: string[] | null = null;
+  /** whether the node serves the simulator's prices (the /v1/status body says so) */
+  simulated: () => boolean = () => false;
   private cache: CachedStatus | null = null;
   private refreshing: Promise<CachedStatus> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -157,6 +159,7 @@ export class StatusService {
       database,
       nats: this.nats?.() ?? null,
       analytics: this.analyticsCounts(),
+      simulated: this.simulated(),
     }));
     return { body, at: now };
   }

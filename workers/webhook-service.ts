@@ -122,6 +122,8 @@ export interface WebhookDeps {
   log?(msg: string): void;
   /** the registry GET /metrics serves; the webhook counters are registered in it */
   registry?: Registry;
+  /** whether the node serves the simulator's prices (X-Data-Source: simulated): events made meanwhile say so */
+  simulated?(): boolean;
 }
 
 /** A subscription as the dispatcher holds it. */
@@ -469,7 +471,7 @@ export class WebhookService {
       const fmt: Format = sub.row.variant === 'A' ? 'json' : sub.row.format;
       const bk = sub.row.variant + fmt;
       let body = bodies.get(bk);
-      if (body === undefined) bodies.set(bk, (body = renderBody(sub.row.variant, fmt, { id, type: ev.type, at: ev.at, data: ev.data })));
+      if (body === undefined) bodies.set(bk, (body = renderBody(sub.row.variant, fmt, { id, type: ev.type, at: ev.at, data: ev.data, simulated: this.d.simulated?.() === true })));
       const next = this.rate(sub, now);
       if (next === null) {
         this.stats.rateLimited++;
@@ -806,6 +808,7 @@ export class WebhookService {
     const env = {
       id: newEventId(), type: 'test', at: now,
       data: { message: 'Test delivery from linewire', webhook_id: sub.row.variant === 'A' ? sub.row.pk : sub.publicId },
+      simulated: this.d.simulated?.() === true,
     };
     const fmt: Format = sub.row.variant === 'A' ? 'json' : sub.row.format;
     const body = renderBody(sub.row.variant, fmt, env);

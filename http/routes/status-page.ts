@@ -29,6 +29,7 @@ const PAGE = `<!doctype html>
 </head>
 <body>
 <h1>linewire status <span id="overall" class="cls">…</span></h1>
+<div id="simulated" hidden style="background:#ecb22e;color:#1d1c1d;padding:.4rem .6rem;margin:.4rem 0;font-weight:600">SIMULATED DATA: the sources below are the built-in simulator's, not the bookmakers' own feeds</div>
 <div class="muted" id="asof">loading…</div>
 <div id="summary"></div>
 <div class="muted legend">classes:<span class="cls ok">ok</span><span class="cls degraded">degraded</span><span class="cls breach">breach</span><span class="cls stale">stale</span><span class="cls none">no sample</span></div>
@@ -60,6 +61,7 @@ function render(st) {
   var o = document.getElementById('overall');
   o.textContent = st.status; o.className = 'cls ' + (st.status === 'ok' ? 'ok' : st.status === 'degraded' ? 'breach' : 'stale');
   document.getElementById('asof').textContent = 'as of ' + st.generated_at + ' (window ' + st.window_s + ' s)';
+  document.getElementById('simulated').hidden = st.simulated !== true;
   var sum = document.getElementById('summary'); sum.textContent = '';
   [['stale sources', st.data_freshness.stale_sources.length], ['requests last hour', st.requests.last_hour],
    ['p50 / p95 per minute', st.requests.p50_per_min + ' / ' + st.requests.p95_per_min],
@@ -71,7 +73,8 @@ function render(st) {
     var tr = el('tr'); tr.dataset.source = s.source;
     tr.appendChild(el('td', s.source));
     var td = el('td'); td.appendChild(el('span', s.sla_state, 'cls ' + s.sla_state)); tr.appendChild(td);
-    tr.appendChild(el('td', s.latest_write_age_seconds === null ? 'never' : s.latest_write_age_seconds));
+    // null: no write within the status window (an hour), not necessarily never
+    tr.appendChild(el('td', s.latest_write_age_seconds === null ? 'none in ' + Math.round(st.window_s / 60) + ' min' : s.latest_write_age_seconds));
     var sd = el('td'); sd.appendChild(strip(s.source)); tr.appendChild(sd);
     body.appendChild(tr);
   });

@@ -38,6 +38,7 @@ const TableRowSchema = object({
 export const StatusSchema = object({
   status: { type: 'string', enum: ['ok', 'degraded', 'down'] },
   generated_at: iso,
+  simulated: { type: 'boolean', description: 'true while the node serves the simulator\'s prices: the sources are simulated, not the bookmakers\' own feeds' },
   window_s: int,
   database: object({ ok: bool, latency_ms: numOrNull }),
   sources: { type: 'array', items: object({ source: str, kind: str, sla_class: str, healthy: bool, sla_state: SLA_STATE, latest_write_age_seconds: numOrNull }) },

@@ -231,6 +231,7 @@ export class Streams {
     // after an explicit status.
     res.writeStatus('101 Switching Protocols');
     res.writeHeader('X-Request-ID', nextRequestId());
+    if (this.s.simulated) res.writeHeader('X-Data-Source', 'simulated');
     res.writeHeader('X-Response-Time', (performance.now() - started).toFixed(3));
     res.upgrade(state, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'),
       req.getHeader('sec-websocket-extensions'), context);
@@ -392,7 +393,9 @@ export class Streams {
       const items = eventItems(rm, ev, this.player).filter((i) => passes(st.filters, i));
       docs.push(v4Event(ev, items, st.american));
     }
-    const head = { type: 'snapshot', channel: ch.name, epoch: ch.epoch, seq: ch.seq, prev_seq: null, pt: now, ...(reason === null ? {} : { reason }) };
+    // a node serving the simulator's prices says so in every snapshot and heartbeat, as X-Data-Source does over HTTP
+    const head = { type: 'snapshot', channel: ch.name, epoch: ch.epoch, seq: ch.seq, prev_seq: null, pt: now, ...(reason === null ? {} : { reason }),
+      ...(this.s.simulated ? { simulated: true } : {}) };
     const whole = bytes(encode({ ...head, events: docs }, st.format));
     if (whole.length <= this.limits.segmentBytes || docs.length <= 1) return [whole];
     const per = Math.max(1, Math.floor(docs.length / Math.ceil(whole.length / this.limits.segmentBytes)));
@@ -668,7 +671,7 @@ export class Streams {
     for (const ch of this.channels.values()) {
       if (ch.sockets.size === 0) continue;
       const frame = { type: 'heartbeat', channel: ch.name, epoch: ch.epoch, seq: ch.seq, prev_seq: ch.seq, pt: now,
-        quiet_seconds: (now - ch.lastDeltaAt) / 1000, upstream };
+        quiet_seconds: (now - ch.lastDeltaAt) / 1000, upstream, ...(this.s.simulated ? { simulated: true } : {}) };
       const json = encode(frame, 'json');
       const pack = encode(frame, 'msgpack');
       for (const ws of ch.sockets) {

@@ -14,6 +14,8 @@ export interface Frame {
   pt: number;
   seg?: string;
   reason?: string;
+  /** snapshots and heartbeats of a node serving the simulator's prices */
+  simulated?: boolean;
   con?: boolean;
   events?: { id: string; bookmakers: { key: string; markets: { key: string; outcomes: { name: string; price: number; point?: number; description?: string; last_update: number }[] }[] }[] }[];
   changes?: DeltaItem[];

@@ -1,0 +1,68 @@
+// Everything a node serving the simulator's prices sends says so, beyond the X-Data-Source header of REST answers
+// (regressions found by an audit: none of these did): webhook bodies (`simulated: true` in both variants' JSON
+// envelopes, [SIMULATED] in a chat message's title: 600 deliveries of simulated +EV and arbitrage prices read as a
+// real book's), WebSocket snapshots and heartbeats and the 101, /v1/status. A node without the simulator sends none.
+
+import t from 'tap';
+import { renderBody } from '../engine/webhook-format.js';
+import { startTestApp } from './helpers/app.js';
+import { call, j } from './helpers/api.js';
+import { startReceiver } from './helpers/webhook-receiver.js';
+import WebSocket from 'ws';
+import { connect } from './helpers/ws-client.js';
+
+t.test('webhook bodies - simulated: true beside data, [SIMULATED] in chat titles; nothing when not simulated', async (t) => {
+  const env = { id: 'evt_1', type: 'test', at: 1_800_000_000_000, data: { message: 'hi' } };
+  t.same(JSON.parse(renderBody('A', 'json', { ...env, simulated: true })), { id: 'evt_1', event_type: 'test', timestamp_ms: 1_800_000_000_000, simulated: true, data: { message: 'hi' } }, 'Variant A');
+  t.same(JSON.parse(renderBody('B', 'json', { ...env, simulated: true })).simulated, true, 'Variant B json');
+  const slack = JSON.parse(renderBody('B', 'slack', { ...env, simulated: true }));
+  t.match(slack.text, /^\*\[SIMULATED\] /, 'slack: the title says it');
+  t.match(slack.attachments[0].footer, /simulated data/, 'and the footer');
+  t.match(JSON.parse(renderBody('B', 'discord', { ...env, simulated: true })).embeds[0].title, /^\[SIMULATED\] /, 'discord');
+  t.notOk('simulated' in JSON.parse(renderBody('A', 'json', env)), 'not simulated: no field');
+  t.notMatch(JSON.parse(renderBody('B', 'slack', env)).text, /SIMULATED/, 'nor a mark in the title');
+});
+
+t.test('webhook deliveries of a node running the simulator are labelled simulated', async (t) => {
+  const app = await startTestApp(t, { feeds: ['sim'], simRate: 50, shards: 1, webhooks: { allowPrivate: true, pollMs: 25 } });
+  const rx = await startReceiver(t);
+  const key = await app.key('enterprise');
+  const made = async (body: unknown) => {
+    const res = await call(app, 'POST', '/v1/webhooks', key, body);
+    t.equal(res.status, 201, 'created');
+    return j(res);
+  };
+  const a = await made({ url: rx.url + '?A', events: ['new_event'] });
+  const slack = await made({ destination_url: rx.url + '?slack', events: ['arbitrage.opened'], format: 'slack' });
+  for (const [w, q] of [[a, 'A'], [slack, 'slack']] as const) {
+    const res = await call(app, 'POST', `/v1/webhooks/${w.id}/test`, key);
+    t.equal(res.status, 200, `${q}: test sent`);
+    await res.arrayBuffer();
+  }
+  const [gotA] = await rx.waitFor((r) => r.path.endsWith('?A'));
+  t.equal(gotA.body.simulated, true, 'Variant A: simulated: true');
+  const [gotSlack] = await rx.waitFor((r) => r.path.endsWith('?slack'));
+  t.match(gotSlack.body.text, /\[SIMULATED\]/, 'slack: [SIMULATED] in the message');
+
+  const business = await app.key('business');
+  const ws = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${business}`);
+  const snap = await ws.until((f) => f.type === 'snapshot');
+  t.equal(snap.simulated, true, 'a WebSocket snapshot: simulated: true');
+  ws.ws.close();
+  const raw = new WebSocket(`${app.base.replace('http', 'ws')}/v1/ws/odds-fast/basketball_nba?apiKey=${business}`);
+  const headers = await new Promise<Record<string, unknown>>((resolve, reject) => { raw.once('upgrade', (r) => resolve(r.headers)); raw.once('error', reject); });
+  raw.terminate();
+  t.equal(headers['x-data-source'], 'simulated', 'the 101: X-Data-Source: simulated');
+  const st = (await (await app.get('/v1/status')).json()) as { simulated: boolean };
+  t.equal(st.simulated, true, '/v1/status: simulated: true');
+});
+
+t.test('a node without the simulator labels nothing simulated', async (t) => {
+  const app = await startTestApp(t, { shards: 1 });
+  const st = (await (await app.get('/v1/status')).json()) as { simulated: boolean };
+  t.equal(st.simulated, false, '/v1/status: simulated: false');
+  const ws = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${await app.key('business')}`);
+  const snap = await ws.until((f) => f.type === 'snapshot');
+  t.notOk('simulated' in snap, 'no simulated field in a snapshot');
+  ws.ws.close();
+});
