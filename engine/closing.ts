@@ -42,6 +42,8 @@ export interface EventMeta {
   /** null on futures and event markets */
   home: string | null;
   away: string | null;
+  /** the built-in simulator made it (its prices are no bookmaker's): its closing rows say so */
+  simulated?: boolean;
 }
 
 /** One book-line (event, market, player, book): per outcome its last pregame point, price and write time. */

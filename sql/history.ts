@@ -20,12 +20,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export async function upsertHistoryEvents(db: Database, metas: readonly EventMeta[]): Promise<void> {
   for (let i = 0; i < metas.length; i += INSERT_CHUNK) {
     const rows = JSON.stringify(metas.slice(i, i + INSERT_CHUNK).map((m) => ({
-      i: m.id, s: m.sport, c: iso(m.commence), h: m.home, a: m.away,
+      i: m.id, s: m.sport, c: iso(m.commence), h: m.home, a: m.away, z: m.simulated === true,
     })));
-    await db.sql`insert into history_events (event_id, sport_key, commence_time, home_team, away_team)
-      select v.i, v.s, v.c, v.h, v.a from json_to_recordset(${rows}::text::json) as v(i text, s text, c timestamptz, h text, a text)
+    await db.sql`insert into history_events (event_id, sport_key, commence_time, home_team, away_team, simulated)
+      select v.i, v.s, v.c, v.h, v.a, v.z from json_to_recordset(${rows}::text::json) as v(i text, s text, c timestamptz, h text, a text, z boolean)
       on conflict (event_id) do update set sport_key = excluded.sport_key, commence_time = excluded.commence_time,
-        home_team = excluded.home_team, away_team = excluded.away_team`;
+        home_team = excluded.home_team, away_team = excluded.away_team, simulated = excluded.simulated`;
   }
 }
 
@@ -50,11 +50,11 @@ export interface OpenEvent {
 
 /** Events not captured yet, with their persisted pregame quotes (catalogue keys no longer known are skipped). */
 export async function loadOpenEvents(db: Database): Promise<OpenEvent[]> {
-  const events = await db.sql<{ event_id: string; sport_key: string; commence_time: Date; home_team: string | null; away_team: string | null }[]>`
-    select event_id, sport_key, commence_time, home_team, away_team from history_events where captured_at is null`;
+  const events = await db.sql<{ event_id: string; sport_key: string; commence_time: Date; home_team: string | null; away_team: string | null; simulated: boolean }[]>`
+    select event_id, sport_key, commence_time, home_team, away_team, simulated from history_events where captured_at is null`;
   const byId = new Map<string, OpenEvent>();
   for (const e of events) {
-    byId.set(e.event_id, { meta: { id: e.event_id, sport: e.sport_key, commence: e.commence_time.getTime(), home: e.home_team, away: e.away_team }, quotes: [] });
+    byId.set(e.event_id, { meta: { id: e.event_id, sport: e.sport_key, commence: e.commence_time.getTime(), home: e.home_team, away: e.away_team, simulated: e.simulated }, quotes: [] });
   }
   if (byId.size === 0) return [];
   const quotes = await db.sql<{ event_id: string; market_key: string; player: string; book: string; outcome: number; point: number | null; price: number; written_at: Date }[]>`
@@ -80,8 +80,9 @@ export async function loadOpenEvents(db: Database): Promise<OpenEvent[]> {
 export async function captureClosing(db: Database, meta: EventMeta, rows: readonly ClosingRow[], at: number): Promise<boolean> {
   const gameDate = new Date(meta.commence).toISOString().slice(0, 10);
   return db.sql.begin(async (tx) => {
-    const claimed = await tx`insert into history_events (event_id, sport_key, commence_time, home_team, away_team, captured_at)
-      values (${meta.id}, ${meta.sport}, ${new Date(meta.commence)}, ${meta.home}, ${meta.away}, ${new Date(at)})
+    const simulated = meta.simulated === true;
+    const claimed = await tx`insert into history_events (event_id, sport_key, commence_time, home_team, away_team, captured_at, simulated)
+      values (${meta.id}, ${meta.sport}, ${new Date(meta.commence)}, ${meta.home}, ${meta.away}, ${new Date(at)}, ${simulated})
       on conflict (event_id) do update set captured_at = excluded.captured_at where history_events.captured_at is null
       returning event_id`;
     if (claimed.length === 1) {
@@ -91,9 +92,9 @@ export async function captureClosing(db: Database, meta: EventMeta, rows: readon
           t: iso(r.snapshot_time),
         })));
         await tx`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team, source, player_name,
-            market_key, market_label, line, over_price, under_price, snapshot_time)
+            market_key, market_label, line, over_price, under_price, snapshot_time, simulated)
           select ${gameDate}::date, ${meta.sport}, ${meta.id}, ${new Date(meta.commence)}, ${meta.home}, ${meta.away}, v.s, v.p,
-            v.k, v.l, v.x, v.o, v.u, v.t
+            v.k, v.l, v.x, v.o, v.u, v.t, ${simulated}
           from json_to_recordset(${chunk}::text::json)
             as v(s text, p text, k text, l text, x double precision, o double precision, u double precision, t timestamptz)
           on conflict (event_id, source, market_key, player_name) do nothing`;
@@ -133,6 +134,8 @@ export interface StoredClosing {
   over_price: number | null;
   under_price: number | null;
   snapshot_time: Date;
+  /** captured from an event of the built-in simulator: no bookmaker's observed price */
+  simulated: boolean;
 }
 
 function where(db: Database, f: ClosingFilter) {
@@ -170,7 +173,7 @@ export async function* closingPages(db: Database, f: ClosingFilter, pageSize: nu
     // the text form every query sorted the rest of the day (45 s against 4 s for 500,000 rows)
     const rows: StoredClosing[] = await sql<StoredClosing[]>`
       select id, to_char(game_date, 'YYYY-MM-DD') as game_date, sport_key, commence_time, home_team, away_team, source,
-        player_name, market_key, market_label, line, over_price, under_price, snapshot_time
+        player_name, market_key, market_label, line, over_price, under_price, snapshot_time, simulated
       from closing_lines ${where(db, f)}
       ${from === null ? sql`` : sql`and (closing_lines.game_date, sport_key, source, id) > (${from.game_date}::date, ${from.sport_key}, ${from.source}, ${from.id}::bigint)`}
       order by closing_lines.game_date, sport_key, source, id

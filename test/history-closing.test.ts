@@ -59,7 +59,7 @@ for (const database of appDatabases()) t.test(`closing capture at the start boun
     home_team: event.home_team, away_team: event.away_team, source: 'pinnacle', player_name: null, market_key: 'h2h',
     market_label: pin.market_label, line: null, over_price: 1.95, under_price: 2.05,
     over_implied_prob: Math.round(1e6 / 1.95) / 1e6, under_implied_prob: Math.round(1e6 / 2.05) / 1e6,
-    snapshot_time: new Date(C - 1).toISOString(),
+    snapshot_time: new Date(C - 1).toISOString(), simulated: false,
   }, 'pinnacle closes at its last pregame prices (home 1.95, away 2.05 at commence - 1 ms), not 2.5 at commence or 2.2 after');
   const prop = body.rows.find((x) => x.source === 'draftkings')!;
   t.match(prop, { player_name: 'Jayson Tatum', market_key: 'player_points', line: 27.5, over_price: 1.87, under_price: 1.93 }, 'props are captured');
@@ -71,7 +71,7 @@ for (const database of appDatabases()) t.test(`closing capture at the start boun
   t.equal(csv.headers.get('x-requests-last'), '1', 'CSV costs 1 per request');
   const text = await csv.text();
   const lines = text.split('\r\n');
-  t.equal(lines[0], 'game_date,sport_key,commence_time,home_team,away_team,source,player_name,market_key,market_label,line,over_price,under_price,over_implied_prob,under_implied_prob,snapshot_time', 'header row');
+  t.equal(lines[0], 'game_date,sport_key,commence_time,home_team,away_team,source,player_name,market_key,market_label,line,over_price,under_price,over_implied_prob,under_implied_prob,snapshot_time,simulated', 'header row');
   t.match(lines[1], /^2026-11-20,basketball_nba,[^,]+,Boston Celtics,"Club ""Odd"", United",pinnacle,,h2h,/, 'RFC 4180: the odd name quoted, its quotes doubled; empty player');
   t.equal(lines[2], '', 'ends with CRLF');
   t.equal(lines.length, 3, 'one row for pinnacle');
@@ -99,6 +99,28 @@ t.test('restart in the middle of a start: captured from the persisted pregame st
   t.same(body.rows.map((x) => [x.market_key, x.line, x.over_price, x.under_price]), [['totals', 221.5, 1.9, 1.92]],
     'the event that started while the process was down is captured at the next start');
   t.equal(app.app.services.history!.openEvents, 0, 'nothing left open');
+});
+
+t.test('the simulator\'s closing lines are labelled simulated, also after a restart without it (regression: served as observed)', async (t) => {
+  const dir = await freshDataDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  clock.freeze(T0);
+  const ev = { ...event, id: 'cl_sim' };
+  let app = await startTestApp(t, { now: clock.now, dataDir: dir });
+  // as the simulator feeds it (http/app.ts): its events come from the source 'sim'
+  await app.app.services.ingest({ events: [ev], prices: [
+    { book: 'pinnacle', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.9, ts: T0 - 10 },
+    { book: 'pinnacle', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.0, ts: T0 - 5 },
+  ] }, clock.now(), { simulated: true, source: 'sim' });
+  await app.app.services.history!.flush();
+  await app.close(); // the persisted pregame state is all the next process, with no simulator, has
+  clock.freeze(C + 3_600_000);
+  app = await startTestApp(t, { now: clock.now, dataDir: dir });
+  const key = await app.key('business', 100);
+  const { body } = await exportDay(app, key, '&source=pinnacle');
+  t.same(body.rows.filter((x) => x.player_name === null).map((x) => [x.over_price, x.simulated]), [[1.9, true]], 'JSON: simulated: true');
+  const csv = await (await app.get(`/v1/historical/closing-lines.csv?date=${DAY}&source=pinnacle&apiKey=${key}`)).text();
+  t.match(csv.split('\r\n')[1], /,true$/, 'CSV: the simulated column says true');
 });
 
 for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, paging, bounds (${database})`, async (t) => {

@@ -20,13 +20,15 @@ export const ClosingRowSchema = {
     game_date: str, sport_key: str, commence_time: str, home_team: strOrNull, away_team: strOrNull, source: str,
     player_name: strOrNull, market_key: str, market_label: str, line: num, over_price: num, under_price: num,
     over_implied_prob: num, under_implied_prob: num, snapshot_time: str,
+    simulated: { type: 'boolean', description: 'true: captured from the built-in simulator\'s prices, no bookmaker\'s observed closing line' },
   },
 } as const;
 
 export const CSV_COLUMNS = ['game_date', 'sport_key', 'commence_time', 'home_team', 'away_team', 'source', 'player_name',
-  'market_key', 'market_label', 'line', 'over_price', 'under_price', 'over_implied_prob', 'under_implied_prob', 'snapshot_time'] as const;
+  'market_key', 'market_label', 'line', 'over_price', 'under_price', 'over_implied_prob', 'under_implied_prob', 'snapshot_time',
+  'simulated'] as const;
 
-type Formatted = Record<(typeof CSV_COLUMNS)[number], string | number | null>;
+type Formatted = Record<(typeof CSV_COLUMNS)[number], string | number | boolean | null>;
 
 let rowJson: ((doc: unknown) => string) | null = null;
 
@@ -37,14 +39,17 @@ export function formatRow(r: ExportRow): Formatted {
     market_key: r.market_key, market_label: r.market_label, line: r.line, over_price: r.over_price, under_price: r.under_price,
     over_implied_prob: impliedProb(r.over_price), under_implied_prob: impliedProb(r.under_price),
     snapshot_time: r.snapshot_time.toISOString(),
+    // the label travels with the row, so a saved export keeps it (a response header would not)
+    simulated: r.simulated === true,
   };
 }
 
 /** RFC 4180 field: quoted when it holds a comma, a quote, CR or LF; quotes doubled; null is empty. A text that a
  *  spreadsheet would read as a formula (it starts with =, +, -, @, a tab or CR: names come from feeds) is written
  *  with a leading apostrophe, as OWASP advises for CSV exports; numbers are written as they are. */
-export function csvField(v: string | number | null): string {
+export function csvField(v: string | number | boolean | null): string {
   if (v === null) return '';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
   const s = typeof v === 'string' && /^[=+\-@\t\r]/.test(v) ? `'${v}` : String(v);
   return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
 }

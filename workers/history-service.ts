@@ -32,7 +32,7 @@ export interface HistoryDeps {
 
 function metaOf(ev: EventView): EventMeta {
   const game = ev.kind === 'game';
-  return { id: ev.id, sport: ev.sport, commence: ev.commence, home: game ? ev.home : null, away: game ? ev.away : null };
+  return { id: ev.id, sport: ev.sport, commence: ev.commence, home: game ? ev.home : null, away: game ? ev.away : null, simulated: ev.source === 'sim' };
 }
 
 /** what one pass of persist() took from an event: written, given back (untake), or dropped when refused */
