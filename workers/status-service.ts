@@ -27,6 +27,9 @@ export interface StatusConfig {
   poller: PollerOptions;
 }
 
+/** how early a sample may run and still be stamped with the boundary it was set for */
+const SLOT_EARLY_MS = 50;
+
 export const DEFAULT_STATUS_CONFIG: StatusConfig = { sampleMs: 30_000, cacheMs: 90_000, computeTimeoutMs: 2_000, historyTimeoutMs: 10_000, poller: DEFAULT_POLLER };
 
 export interface StatusDeps {
@@ -70,12 +73,22 @@ export class StatusService {
 
   start(): void {
     this.deps.hub.onBatch((b) => this.onBatch(b));
-    this.timer = setInterval(() => void this.sample(), this.cfg.sampleMs);
+    this.arm();
+  }
+
+  /** Samples at the next boundary of the interval's grid, where the sample is stamped: a sample taken 28 s into its
+   *  slot and stamped at the slot's start showed a breach before the stall that caused it (the status audit). */
+  private arm(): void {
+    const ms = this.cfg.sampleMs;
+    this.timer = setTimeout(() => {
+      this.arm();
+      void this.sample();
+    }, ms - (this.deps.now() % ms));
     this.timer.unref();
   }
 
   async close(): Promise<void> {
-    if (this.timer !== null) clearInterval(this.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
     await this.sampling;
     await this.refreshing?.catch(() => undefined);
   }
@@ -227,7 +240,8 @@ export class StatusService {
     });
     // on the interval's grid: each node of a cluster samples at its own phase, and one row per source and slot is
     // kept (the first written), so the shared history holds one sample every interval, not one per node
-    const slot = Math.floor(now / this.cfg.sampleMs) * this.cfg.sampleMs;
+    // taken at a boundary (arm()): a timer a few milliseconds early still belongs to the slot it was set for
+    const slot = Math.floor((now + SLOT_EARLY_MS) / this.cfg.sampleMs) * this.cfg.sampleMs;
     this.sampling = this.sampling.then(() => insertSamples(this.deps.db, slot, rows))
       .catch((e: unknown) => this.deps.log?.(`status sample failed: ${String(e)}`));
     return this.sampling;
