@@ -39,12 +39,15 @@ export interface SourceFacts {
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;
+/** an age as served: to a tenth of a second. Classes are judged on the exact age (the views drop a quote at its
+ *  book's stale_s to the millisecond), never on this: a rounded 15.0 judged ok a write 15.04 s old. */
+const shown = (x: number | null) => (x === null ? null : round1(x));
 
-/** age in seconds of a write inside the window, else null */
+/** exact age in seconds of a write inside the window, else null */
 function ageIn(now: number, at: number, windowS: number): number | null {
   if (!(at > 0)) return null;
   const age = Math.max(0, (now - at) / 1000);
-  return age <= windowS ? round1(age) : null;
+  return age <= windowS ? age : null;
 }
 
 export interface Quality {
@@ -62,14 +65,15 @@ export interface Quality {
 /** /v1/meta/source-quality: judged on the newest write of the last 10 minutes, else on the last pulse. */
 export function sourceQuality(f: SourceFacts, now: number): Quality {
   const write = ageIn(now, Math.max(f.oddsWrite, f.propsWrite), QUALITY_WINDOW_S);
-  const pulse = f.pulse > 0 ? round1(Math.max(0, (now - f.pulse) / 1000)) : null;
+  const pulse = f.pulse > 0 ? Math.max(0, (now - f.pulse) / 1000) : null;
   const basis = write !== null ? 'write' : pulse !== null ? 'pulse' : 'none';
   const age = write ?? pulse;
   return {
-    source: f.key, sla: classify(age, f.sla), basis, age_s: age, tight_s: f.sla.tight_s, slack_s: f.sla.slack_s,
+    source: f.key, sla: classify(age, f.sla), basis, age_s: shown(age), tight_s: f.sla.tight_s, slack_s: f.sla.slack_s,
     stale_s: f.sla.stale_s, sla_class: f.sla.name,
-    // polling at half the tight threshold keeps a source ok with one missed poll
-    recommended_poll_s: Math.max(1, Math.round(f.sla.tight_s / 2)),
+    // polling at half the tight threshold, or below, keeps a source ok with one missed poll (8 s for a tight_s of 15
+    // let two polls 16 s apart pass it)
+    recommended_poll_s: Math.max(1, Math.floor(f.sla.tight_s / 2)),
   };
 }
 
@@ -106,7 +110,7 @@ export function statusPayload(inp: StatusInputs) {
       const rowState = classify(rowAge, v.f.sla);
       return {
         source: v.f.key, healthy: v.healthy, sla_state: v.state, row_healthy: isHealthy(rowState), row_sla_state: rowState,
-        health_scope: 'source' as const, source_latest_age_seconds: v.age, table_latest_age_seconds: rowAge,
+        health_scope: 'source' as const, source_latest_age_seconds: shown(v.age), table_latest_age_seconds: shown(rowAge),
       };
     });
   const withRows = new Set(verdicts.filter((v) => v.age !== null).map((v) => v.f.key));
@@ -131,7 +135,7 @@ export function statusPayload(inp: StatusInputs) {
     database: inp.database,
     sources: verdicts.map((v) => ({
       source: v.f.key, kind: v.f.kind, sla_class: v.f.sla.name, healthy: v.healthy, sla_state: v.state,
-      latest_write_age_seconds: v.age,
+      latest_write_age_seconds: shown(v.age),
     })),
     tables: { odds: tableRows((f) => f.oddsWrite), props: tableRows((f) => f.propsWrite) },
     data_freshness: {

@@ -3,7 +3,7 @@
 
 import { rmSync } from 'node:fs';
 import t from 'tap';
-import { classify } from '../engine/status.js';
+import { classify, sourceQuality, statusPayload } from '../engine/status.js';
 import { SLA_CLASSES } from '../engine/sla.js';
 import { Poller } from '../engine/poller.js';
 import { TestClock, startTestApp } from './helpers/app.js';
@@ -29,6 +29,15 @@ t.test('classes - thresholds and the poller state machine (pure)', async (t) => 
   t.same([0, 15, 15.1, 60, 60.1, 180, 180.1, null].map((a) => classify(a, fast)),
     ['ok', 'ok', 'degraded', 'degraded', 'breach', 'breach', 'stale', 'stale'], 'fast: 15 / 60 / 180 s, no write is stale');
   t.same(SLA_CLASSES.exchange_slow, { name: 'exchange_slow', tight_s: 120, slack_s: 360, stale_s: 900 }, 'exchange_slow 120 / 360 / 900 s');
+  // judged on the exact age, shown to a tenth of a second (regression: a write 15.04 s old was rounded to 15.0 first
+  // and judged ok, and one 180.04 s old breach while the views had dropped its quotes at 180 s)
+  const now = 1_800_000_000_000;
+  const facts = (ageMs: number) => ({ key: 'fanduel', kind: 'sportsbook', sla: fast, oddsWrite: now - ageMs, propsWrite: 0, pulse: 0 });
+  t.match(sourceQuality(facts(15_040), now), { sla: 'degraded', age_s: 15 }, 'source quality: 15.04 s is degraded, shown as 15');
+  t.match(sourceQuality(facts(180_040), now), { sla: 'stale', age_s: 180 }, '180.04 s is stale');
+  const st = statusPayload({ now, sources: [facts(15_040)], expected: null, retired: [], pollers: [], requests: { p50_per_min: 0, p95_per_min: 0, last_hour: 0 },
+    database: { ok: true, latency_ms: 1 }, analytics: { arbitrage: 0, ev: 0 } });
+  t.match(st.sources[0], { sla_state: 'degraded', latest_write_age_seconds: 15 }, '/v1/status alike');
   const p = new Poller('x', { failureThreshold: 3, baseBackoffMs: 100, maxBackoffMs: 1000 }, () => 1);
   p.failure(0, 'e1');
   t.same([p.state, p.backoffMs, p.canPoll(99), p.canPoll(100)], ['closed', 100, false, true], 'first failure: backoff base, breaker closed');
@@ -71,7 +80,8 @@ t.test('status over a simulated clock', async (t) => {
     status().poller('test').pulse(T + 601_000, ['pinnacle']);
     clock.freeze(T + 605_000);
     const q = ((await (await app.get('/v1/meta/source-quality')).json()) as { sources: Quality[] }).sources.find((x) => x.source === 'pinnacle')!;
-    t.match(q, { sla: 'ok', basis: 'pulse', age_s: 4, recommended_poll_s: 8 }, 'no write in the window: judged on the poller pulse');
+    // a poll every 7 s (half tight_s = 15, rounded down) keeps a fast book ok with one missed: 8 let 16 s pass it
+    t.match(q, { sla: 'ok', basis: 'pulse', age_s: 4, recommended_poll_s: 7 }, 'no write in the window: judged on the poller pulse');
     const sla = (await (await app.get('/v1/meta/per-book-sla')).json()) as { source: string; tight_s: number; slack_s: number; stale_s: number }[];
     t.match(sla.find((b) => b.source === 'betfair_ex_uk'), { tight_s: 120, slack_s: 360, stale_s: 900 }, 'an exchange is exchange_slow');
     t.match(sla.find((b) => b.source === 'pinnacle'), { tight_s: 15, slack_s: 60, stale_s: 180 }, 'the sharp book is fast');

@@ -235,8 +235,9 @@ export class StatusService {
     const now = this.deps.now();
     const rows = this.presentSources().map((f) => {
       const newest = Math.max(f.oddsWrite, f.propsWrite);
-      const age = newest > 0 && (now - newest) / 1000 <= STATUS_WINDOW_S ? Math.round(Math.max(0, now - newest) / 100) / 10 : null;
-      return { source: f.key, state: classify(age, f.sla), age };
+      const exact = newest > 0 && (now - newest) / 1000 <= STATUS_WINDOW_S ? Math.max(0, now - newest) / 1000 : null;
+      // judged on the exact age, stored to a tenth of a second (engine/status.ts)
+      return { source: f.key, state: classify(exact, f.sla), age: exact === null ? null : Math.round(exact * 10) / 10 };
     });
     // on the interval's grid: each node of a cluster samples at its own phase, and one row per source and slot is
     // kept (the first written), so the shared history holds one sample every interval, not one per node
