@@ -121,7 +121,7 @@ export function statusPayload(inp: StatusInputs) {
       sla: v.state, source_quality_sla: q.sla, source_quality_age_s: q.age_s,
       sla_basis: {
         sla: `freshest write across odds and props within ${STATUS_WINDOW_S} s (authoritative for queryable rows)`,
-        source_quality_sla: q.basis === 'write' ? `freshest write within ${QUALITY_WINDOW_S} s` : q.basis === 'pulse' ? 'last poller pulse (no write within 600 s)' : 'no write and no pulse',
+        source_quality_sla: q.basis === 'write' ? `freshest write within ${QUALITY_WINDOW_S} s` : q.basis === 'pulse' ? `last poller pulse (no write within ${QUALITY_WINDOW_S} s)` : `no write within ${QUALITY_WINDOW_S} s and no poller pulse`,
       },
     };
   }
