@@ -80,10 +80,14 @@ export class StatusService {
    *  slot and stamped at the slot's start showed a breach before the stall that caused it (the status audit). */
   private arm(): void {
     const ms = this.cfg.sampleMs;
+    // the boundary after the one this moment belongs to: a timer fires up to a millisecond before the Date.now() it
+    // was set for, and armed from there for that same boundary it sampled the slot twice
+    const now = this.deps.now();
+    const next = Math.floor((now + SLOT_EARLY_MS) / ms) * ms + ms;
     this.timer = setTimeout(() => {
       this.arm();
       void this.sample();
-    }, ms - (this.deps.now() % ms));
+    }, next - now);
     this.timer.unref();
   }
 
