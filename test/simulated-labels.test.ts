@@ -55,6 +55,10 @@ t.test('webhook deliveries of a node running the simulator are labelled simulate
   t.equal(headers['x-data-source'], 'simulated', 'the 101: X-Data-Source: simulated');
   const st = (await (await app.get('/v1/status')).json()) as { simulated: boolean };
   t.equal(st.simulated, true, '/v1/status: simulated: true');
+  await app.app.services.status!.sample();
+  const hist = (await (await app.get('/v1/status/history?window_s=3600')).json()) as { sources: { segments: { simulated: boolean }[] }[] };
+  const segs = hist.sources.flatMap((x) => x.segments);
+  t.ok(segs.length > 0 && segs.every((x) => x.simulated === true), '/v1/status/history: its samples say simulated (kept in status_samples)');
 });
 
 t.test('a node without the simulator labels nothing simulated', async (t) => {

@@ -247,7 +247,8 @@ export class StatusService {
     // kept (the first written), so the shared history holds one sample every interval, not one per node
     // taken at a boundary (arm()): a timer a few milliseconds early still belongs to the slot it was set for
     const slot = Math.floor((now + SLOT_EARLY_MS) / this.cfg.sampleMs) * this.cfg.sampleMs;
-    this.sampling = this.sampling.then(() => insertSamples(this.deps.db, slot, rows))
+    const simulated = this.simulated();
+    this.sampling = this.sampling.then(() => insertSamples(this.deps.db, slot, rows, simulated))
       .catch((e: unknown) => this.deps.log?.(`status sample failed: ${String(e)}`));
     return this.sampling;
   }

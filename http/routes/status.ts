@@ -60,7 +60,8 @@ export const StatusSchema = object({
 
 const HistorySchema = object({
   window_s: int, interval_s: int, as_of: iso,
-  sources: { type: 'array', items: object({ source: str, segments: { type: 'array', items: object({ from: iso, to: iso, sla_state: SLA_STATE, samples: int }) } }) },
+  sources: { type: 'array', items: object({ source: str, segments: { type: 'array', items: object({ from: iso, to: iso, sla_state: SLA_STATE, samples: int,
+    simulated: { type: 'boolean', description: 'sampled while the node served the simulator\'s prices (a run ends where this changes)' } }) } }) },
 });
 
 const PerBookSlaSchema = { type: 'array', items: object({ source: str, title: str, kind: str, ...thresholds }) };

@@ -3,3 +3,5 @@
 -- history_events (its pregame state survives restarts) and every closing row captured from it.
 alter table history_events add column simulated boolean not null default false;
 alter table closing_lines add column simulated boolean not null default false;
+-- and the status history's samples taken while the node served the simulator (its sources were the simulator's)
+alter table status_samples add column simulated boolean not null default false;
