@@ -27,6 +27,7 @@ t.test('simulator - stalled books', async (t) => {
   const post = (b: unknown, auth = `Bearer ${ADMIN_KEY}`) => app.post('/v1/admin/sim/stall', b, { authorization: auth });
   t.equal((await post({ books: ['nobook'] })).status, 422, 'unknown book: 422');
   t.equal((await post({ books: 'fanduel' })).status, 422, 'not an array: 422');
+  t.equal((await post({ books: ['pointsbetus'] })).status, 422, 'a book the simulator does not quote (retired): 422 (regression: listed as stalled)');
   t.equal((await post({ books: ['fanduel'] }, 'Bearer nope')).status, 401, 'admin key required');
   const res = await post({ books: ['fanduel'] });
   t.same([res.status, await res.json()], [200, { stalled: ['fanduel'] }], 'the set is replaced');
@@ -40,4 +41,11 @@ t.test('simulator - stalled books', async (t) => {
   await new Promise((r) => setTimeout(r, 400));
   t.equal(quiet[BOOK_INDEX.get('fanduel')!], at, 'and no more quotes');
   t.same(await (await app.get('/v1/admin/sim/stall', { authorization: `Bearer ${ADMIN_KEY}` })).json(), { stalled: ['fanduel'] }, 'GET lists the stalled books');
+});
+
+t.test('simulator - stalling books on a node without the simulator is 409 (regression: 200, nothing stalled)', async (t) => {
+  const app = await startTestApp(t, { shards: 1 });
+  const res = await app.post('/v1/admin/sim/stall', { books: ['fanduel'] }, { authorization: `Bearer ${ADMIN_KEY}` });
+  t.equal(res.status, 409, '409');
+  t.equal(((await res.json()) as { error_code: string }).error_code, 'SIMULATOR_NOT_RUNNING', 'SIMULATOR_NOT_RUNNING');
 });

@@ -10,6 +10,7 @@ import { isoMillis, isoSeconds } from '../services.js';
 import { sportKeys } from './discovery.js';
 import { ApiError } from '../../engine/errors.js';
 import { slaClassOf } from '../../engine/sla.js';
+import { SIM_BOOKS } from '../../engine/simulator.js';
 import type { StatusService } from '../../workers/status-service.js';
 import type { Route } from '../router.js';
 import { errorBody } from '../serialize.js';
@@ -102,6 +103,8 @@ const MAX_HISTORY_S = 7 * 86_400;
 
 /** how long a /v1/meta/movers answer is served again (as_of says when it was made) */
 const MOVERS_CACHE_MS = 1000;
+
+const SIM_BOOK_KEYS = new Set(SIM_BOOKS.map((b) => b.key));
 
 export function statusRoutes(s: Services, status: StatusService): Route[] {
   /** /v1/meta/movers answers by parameters, each kept MOVERS_CACHE_MS */
@@ -260,8 +263,9 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       path: '/v1/admin/sim/stall',
       auth: 'admin',
       tag: 'admin',
-      summary: 'Stall books in the simulator (body {"books": [...]} replaces the set; [] resumes all)',
+      summary: 'Stall books in the simulator (body {"books": [...]} replaces the set; [] resumes all); 409 on a node without the simulator',
       maxBody: 16_384,
+      errors: ['SIMULATOR_NOT_RUNNING'],
       requestBody: { type: 'object', required: ['books'], properties: { books: { type: 'array', items: { type: 'string' } } } },
       response: StalledSchema,
       handle: (ctx) => {
@@ -279,6 +283,14 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
         if (bad.length > 0) {
           throw new ApiError('VALIDATION_ERROR', `unknown book key(s) ${bad.join(', ')}`, [{ loc: ['body', 'books'], msg: `unknown book key(s) ${bad.join(', ')}`, type: 'value_error', input: books }]);
         }
+        // a book the simulator never quotes (a retired one: pointsbetus) would be listed as stalled with nothing stalled
+        const notSim = (books as string[]).filter((b) => !SIM_BOOK_KEYS.has(b));
+        if (notSim.length > 0) {
+          const msg = `not quoted by the simulator: ${notSim.join(', ')}`;
+          throw new ApiError('VALIDATION_ERROR', msg, [{ loc: ['body', 'books'], msg, type: 'value_error', input: books }]);
+        }
+        // a node without the simulator answered 200 and stalled nothing
+        if (!s.feed.split(',').includes('sim')) throw new ApiError('SIMULATOR_NOT_RUNNING');
         status.stalled.clear();
         for (const b of books as string[]) status.stalled.add(b);
         return { status: 200, body: JSON.stringify({ stalled: [...status.stalled].sort() }) };
