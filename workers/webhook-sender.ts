@@ -77,32 +77,42 @@ export async function attempt(job: SendJob): Promise<SendResult> {
   const secure = url.protocol === 'https:';
   return new Promise<SendResult>((resolveResult) => {
     let settled = false;
+    let req: http.ClientRequest;
     const finish = (code: number | null, err: string | null) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolveResult(done(code, err));
     };
-    const req = (secure ? https : http).request({
-      method: 'POST',
-      host,
-      port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
-      path: url.pathname + url.search,
-      headers: headersFor(job, Math.floor(Date.now() / 1000)),
-      lookup: pinned,
-      agent: secure ? httpsAgent : httpAgent,
-      servername: isIP(host) === 0 ? host : undefined,
-    }, (res) => {
-      const code = res.statusCode ?? 0;
-      res.on('data', () => {});
-      res.on('end', () => finish(code, code >= 200 && code < 300 ? null : `HTTP ${code}`));
-      res.on('error', (e) => finish(code, e.message));
-    });
+    const send = (again: boolean) => {
+      req = (secure ? https : http).request({
+        method: 'POST',
+        host,
+        port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+        path: url.pathname + url.search,
+        headers: headersFor(job, Math.floor(Date.now() / 1000)),
+        lookup: pinned,
+        agent: secure ? httpsAgent : httpAgent,
+        servername: isIP(host) === 0 ? host : undefined,
+      }, (res) => {
+        const code = res.statusCode ?? 0;
+        res.on('data', () => {});
+        res.on('end', () => finish(code, code >= 200 && code < 300 ? null : `HTTP ${code}`));
+        res.on('error', (e) => finish(code, e.message));
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        // a kept-alive connection the receiver closed as idle just as it was reused: the request never reached it,
+        // so it is sent again at once on a new connection (Node's documented remedy, request.reusedSocket), not left
+        // to the 30 s retry (the soak audit: an arbitrage.opened so delayed arrived after its arbitrage.closed)
+        if (!again && !settled && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) send(true);
+        else finish(null, e.message);
+      });
+      req.end(job.body);
+    };
     const timer = setTimeout(() => {
       req.destroy(new Error(`timeout after ${job.timeoutMs} ms`));
     }, job.timeoutMs);
-    req.on('error', (e) => finish(null, e.message));
-    req.end(job.body);
+    send(false);
   });
 }
 
