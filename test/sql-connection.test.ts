@@ -58,6 +58,29 @@ t.test('embedded - named schema is used and dropped on close', async (t) => {
   t.equal((await again.sql`select current_schema() as s`)[0]!.s, 'public', 'default schema is public');
 });
 
+t.test('embedded - maintenance checkpoints and vacuums, as PostgreSQL\'s background processes would (regression: its WAL only grew)', async (t) => {
+  const dir = await freshDataDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const db = await openDatabase({ dataDir: dir, maintenanceMs: 300 });
+  t.teardown(() => db.close());
+  // (the copied template may hold the migrated table already)
+  await db.sql`create table if not exists pregame_quotes (id int)`;
+  await db.sql`create table maintenance_probe (id int)`;
+  await db.sql`insert into maintenance_probe select g from generate_series(1, 1000) g`;
+  const checkpointAt = async () => (await db.sql<{ t: Date }[]>`select checkpoint_time as t from pg_control_checkpoint()`)[0]!.t.getTime();
+  const vacuumAt = async () => (await db.sql<{ t: Date | null }[]>`select last_vacuum as t from pg_stat_user_tables where relname = 'pregame_quotes'`)[0]?.t ?? null;
+  const before = await checkpointAt();
+  let after = before;
+  let vacuumed: Date | null = null;
+  for (let i = 0; i < 50 && (after === before || vacuumed === null); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    after = await checkpointAt();
+    vacuumed = await vacuumAt();
+  }
+  t.ok(after > before, 'a checkpoint ran (its WAL segments can be recycled)');
+  t.not(vacuumed, null, 'pregame_quotes was vacuumed');
+});
+
 t.test('embedded - the database directory is the owner\'s alone (initdb left catalog files 0666)', async (t) => {
   const dir = await freshDataDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
