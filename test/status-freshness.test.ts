@@ -3,7 +3,7 @@
 
 import { rmSync } from 'node:fs';
 import t from 'tap';
-import { classify, sourceQuality, statusPayload } from '../engine/status.js';
+import { classify, RequestRate, sourceQuality, statusPayload } from '../engine/status.js';
 import { SLA_CLASSES } from '../engine/sla.js';
 import { Poller } from '../engine/poller.js';
 import { TestClock, startTestApp } from './helpers/app.js';
@@ -38,6 +38,16 @@ t.test('classes - thresholds and the poller state machine (pure)', async (t) => 
   const st = statusPayload({ now, sources: [facts(15_040)], expected: null, retired: [], pollers: [], requests: { p50_per_min: 0, p95_per_min: 0, last_hour: 0 },
     database: { ok: true, latency_ms: 1 }, analytics: { arbitrage: 0, ev: 0 } });
   t.match(st.sources[0], { sla_state: 'degraded', latest_write_age_seconds: 15 }, '/v1/status alike');
+
+  // request rates over the full minutes since the start (regression: the hour before it counted as quiet minutes,
+  // and a node up five minutes with 176 requests answered p50 0)
+  const start = Date.UTC(2031, 0, 1, 12, 0, 30);
+  const rate = new RequestRate(start);
+  for (let minute = 1; minute <= 5; minute++) for (let i = 0; i < 10 * minute; i++) rate.record(start + minute * 60_000);
+  rate.record(start + 6 * 60_000);
+  // full minutes since the start: 12:01 .. 12:05 with 10, 20, 30, 40, 50; 12:06 is partial (1 so far)
+  t.same(rate.summary(start + 6 * 60_000), { p50_per_min: 30, p95_per_min: 50, last_hour: 151 }, 'p50 and p95 of the five full minutes; the hour\'s total');
+  t.same(new RequestRate(start).summary(start + 1000), { p50_per_min: 0, p95_per_min: 0, last_hour: 0 }, 'before any full minute: the current one');
   const p = new Poller('x', { failureThreshold: 3, baseBackoffMs: 100, maxBackoffMs: 1000 }, () => 1);
   p.failure(0, 'e1');
   t.same([p.state, p.backoffMs, p.canPoll(99), p.canPoll(100)], ['closed', 100, false, true], 'first failure: backoff base, breaker closed');

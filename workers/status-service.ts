@@ -53,7 +53,7 @@ export class StatusService {
   readonly oddsWrite = new Float64Array(BOOKMAKERS.length);
   readonly propsWrite = new Float64Array(BOOKMAKERS.length);
   readonly pollers = new Map<string, Poller>();
-  readonly rate = new RequestRate();
+  readonly rate: RequestRate;
   /** price moves of the recent past, for /v1/meta/movers */
   readonly moves = new MoveLog();
   /** book keys the simulator does not quote (SIM_STALL, POST /v1/admin/sim/stall) */
@@ -69,7 +69,9 @@ export class StatusService {
   nats: (() => object) | null = null;
   private sampling: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: StatusDeps, readonly cfg: StatusConfig = DEFAULT_STATUS_CONFIG) {}
+  constructor(private readonly deps: StatusDeps, readonly cfg: StatusConfig = DEFAULT_STATUS_CONFIG) {
+    this.rate = new RequestRate(deps.now());
+  }
 
   start(): void {
     this.deps.hub.onBatch((b) => this.onBatch(b));
