@@ -347,6 +347,18 @@ export class Accounts {
     return this.addKey(row);
   }
 
+  /** Reads every key again (CLUSTER=1, after a NATS outage: the announcements sent meanwhile were missed): adds the
+   *  keys made since, drops those revoked since. The cluster audit found a node back from an outage still serving a
+   *  key revoked during it, 9 minutes on, and refusing one made during it. */
+  async resync(): Promise<void> {
+    for (const row of await loadKeys(this.db)) {
+      const k = this.byId.get(row.id);
+      if (k === undefined) {
+        if (!row.revoked) this.addKey(row);
+      } else if (row.revoked && !k.revoked) this.dropKey(k);
+    }
+  }
+
   /** Drops a key another node revoked (CLUSTER=1). */
   forget(keyId: number): void {
     const k = this.byId.get(keyId);

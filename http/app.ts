@@ -337,6 +337,10 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
         await c.start();
         const keys = new KeySync(conn, accounts, `${cfg.nats.prefix}.keys`, cfg.nats.nodeId, cfg.log);
         keys.start();
+        // announcements published while the connection was down are lost: read the keys again once it is back
+        natsLink.onReconnect = () => {
+          void accounts.resync().catch((e: unknown) => cfg.log?.(`key sync: reading the keys again after a NATS outage failed: ${String(e)}`));
+        };
         cleanups.push(() => keys.close());
       }
     }
@@ -352,7 +356,10 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     };
     label.services = services;
 
-    const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log, registry: metrics.registry, simulated: () => services.simulated },
+    // a cluster node cut off from NATS no longer follows the stream: what it would judge of the books' freshness (the
+    // webhook checks, the status samples) is its own stale view
+    const following = (): boolean => cluster === null || natsLink === undefined || natsLink.connected;
+    const webhooks = new WebhookService({ hub, accounts, db, now, feed: services.feed, log: cfg.log, registry: metrics.registry, simulated: () => services.simulated, following },
       { ...DEFAULT_WEBHOOK_CONFIG, nodeId: cfg.nodeId ?? defaultNodeId(cfg.dataDir), closeArbsAtShutdown: cfg.nats?.cluster !== true, ...cfg.webhooks });
     await webhooks.start();
     cleanups.push(() => webhooks.close());
@@ -366,7 +373,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     cleanups.push(() => history.close());
     services.history = history;
 
-    const status = new StatusService({ hub, db, now, log: cfg.log }, { ...DEFAULT_STATUS_CONFIG, ...cfg.status });
+    const status = new StatusService({ hub, db, now, log: cfg.log, following }, { ...DEFAULT_STATUS_CONFIG, ...cfg.status });
     status.start();
     cleanups.push(() => status.close());
     services.status = status;

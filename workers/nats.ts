@@ -84,6 +84,8 @@ export class NatsLink {
   downSince = 0;
   /** times the connection went down since the start */
   disconnects = 0;
+  /** called each time the connection is back after going down (what was published meanwhile was missed) */
+  onReconnect: (() => void) | null = null;
 
   constructor(nc: NatsConnection, private readonly now: () => number, registry?: Registry) {
     if (registry !== undefined) {
@@ -95,6 +97,7 @@ export class NatsLink {
         else if (s.type === 'reconnect') {
           this.connected = true;
           this.downSince = 0;
+          this.onReconnect?.();
         }
       }
     })().catch(() => undefined);

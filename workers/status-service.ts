@@ -37,6 +37,9 @@ export interface StatusDeps {
   db: Database;
   now(): number;
   log?(msg: string): void;
+  /** false while a cluster node is cut off from the stream: its books' ages are its own stale view, not the books'
+   *  (the cluster audit: its samples, first written in their slots, put false breaches in the shared history) */
+  following?(): boolean;
 }
 
 /** the database ping of a status computation may take this long before the database is reported down */
@@ -238,6 +241,7 @@ export class StatusService {
 
   /** Writes one sample per present source (the status history). */
   sample(): Promise<void> {
+    if (this.deps.following?.() === false) return this.sampling;
     const now = this.deps.now();
     const rows = this.presentSources().map((f) => {
       const newest = Math.max(f.oddsWrite, f.propsWrite);

@@ -124,6 +124,9 @@ export interface WebhookDeps {
   registry?: Registry;
   /** whether the node serves the simulator's prices (X-Data-Source: simulated): events made meanwhile say so */
   simulated?(): boolean;
+  /** false while a cluster node is cut off from the stream: its books' freshness is its own stale view, so it judges
+   *  none (the cluster audit: such a node sent a source_quality.breach of every book, the others the recoveries) */
+  following?(): boolean;
 }
 
 /** A subscription as the dispatcher holds it. */
@@ -280,6 +283,7 @@ export class WebhookService {
       if (!this.stopping) this.guard(() => this.evaluator.changes(b.records, b.count, this.d.now()));
     });
     const tick = setInterval(() => {
+      if (this.d.following?.() === false) return;
       this.guard(() => this.evaluator.tick(this.d.now(), this.d.hub.readModel.newestByBook, this.d.hub.counters));
     }, 1000);
     // the baseline of the rejection rate; books are judged from the first tick on, once the feed had a second
