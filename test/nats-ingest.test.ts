@@ -40,14 +40,16 @@ t.test('nats ingest - applies a batch, counts bad ones, feeds parser.degraded', 
   t.equal(partial.rejected[0]?.error_code, 'UNKNOWN_BOOK', 'an item is rejected on its own, with its code');
   const bad = await request(new Uint8Array([0xc1]));
   t.equal(bad.error_code, 'MALFORMED_BODY', 'an undecodable request is answered with the error body');
+  const misspelt = await request(pack({ event: [nba] }));
+  t.equal(misspelt.error_code, 'MALFORMED_BODY', 'a misspelt top-level field is malformed, as over HTTP (the same batchShape)');
 
   const metrics = await (await app.get('/metrics')).text();
   const count = (result: string) => Number(new RegExp(`linewire_nats_ingest_batches_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1]);
-  t.same([count('ok'), count('undecodable'), count('malformed'), count('rejected_items')], [1, 22, 2, 1], '/metrics: batches by result');
-  t.equal(Number(/linewire_ingest_rejected_total (\d+)/.exec(metrics)?.[1]), 25, 'each refused batch counts as one rejected observation, plus the rejected item');
+  t.same([count('ok'), count('undecodable'), count('malformed'), count('rejected_items')], [1, 22, 3, 1], '/metrics: batches by result');
+  t.equal(Number(/linewire_ingest_rejected_total (\d+)/.exec(metrics)?.[1]), 26, 'each refused batch counts as one rejected observation, plus the rejected item');
 
   const status = await (await app.get('/v1/status')).json() as { nats: { ingest: { bad_batches: number; rejected_items: number; last_bad: { reason: string } } } };
-  t.equal(status.nats.ingest.bad_batches, 25, '/v1/status: bad batches');
+  t.equal(status.nats.ingest.bad_batches, 26, '/v1/status: bad batches');
   t.equal(status.nats.ingest.rejected_items, 1, '/v1/status: items rejected in applied batches');
   t.match(status.nats.ingest.last_bad.reason, /MALFORMED_BODY/, '/v1/status: the last bad batch and why');
 

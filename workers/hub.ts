@@ -46,6 +46,10 @@ export function batchShape(body: unknown): { events: unknown[]; prices: unknown[
     throw new ApiError('MALFORMED_BODY', 'body must be an object {"events": [...], "prices": [...]}');
   }
   const b = body as Record<string, unknown>;
+  // a misspelt top level ({"event": [...]}) was a 202 applying nothing, with no word of why
+  for (const k in b) {
+    if (k !== 'events' && k !== 'prices') throw new ApiError('MALFORMED_BODY', `unknown field ${JSON.stringify(k).slice(0, 80)}: the body holds "events" and "prices"`);
+  }
   // absent is an empty list; null, like any other non-array, is a malformed body
   const events = b.events === undefined ? [] : b.events;
   const prices = b.prices === undefined ? [] : b.prices;

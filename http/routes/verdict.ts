@@ -81,10 +81,9 @@ export function verdictRoutes(s: Services): Route[] {
       requestBody: PrefsBody,
       response: PrefsSchema,
       handle: async (ctx) => {
-        const b = jsonObject(ctx);
-        const bad = invalidField;
         // a misspelt field would otherwise change nothing while the answer looked like a save
-        for (const k of Object.keys(b)) if (k !== 'region' && k !== 'books') bad(k, 'unknown field; allowed: region, books', b[k]);
+        const b = jsonObject(ctx, ['region', 'books']);
+        const bad = invalidField;
         const saved = await prefs.get(ctx.key!.id);
         // absent keeps the saved value, null clears it
         const region = b.region === undefined ? saved.region : b.region;
