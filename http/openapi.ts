@@ -2,7 +2,7 @@
 // parameter appears and nothing else does.
 
 import { ERRORS, type ErrorCode } from '../engine/errors.js';
-import type { ParamSpec } from './params.js';
+import { maxLength, type ParamSpec } from './params.js';
 import type { Route } from './router.js';
 import { ErrorSchema } from './schemas.js';
 import { EVENT_TYPES } from '../engine/webhook-catalogue.js';
@@ -76,8 +76,8 @@ function paramSchema(p: ParamSpec): object {
     case 'integer':
     case 'number':
       base.type = p.type;
-      if (p.min !== undefined) base.minimum = p.min;
-      if (p.max !== undefined) base.maximum = p.max;
+      if (p.min !== undefined) base[p.exclusive === true ? 'exclusiveMinimum' : 'minimum'] = p.min;
+      if (p.max !== undefined) base[p.exclusive === true ? 'exclusiveMaximum' : 'maximum'] = p.max;
       break;
     case 'boolean':
       base.type = 'boolean';
@@ -88,7 +88,8 @@ function paramSchema(p: ParamSpec): object {
       break;
     case 'csv':
       base.type = 'string';
-      base.description = p.values ? `comma-separated; each one of ${p.values.length > 20 ? 'the catalogue keys' : p.values.join(', ')}` : 'comma-separated';
+      base.description = (p.values ? `comma-separated; each one of ${p.values.length > 20 ? 'the catalogue keys' : p.values.join(', ')}` : 'comma-separated')
+        + (p.maxItems === undefined ? '' : `; at most ${p.maxItems} values`);
       break;
     case 'datetime':
       base.type = 'string';
@@ -101,6 +102,7 @@ function paramSchema(p: ParamSpec): object {
     default:
       base.type = 'string';
   }
+  if (base.type === 'string' && base.enum === undefined && base.format === undefined) base.maxLength = maxLength(p);
   if (p.default !== undefined) base.default = p.default;
   return base;
 }

@@ -21,12 +21,22 @@ export interface ParamSpec {
   alias?: string;
   /** csv: the most elements accepted */
   maxItems?: number;
+  /** number: min and max are exclusive bounds (a probability strictly between them) */
+  exclusive?: boolean;
 }
 
 export type ParamValue = string | number | boolean | string[] | undefined;
 export type Params = Record<string, ParamValue>;
 
 const MAX_STRING = 2000;
+/** a list of at most maxItems values may take this many characters a value (an event id is at most 128, and its
+ *  comma): 500 event ids of 32 hex digits were refused at 61 by MAX_STRING alone */
+const MAX_LIST_ITEM = 129;
+
+/** the longest raw value a parameter takes */
+export function maxLength(spec: ParamSpec): number {
+  return spec.type === 'csv' && spec.maxItems !== undefined ? Math.max(MAX_STRING, spec.maxItems * MAX_LIST_ITEM) : MAX_STRING;
+}
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Decimal notation only: `Number()` would also take `0x10`, `0b11`, `Infinity`, and `1e2` for an integer. Blanks
@@ -40,7 +50,8 @@ function parseOne(spec: ParamSpec, name: string, raw: string, errors: Validation
     errors.push({ loc: ['query', name], msg, type, input: raw });
     return undefined;
   };
-  if (raw.length > MAX_STRING) return fail(`at most ${MAX_STRING} characters`, 'string_too_long');
+  const cap = maxLength(spec);
+  if (raw.length > cap) return fail(`at most ${cap} characters`, 'string_too_long');
   // no parameter holds a control character; a NUL reached PostgreSQL as a 500 (delivery_id=%00)
   if (CONTROL.test(raw)) return fail('must not contain control characters', 'string_pattern_mismatch');
   switch (spec.type) {
@@ -61,6 +72,10 @@ function parseOne(spec: ParamSpec, name: string, raw: string, errors: Validation
       const text = raw.trim();
       const n = (integer ? INTEGER : DECIMAL).test(text) ? Number(text) : Number.NaN;
       if (!Number.isFinite(n)) return fail(integer ? 'must be an integer' : 'must be a number', integer ? 'int_parsing' : 'float_parsing');
+      if (spec.exclusive === true) {
+        if (spec.min !== undefined && !(n > spec.min)) return fail(`must be above ${spec.min}`, 'greater_than');
+        if (spec.max !== undefined && !(n < spec.max)) return fail(`must be below ${spec.max}`, 'less_than');
+      }
       if (spec.min !== undefined && n < spec.min) return fail(`must be at least ${spec.min}`, 'greater_than_equal');
       if (spec.max !== undefined && n > spec.max) return fail(`must be at most ${spec.max}`, 'less_than_equal');
       if (integer && !Number.isSafeInteger(n)) return fail(`must be an integer of at most ${Number.MAX_SAFE_INTEGER}`, 'int_parsing');

@@ -210,6 +210,15 @@ for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, 
   t.equal(m.headers.get('x-coverage-hint'), null, 'no hint inside the held range');
   t.equal(((await m.json()) as { matches: unknown[] }).matches.length, 5, 'limit');
   t.equal((await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&limit=1001`)).status, 422, 'limit 1001: 422');
+  // a 422 names the parameter sent, not the dateTo defaulted to today (regression: loc dateTo, input today's date)
+  for (const [q, what] of [['dateFrom=2020-01-01', 'too far before today'], ['dateFrom=2099-01-01', 'after today']]) {
+    const bad = (await (await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&${q}`)).json()) as { detail: { loc: string[]; msg: string; input: string }[] };
+    t.same(bad.detail[0].loc, ['query', 'dateFrom'], `dateFrom ${what} without dateTo: loc dateFrom`);
+    t.equal(bad.detail[0].input, q.slice('dateFrom='.length), 'its input is the date sent');
+    t.match(bad.detail[0].msg, /today \(\d{4}-\d{2}-\d{2}\) when dateTo is omitted/, 'the message says what it was measured against');
+  }
+  const sent = (await (await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&dateFrom=2020-01-01&dateTo=2026-01-01`)).json()) as { detail: { loc: string[] }[] };
+  t.same(sent.detail[0].loc, ['query', 'dateTo'], 'a dateTo sent too far after dateFrom: loc dateTo');
   const doc = (await (await app.get('/openapi.json')).json()) as { paths: Record<string, unknown> };
   t.ok(doc.paths['/v1/historical/closing-lines.csv'] && doc.paths['/v1/sports/{sport_key}/closing-lines'], 'exports listed in /openapi.json');
 });

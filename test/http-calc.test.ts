@@ -139,6 +139,15 @@ t.test('calc - kelly: edge and stake against a fair probability or a fair price'
   // an exchange price: 2.1 less 2 % commission on winnings is 2.078: edge 3.9 %
   const d = await calc('kelly?price=2.1&fair_prob_pct=50&commission_pct=2');
   t.same([d.body.effective_price, d.body.edge_pct], [2.078, 3.9], 'commission: effective 2.078, edge 3.9 %');
+  // the bounds are exclusive, and the document says so (regression: it published minimum 0 / maximum 100)
+  for (const [v, msg] of [['0', 'must be above 0'], ['100', 'must be below 100'], ['-1', 'must be above 0']]) {
+    const bad = await calc(`kelly?price=2.1&fair_prob_pct=${v}`);
+    t.equal(bad.res.status, 422, `fair_prob_pct=${v}: 422`);
+    t.equal(bad.body.detail[0].msg, msg, `fair_prob_pct=${v}: ${msg}`);
+  }
+  const doc = (await (await app.get('/openapi.json')).json()) as any;
+  const param = doc.paths['/v1/calc/kelly'].get.parameters.find((x: { name: string }) => x.name === 'fair_prob_pct');
+  t.same([param.schema.exclusiveMinimum, param.schema.exclusiveMaximum, param.schema.minimum], [0, 100, undefined], 'the document gives exclusive bounds');
 });
 
 t.test('calc - ev: a price against a sharp line, by de-vig method', async (t) => {

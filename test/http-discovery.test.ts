@@ -227,6 +227,18 @@ t.test('events - listed sorted by commence_time, with filters', async (t) => {
 
   const ids = (await (await app.get('/v1/sports/basketball_nba/events?eventIds=disc_nba_3,disc_nba_1,nope')).json()) as EventDoc[];
   t.same(ids.map((e) => e.id), ['disc_nba_1', 'disc_nba_3'], 'eventIds filter, unknown ids ignored');
+  // 500 ids of 32 hex digits (16.5 KB) are a list the bound allows (regression: 2,000 characters refused the 61st)
+  const hex = (i: number) => i.toString(16).padStart(32, '0');
+  const many = [...Array.from({ length: 499 }, (_, i) => hex(i)), 'disc_nba_2'].join(',');
+  const long = await app.get(`/v1/sports/basketball_nba/events?eventIds=${many}`);
+  t.equal(long.status, 200, '500 long ids: 200');
+  t.same(((await long.json()) as EventDoc[]).map((e) => e.id), ['disc_nba_2'], 'the one known id among them');
+  const tooMany = (await (await app.get(`/v1/sports/basketball_nba/events?eventIds=${many},${hex(999)}`)).json()) as { detail: { msg: string }[] };
+  t.equal(tooMany.detail[0].msg, 'at most 500 values', '501 ids: 422 at most 500 values');
+  const doc = (await (await app.get('/openapi.json')).json()) as { paths: Record<string, { get: { parameters: { name: string; schema: { description: string; maxLength: number } }[] } }> };
+  const spec = doc.paths['/v1/sports/{sport_key}/events'].get.parameters.find((x) => x.name === 'eventIds')!.schema;
+  t.match(spec.description, /at most 500 values/, 'the document gives the list bound');
+  t.ok(spec.maxLength >= 500 * 33, 'and a length that 500 ids fit');
 
   const from = (await (await app.get('/v1/sports/basketball_nba/events?commenceTimeFrom=2031-01-10T13:00:00Z')).json()) as EventDoc[];
   t.same(from.map((e) => e.id), ['disc_nba_2', 'disc_nba_3'], 'commenceTimeFrom is inclusive');

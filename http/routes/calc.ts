@@ -182,7 +182,7 @@ export function calcRoutes(): Route[] {
     route('/v1/calc/kelly', 'Edge and Kelly stake of a price against a fair probability (give fair_prob_pct or fair_price)',
       [
         { name: 'price', type: 'string', required: true, description: `The price offered: ${PRICE_HELP}` },
-        { name: 'fair_prob_pct', type: 'number', min: 0, max: 100, description: 'Fair probability of the side, percent (exclusive of 0 and 100)' },
+        { name: 'fair_prob_pct', type: 'number', min: 0, max: 100, exclusive: true, description: 'Fair probability of the side, percent (exclusive of 0 and 100)' },
         { name: 'fair_price', type: 'string', description: `Fair price of the side instead of fair_prob_pct: ${PRICE_HELP}` },
         commissionParam,
         ...kellyParams,
@@ -193,9 +193,6 @@ export function calcRoutes(): Route[] {
         const d = price('price', p.price as string);
         if ((p.fair_prob_pct === undefined) === (p.fair_price === undefined)) {
           invalid(p.fair_prob_pct === undefined ? 'fair_prob_pct' : 'fair_price', 'give exactly one of fair_prob_pct and fair_price', p.fair_price ?? p.fair_prob_pct ?? null);
-        }
-        if (p.fair_prob_pct !== undefined && !((p.fair_prob_pct as number) > 0 && (p.fair_prob_pct as number) < 100)) {
-          invalid('fair_prob_pct', 'must be above 0 and below 100', p.fair_prob_pct);
         }
         const fair = p.fair_prob_pct !== undefined ? (p.fair_prob_pct as number) / 100 : 1 / price('fair_price', p.fair_price as string);
         const e = effectivePrice(d, (p.commission_pct as number) / 100);

@@ -35,13 +35,18 @@ const MatchesSchema = object({
 function range(p: Params, now: number, defaultDays: number | null): { from: string | undefined; to: string | undefined } {
   let to = p.dateTo as string | undefined;
   let from = p.dateFrom as string | undefined;
+  // a 422 names the parameter the client sent: a defaulted dateTo (today) is measured against, not blamed
+  const toSent = to !== undefined;
   if (defaultDays !== null) {
     to ??= new Date(now).toISOString().slice(0, 10);
     from ??= new Date(Date.parse(`${to}T00:00:00Z`) - (defaultDays - 1) * 86_400_000).toISOString().slice(0, 10);
   }
   if (from !== undefined && to !== undefined) {
-    if (from > to) invalid('dateFrom', 'must not be after dateTo', from);
-    if (defaultDays !== null && (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1 > MAX_MATCH_DAYS) invalid('dateTo', `at most ${MAX_MATCH_DAYS} days after dateFrom`, to);
+    if (from > to) invalid('dateFrom', toSent ? 'must not be after dateTo' : `must not be after today (${to}) when dateTo is omitted`, from);
+    if (defaultDays !== null && (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1 > MAX_MATCH_DAYS) {
+      if (toSent) invalid('dateTo', `at most ${MAX_MATCH_DAYS} days after dateFrom`, to);
+      invalid('dateFrom', `at most ${MAX_MATCH_DAYS} days before today (${to}) when dateTo is omitted`, from);
+    }
   }
   return { from, to };
 }
