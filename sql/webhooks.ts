@@ -175,6 +175,9 @@ export interface NewDelivery {
   /** the event's key, unique per subscription: a repeated key is skipped (two nodes that found the same event, or
    *  one node that found it again after a restart, write one row) */
   dedupe: string | null;
+  /** the delivery (its delivery id) this one waits for: it is attempted only once that one is final (an
+   *  arbitrage's close after the opening sent to the same subscription); null or absent for none */
+  after?: string | null;
 }
 
 /** A node's claim on the rows it writes already due: it attempts them at once, no other node takes them. */
@@ -195,6 +198,8 @@ export interface Transition {
 export interface OutboxWrite {
   /** primary keys of `rows`, in input order, -1 for rows skipped (repeated key) */
   pks: number[];
+  /** primary keys (of `rows` and of the transitions' rows) claimed by the write: the writer attempts them at once */
+  claimed: Set<number>;
   /** primary keys of each transition's rows; empty when another node made the transition first */
   transitions: number[][];
   /** the stored state of each check whose transition or heartbeat found another state than the node's: the node
@@ -230,44 +235,53 @@ export async function writeOutbox(db: Database, rows: readonly NewDelivery[], no
   const heartbeats = opts.heartbeats ?? [];
   const transitions = opts.transitions ?? [];
   const claim = opts.claim ?? null;
+  const claimed = new Set<number>();
   if (states.length === 0 && heartbeats.length === 0 && transitions.length === 0) {
-    return { pks: await insertRows(db.sql, rows, now, claim), transitions: [], adopt: [] };
+    return { pks: await insertRows(db.sql, rows, now, claim, claimed), claimed, transitions: [], adopt: [] };
   }
   return db.sql.begin(async (tx) => {
     const adopt: CheckState[] = [];
     const done: number[][] = [];
     for (const tr of transitions) {
       const cur = await moveCheckState(tx, tr, now);
-      if (cur === null) done.push(await insertRows(tx, tr.rows, now, claim));
+      if (cur === null) done.push(await insertRows(tx, tr.rows, now, claim, claimed));
       else {
         done.push([]);
         adopt.push(cur);
       }
     }
-    const pks = await insertRows(tx, rows, now, claim);
+    const pks = await insertRows(tx, rows, now, claim, claimed);
     if (states.length > 0) await saveCheckStates(tx, states, now);
     if (heartbeats.length > 0) adopt.push(...await beatCheckStates(tx, heartbeats, now));
-    return { pks, transitions: done, adopt };
+    return { pks, claimed, transitions: done, adopt };
   });
 }
 
-async function insertRows(sql: postgres.Sql | postgres.TransactionSql, rows: readonly NewDelivery[], now: number, claim: Claim | null): Promise<number[]> {
+async function insertRows(sql: postgres.Sql | postgres.TransactionSql, rows: readonly NewDelivery[], now: number, claim: Claim | null,
+  claimed: Set<number>): Promise<number[]> {
   if (rows.length === 0) return [];
   const batch = JSON.stringify(rows.map((r) => ({
     d: r.deliveryId, w: r.webhookPk, e: r.eventId, t: r.eventType, b: r.body, s: r.status,
-    n: r.nextAttemptAt === null ? null : new Date(r.nextAttemptAt).toISOString(), k: r.dedupe,
+    n: r.nextAttemptAt === null ? null : new Date(r.nextAttemptAt).toISOString(), k: r.dedupe, a: r.after ?? null,
     // due at once: the writer attempts it now, under its claim
     c: claim !== null && r.status === 'pending' && r.nextAttemptAt !== null && r.nextAttemptAt <= now,
   })));
-  const ins = await sql<{ id: string; delivery_id: string }[]>`
+  // a row waiting for another is claimed only when that one is final already; one written by this same statement is
+  // not seen by it, and a poll (claimDue) takes the row once it is
+  const ins = await sql<{ id: string; delivery_id: string; claimed: boolean }[]>`
     insert into webhook_deliveries (delivery_id, webhook_id, event_id, event_type, body, status, next_attempt_at, dedupe_key, created_at,
-                                    claimed_by, lease_until)
+                                    claimed_by, lease_until, after_delivery)
     select v.d, v.w, v.e, v.t, v.b, v.s, v.n, v.k, ${new Date(now)},
-           case when v.c then ${claim?.node ?? null}::text end, case when v.c then ${claim === null ? null : new Date(claim.until)}::timestamptz end
-    from json_to_recordset(${batch}::text::json) as v(d text, w bigint, e text, t text, b text, s text, n timestamptz, k text, c boolean)
+           case when v.ok then ${claim?.node ?? null}::text end, case when v.ok then ${claim === null ? null : new Date(claim.until)}::timestamptz end, v.a
+    from (
+      select v.*, v.c and (v.a is null or exists (
+        select 1 from webhook_deliveries p where p.delivery_id = v.a and p.status not in ('pending', 'retrying'))) as ok
+      from json_to_recordset(${batch}::text::json) as v(d text, w bigint, e text, t text, b text, s text, n timestamptz, k text, c boolean, a text)
+    ) v
     on conflict (webhook_id, dedupe_key) do nothing
-    returning id, delivery_id`;
+    returning id, delivery_id, claimed_by is not null as claimed`;
   const byId = new Map(ins.map((r) => [r.delivery_id, Number(r.id)]));
+  for (const r of ins) if (r.claimed) claimed.add(Number(r.id));
   return rows.map((r) => byId.get(r.deliveryId) ?? -1);
 }
 
@@ -380,6 +394,9 @@ export async function claimDue(db: Database, now: number, limit: number, exclude
         and (d.claimed_by is null or d.lease_until <= ${at} or d.claimed_by = ${claim.node})
         and not (d.id = any(${exclude.map(String)}::bigint[]))
         and not (d.webhook_id = any(${skipWebhooks.map(String)}::bigint[]))
+        -- after the delivery it waits for is final (one never written, e.g. skipped as a repeat, holds nothing)
+        and (d.after_delivery is null or not exists (
+          select 1 from webhook_deliveries p where p.delivery_id = d.after_delivery and p.status in ('pending', 'retrying')))
       order by d.next_attempt_at, d.id
       limit ${limit}
       for update of d skip locked
@@ -433,7 +450,7 @@ export interface AttemptResult {
   /** the delivery's new status; null keeps it (a failed replay) */
   status: 'delivered' | 'retrying' | 'failed' | 'out_of_credits' | null;
   nextAttemptAt: number | null;
-  /** the schedule's attempt count after this one; null keeps it */
+  /** the schedule's attempt count after this one; null keeps it (a replay, recorded as one) */
   attempts: number | null;
   /** effect on the subscription's consecutive total failures */
   failures: 'reset' | 'inc' | 'none';
@@ -463,7 +480,7 @@ export async function recordResults(db: Database, results: readonly AttemptResul
   if (results.length === 0) return { disabled: [], failures: [] };
   const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
   const attempts = JSON.stringify(results.filter((r) => r.attempted).map((r) => ({
-    p: r.deliveryPk, n: r.number, a: iso(r.attemptedAt), c: r.statusCode, m: r.durationMs, e: r.error,
+    p: r.deliveryPk, n: r.number, a: iso(r.attemptedAt), c: r.statusCode, m: r.durationMs, e: r.error, r: r.attempts === null,
   })));
   const deliveries = JSON.stringify(results.map((r) => ({
     p: r.deliveryPk, s: r.status, n: iso(r.nextAttemptAt), k: r.attempts, d: r.status === 'delivered' ? iso(r.attemptedAt) : null,
@@ -482,9 +499,11 @@ export async function recordResults(db: Database, results: readonly AttemptResul
   const counts = JSON.stringify([...hooks].map(([w, h]) => ({ w, r: h.reset, i: h.inc })));
   return db.sql.begin(async (tx) => {
     await tx`
-      insert into webhook_attempts (delivery_pk, number, attempted_at, status_code, duration_ms, error)
-      select v.p, v.n, v.a, v.c, v.m, v.e
-      from json_to_recordset(${attempts}::text::json) as v(p bigint, n int, a timestamptz, c int, m double precision, e text)
+      insert into webhook_attempts (delivery_pk, number, attempted_at, status_code, duration_ms, error, replay)
+      -- numbered after every record so far: a scheduled attempt after a replay (its place in the schedule is below
+      -- the replay's number) overwrote the replay's record
+      select v.p, greatest(v.n, coalesce((select max(x.number) from webhook_attempts x where x.delivery_pk = v.p), 0) + 1), v.a, v.c, v.m, v.e, v.r
+      from json_to_recordset(${attempts}::text::json) as v(p bigint, n int, a timestamptz, c int, m double precision, e text, r boolean)
       -- a subscription deleted while its attempt was in flight took its deliveries with it
       where exists (select 1 from webhook_deliveries d where d.id = v.p)
       on conflict (delivery_pk, number) do update
@@ -564,7 +583,7 @@ export interface DeliveryRow {
   createdAt: Date;
   nextAttemptAt: Date | null;
   deliveredAt: Date | null;
-  /** every attempt; `replay`: made by POST .../replay (numbered after the schedule's attempts) */
+  /** every attempt, numbered in the order made; `replay`: made by POST .../replay */
   tries: { number: number; attempted_at: string; status_code: number | null; duration_ms: number; error: string | null; replay: boolean }[];
 }
 
@@ -586,7 +605,7 @@ export async function listDeliveries(db: Database, webhookPk: number, limit: num
   const rows = await db.sql<DeliveryRecord[]>`
     select d.*, (
       select coalesce(json_agg(json_build_object('number', a.number, 'attempted_at', a.attempted_at, 'status_code', a.status_code,
-                                                 'duration_ms', a.duration_ms, 'error', a.error, 'replay', a.number > d.attempts)
+                                                 'duration_ms', a.duration_ms, 'error', a.error, 'replay', a.replay)
                                        order by a.number), '[]'::json)::text
       from webhook_attempts a where a.delivery_pk = d.id) as tries
     from webhook_deliveries d
@@ -600,7 +619,7 @@ export async function getDelivery(db: Database, webhookPk: number, deliveryId: s
   const [r] = await db.sql<DeliveryRecord[]>`
     select d.*, (
       select coalesce(json_agg(json_build_object('number', a.number, 'attempted_at', a.attempted_at, 'status_code', a.status_code,
-                                                 'duration_ms', a.duration_ms, 'error', a.error, 'replay', a.number > d.attempts)
+                                                 'duration_ms', a.duration_ms, 'error', a.error, 'replay', a.replay)
                                        order by a.number), '[]'::json)::text
       from webhook_attempts a where a.delivery_pk = d.id) as tries
     from webhook_deliveries d where d.webhook_id = ${webhookPk} and d.delivery_id = ${deliveryId}`;

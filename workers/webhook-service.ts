@@ -145,8 +145,9 @@ export class Sub {
   /** arb_ids whose opening reached this subscription's filters while it took arbitrage.closed: its closes go to
    *  exactly these, whatever its filters say by then, and to no other (a subscription made after an opening got
    *  the close of an arbitrage it never heard of; one that raised min_edge_pct after an opening never got its close:
-   *  the webhook audit) */
-  readonly toldArbs = new Set<string>();
+   *  the webhook audit); each with the delivery id of the opening sent to it (null: it does not take openings),
+   *  which its close waits for (NewDelivery.after) */
+  readonly toldArbs = new Map<string, string | null>();
   constructor(public row: WebhookRow) {
     this.filter = Sub.compile(row);
   }
@@ -455,7 +456,7 @@ export class WebhookService {
   private onEvent(ev: WebhookEvent): void {
     const arbId = ev.type === 'arbitrage.opened' || ev.type === 'arbitrage.closed' ? String(ev.data.arb_id) : '';
     if (ev.type === 'arbitrage.opened') {
-      for (const sub of this.byType.get('arbitrage.closed') ?? []) if (arbReaches(sub.filter, ev)) sub.toldArbs.add(arbId);
+      for (const sub of this.byType.get('arbitrage.closed') ?? []) if (arbReaches(sub.filter, ev)) sub.toldArbs.set(arbId, null);
     }
     const subs = this.byType.get(ev.type);
     if (subs === undefined) return;
@@ -471,7 +472,14 @@ export class WebhookService {
     const id = newEventId();
     const bodies = new Map<string, string>();
     for (const sub of subs) {
-      if (ev.type === 'arbitrage.closed' ? !sub.toldArbs.delete(arbId) : !matches(sub.filter, ev)) continue;
+      let after: string | null = null;
+      if (ev.type === 'arbitrage.closed') {
+        const told = sub.toldArbs.get(arbId);
+        if (told === undefined) continue;
+        sub.toldArbs.delete(arbId);
+        // never delivered before its opening: it waits while the opening is on its retry schedule
+        after = told;
+      } else if (!matches(sub.filter, ev)) continue;
       const fmt: Format = sub.row.variant === 'A' ? 'json' : sub.row.format;
       const bk = sub.row.variant + fmt;
       let body = bodies.get(bk);
@@ -487,11 +495,13 @@ export class WebhookService {
           continue;
         }
       }
+      const deliveryId = newDeliveryId();
+      if (ev.type === 'arbitrage.opened' && sub.toldArbs.has(arbId)) sub.toldArbs.set(arbId, deliveryId);
       queue.push({
         sub,
         row: {
-          deliveryId: newDeliveryId(), webhookPk: sub.row.pk, eventId: id, eventType: ev.type, body,
-          status: next === null ? 'rate_limited' : 'pending', nextAttemptAt: next, dedupe: ev.dedupe,
+          deliveryId, webhookPk: sub.row.pk, eventId: id, eventType: ev.type, body,
+          status: next === null ? 'rate_limited' : 'pending', nextAttemptAt: next, dedupe: ev.dedupe, after,
         },
       });
     }
@@ -589,18 +599,18 @@ export class WebhookService {
     }
     // another node moved these checks first: follow the stored state (its events are that node's to announce)
     if (out.adopt.length > 0) this.evaluator.restore(out.adopt);
-    this.written(batch, out.pks, now);
-    for (let i = 0; i < transitions.length; i++) this.written(transitions[i].items, out.transitions[i], now);
+    this.written(batch, out.pks, out.claimed);
+    for (let i = 0; i < transitions.length; i++) this.written(transitions[i].items, out.transitions[i], out.claimed);
   }
 
   /** Rows just written: counted, and those due now (claimed by this node in the insert) attempted. */
-  private written(items: readonly QueuedInsert[], pks: readonly number[], now: number): void {
+  private written(items: readonly QueuedInsert[], pks: readonly number[], claimed: ReadonlySet<number>): void {
     this.stats.enqueued += items.length;
     for (let i = 0; i < items.length; i++) {
       const r = items[i].row;
       const pk = pks[i] ?? -1;
       if (pk >= 0) this.metrics.written(r.eventType, r.status);
-      if (pk < 0 || r.status !== 'pending' || r.nextAttemptAt! > now) continue;
+      if (pk < 0 || !claimed.has(pk)) continue;
       const d: DueDelivery = { pk, deliveryId: r.deliveryId, webhookPk: r.webhookPk, eventType: r.eventType, body: r.body, status: 'pending', attempts: 0 };
       if (this.inflight.size < this.cfg.maxInFlight && this.readyHead === this.ready.length) this.dispatch(d);
       else if (this.ready.length - this.readyHead < READY_MAX) this.ready.push(d);
