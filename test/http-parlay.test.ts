@@ -162,6 +162,9 @@ t.test('parlay verdict', async (t) => {
       [{ legs: [leg1, leg2], region: 'mars', book: 'pointsbetus' }, 422, [['body', 'region'], ['body', 'book']]],
       [{ legs: [leg1, leg2], extra: 1 }, 422, [['body', 'extra']]],
       [{ legs: [leg1, leg2], book: 'prizepicks', sharpBook: 'kalshi' }, 422, [['body', 'book'], ['body', 'sharpBook']]],
+      // a DFS board in books is 422, as on /v1/verdict (it left the scope silently: NO_DATA)
+      [{ legs: [leg1, leg2], books: ['fanduel', 'prizepicks'] }, 422, [['body', 'books']]],
+      [{ legs: [leg1, leg2], books: 'prizepicks' }, 422, [['body', 'books']]],
       [{ legs: [leg1, { sport: 'basketball_nba', team: 'lakers', side: 'home' }] }, 404, [['body', 'legs', 1]]],
     ];
     for (const [body, status, locs] of cases) {

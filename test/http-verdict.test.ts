@@ -100,7 +100,7 @@ t.test('verdict', async (t) => {
     t.same(rows.map((r) => r.books), [['fanduel']], 'stored in PostgreSQL');
     const kept = await app.post('/v1/verdict/prefs', { region: 'uk' }, auth);
     t.same(await kept.json(), { region: 'uk', books: ['fanduel'] }, 'a field left out keeps its saved value');
-    for (const body of [{ region: 'mars' }, { books: [] }, { books: ['nosuchbook'] }, { books: ['pointsbetus'] }, { bookz: ['fanduel'] }]) {
+    for (const body of [{ region: 'mars' }, { books: [] }, { books: ['nosuchbook'] }, { books: ['pointsbetus'] }, { books: ['fanduel', 'prizepicks'] }, { bookz: ['fanduel'] }]) {
       t.equal((await app.post('/v1/verdict/prefs', body, auth)).status, 422, `${JSON.stringify(body)}: 422`);
     }
     t.equal((await app.post('/v1/verdict/prefs', 'not json', auth)).status, 400, 'malformed: 400');

@@ -10,8 +10,7 @@ import type { ParamSpec } from '../params.js';
 import type { Route } from '../router.js';
 import type { Services } from '../services.js';
 import { sportKeys } from './discovery.js';
-import { activeBooks } from './odds.js';
-import { openEvents, scopeJson, scopeOf, SHARP_KEYS, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
+import { gradableBooks, openEvents, scopeJson, scopeOf, SHARP_KEYS, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
 
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 const H2H_3_WAY = MARKET_INDEX.get('h2h_3_way')!;
@@ -79,7 +78,7 @@ export function bestBetsRoutes(s: Services, prefs: PrefsStore): Route[] {
     response: BestBetsSchema,
     handle: async (ctx) => {
       const p = ctx.params;
-      if (p.books !== undefined) activeBooks(p.books as string[], 'books');
+      if (p.books !== undefined) gradableBooks(p.books as string[]);
       const keys = sportKeys(ctx.args[0]); // an unknown sport is 404 before the database is asked
       const saved = p.books === undefined && p.region === undefined ? await prefs.get(ctx.key!.id) : null;
       // the events after the wait: one that left meanwhile has had its quote records freed for others

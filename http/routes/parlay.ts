@@ -15,7 +15,7 @@ import { parlayAt, parlayBooks, parlayFairProb, sameGameGroups, weakestLeg } fro
 import { jsonObject } from '../body.js';
 import type { Route } from '../router.js';
 import { isoSeconds, type Services } from '../services.js';
-import { GRADABLE_KEYS, openEvents, scopeJson, scopeOf, SHARP_KEYS, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
+import { GRADABLE_KEYS, bodyBooks, openEvents, scopeJson, scopeOf, SHARP_KEYS, VERDICT_REGIONS, type PrefsStore } from './verdict-scope.js';
 
 export const MIN_LEGS = 2;
 export const MAX_LEGS = 12;
@@ -148,13 +148,9 @@ function parseBody(b: Record<string, unknown>): ParlayInput {
   let books: string[] | undefined;
   if (b.books !== undefined && b.books !== null) {
     // a list, or a CSV string as the GET calculators take it
-    const list = typeof b.books === 'string' ? b.books.split(',').map((x) => x.trim()).filter((x) => x !== '') : b.books;
-    if (!Array.isArray(list) || list.length === 0 || list.length > 200) bad(['books'], 'must be a list of 1 to 200 book keys', b.books);
-    else {
-      const unknown = list.filter((k) => typeof k !== 'string' || BOOKMAKERS[BOOK_INDEX.get(k) ?? -1]?.status !== 'active');
-      if (unknown.length > 0) bad(['books'], `unknown or inactive: ${unknown.join(', ')}`, b.books);
-      else books = [...new Set(list as string[])];
-    }
+    const list = bodyBooks(typeof b.books === 'string' ? b.books.split(',').map((x) => x.trim()).filter((x) => x !== '') : b.books);
+    if (typeof list === 'string') bad(['books'], list, b.books);
+    else books = list;
   }
   const bookKey = (field: string): string | undefined => {
     const v = b[field];

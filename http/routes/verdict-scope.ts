@@ -3,6 +3,7 @@
 
 import { SHARP_BOOK_IDS } from '../../engine/analytics-rows.js';
 import { BOOKMAKERS, booksForRegions } from '../../engine/catalogue.js';
+import { BOOK_INDEX } from '../../engine/ingest.js';
 import type { EventView } from '../../engine/read-model.js';
 import type { Region } from '../../engine/types.js';
 import { bookScope, notFound, type Complaints } from '../../engine/verdict.js';
@@ -26,6 +27,17 @@ export function gradableBooks(keys: readonly string[], name = 'books'): void {
   activeBooks(keys, name);
   const dfs = keys.filter((k) => !GRADABLE_KEYS.includes(k));
   if (dfs.length > 0) invalid(name, `${dfs.join(', ')}: DFS pick'em boards, whose prices are per-entry payouts, are not graded`, keys.join(','));
+}
+
+/** A `books` list in a JSON body (saved preferences, the parlay verdict): 1 to 200 active books whose prices can be
+ *  graded. Returns the keys, or what is wrong with the list (the caller answers 422 at its own field). */
+export function bodyBooks(list: unknown): string[] | string {
+  if (!Array.isArray(list) || list.length === 0 || list.length > 200) return 'must be a list of 1 to 200 book keys';
+  const unknown = list.filter((k) => typeof k !== 'string' || BOOKMAKERS[BOOK_INDEX.get(k) ?? -1]?.status !== 'active');
+  if (unknown.length > 0) return `unknown or inactive: ${unknown.join(', ')}`;
+  const dfs = (list as string[]).filter((k) => !GRADABLE_KEYS.includes(k));
+  if (dfs.length > 0) return `${dfs.join(', ')}: DFS pick'em boards, whose prices are per-entry payouts, are not graded`;
+  return [...new Set(list as string[])];
 }
 
 /** Saved preferences by key id, read once from PostgreSQL and kept current on write. */

@@ -17,7 +17,7 @@ import type { Route } from '../router.js';
 import type { Services } from '../services.js';
 import { bestBetsRoutes } from './best-bets.js';
 import { parlayRoutes } from './parlay.js';
-import { GRADABLE_KEYS, gradableBooks, openEvents, PrefsStore, QUERY_COMPLAINTS, SHARP_KEYS, scopeJson, scopeOf, VERDICT_REGIONS } from './verdict-scope.js';
+import { GRADABLE_KEYS, bodyBooks, gradableBooks, openEvents, PrefsStore, QUERY_COMPLAINTS, SHARP_KEYS, scopeJson, scopeOf, VERDICT_REGIONS } from './verdict-scope.js';
 
 const BOOK_INDEX = new Map(BOOKMAKERS.map((b, i) => [b.key, i]));
 
@@ -90,11 +90,8 @@ export function verdictRoutes(s: Services): Route[] {
         if (region !== null && (typeof region !== 'string' || !VERDICT_REGIONS.includes(region))) bad('region', `must be one of ${VERDICT_REGIONS.join(', ')}`, region);
         let books: string[] | null = b.books === undefined ? saved.books : null;
         if (b.books !== undefined && b.books !== null) {
-          if (!Array.isArray(b.books) || b.books.length === 0 || b.books.length > 200) bad('books', 'must be a list of 1 to 200 book keys', b.books);
-          const list = b.books as unknown[];
-          const unknown = list.filter((k) => typeof k !== 'string' || BOOKMAKERS[BOOK_INDEX.get(k) ?? -1]?.status !== 'active');
-          if (unknown.length > 0) bad('books', `unknown or inactive: ${unknown.join(', ')}`, b.books);
-          books = [...new Set(list as string[])];
+          const list = bodyBooks(b.books);
+          books = typeof list === 'string' ? bad('books', list, b.books) : list;
         }
         const next: Prefs = { region: region as string | null, books };
         await prefs.set(ctx.key!.id, next);
