@@ -8,7 +8,7 @@ import { ApiError, type ErrorCode } from '../engine/errors.js';
 import type { Accounts, KeyState } from './accounts.js';
 import { normaliseAddress, type TrustedProxies } from './client-ip.js';
 import { endpointLabel, meteredRoute } from './credit-costs.js';
-import { GZIP_MIN_BYTES, Gzip, acceptsGzip } from './compress.js';
+import { GZIP_MIN_BYTES, Gzip, acceptsGzip, gzipChunks } from './compress.js';
 import { errorBody } from './serialize.js';
 import { DatabaseTimeout, type DatabaseWatch } from '../sql/watch.js';
 import { ignoredParams, parseParams, type ParamSpec, type Params } from './params.js';
@@ -471,7 +471,10 @@ export class Router {
     res.cork(() => {
       res.writeStatus(STATUS_TEXT[200]);
       writeCommonHeaders(res, ctx, charged + reserved, this.opts.headers);
-      for (const [k, v] of reply.headers) res.writeHeader(k, v);
+      // gzipped as it goes for a client that accepts it, as every other body of 1 KiB or more is: an export's
+      // length is not known before it ends, so every one varies (an empty day's is a few bytes, framing included)
+      for (const [k, v] of ctx.acceptGzip ? gzipHeaders(reply.headers) : reply.headers) res.writeHeader(k, v);
+      res.writeHeader(VARY[0], VARY[1]);
       res.writeHeader('Content-Type', reply.contentType);
       // time to the first byte: the body follows as the client takes it
       res.writeHeader('X-Response-Time', (performance.now() - started).toFixed(3));
@@ -485,7 +488,7 @@ export class Router {
     }
     let completed = false;
     try {
-      for await (const chunk of reply.chunks) {
+      for await (const chunk of ctx.acceptGzip ? gzipChunks(reply.chunks) : reply.chunks) {
         if (state.aborted) break;
         let ok = true;
         res.cork(() => { ok = res.write(chunk); });

@@ -133,3 +133,30 @@ t.test('gzip - a gzipped body with an ETag carries it weak, and If-None-Match wi
   const plain304 = await raw('/v1/sports', { 'if-none-match': strong });
   t.same([plain304.status, plain304.headers.etag, vary(plain304.headers.vary)], [304, strong, true], 'a client without gzip: its 304 with the strong tag, and Vary as its 200 has (regression: none)');
 });
+
+t.test('gzip - an export streams gzipped to a client that asks, and charges as the identity body', async (t) => {
+  // regression: streamed bodies (the closing-line exports, up to about 190 MB) went uncompressed, whatever was asked
+  await app.app.services.db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,
+      source, player_name, market_key, market_label, line, over_price, under_price, snapshot_time)
+    select '2026-11-19', 'basketball_nba', 'gz_e' || (g / 50), '2026-11-19T20:00:00Z', 'Boston Celtics', 'Miami Heat',
+      'pinnacle', 'Player number ' || g, 'player_points', 'Points', 20.5, 1.9, 1.95, '2026-11-19T19:59:00Z'
+    from generate_series(1, 3000) g`;
+  for (const ext of ['json', 'csv']) {
+    // limit differs per request: a request identical to an earlier one would be served from the export cache
+    const path = `/v1/historical/closing-lines.${ext}?date=2026-11-19&apiKey=${key}`;
+    const plain = await raw(`${path}&limit=3000`, {});
+    t.equal(plain.status, 200, `${ext}: 200`);
+    t.same([plain.headers['content-encoding'], plain.headers.vary], [undefined, 'Accept-Encoding'], `${ext}: identity without Accept-Encoding, Vary`);
+    const gz = await raw(`${path}&limit=2999`, { 'accept-encoding': 'gzip' });
+    t.same([gz.status, gz.headers['content-encoding'], gz.headers.vary], [200, 'gzip', 'Accept-Encoding'], `${ext}: gzipped, Vary`);
+    const body = gunzipSync(gz.body).toString();
+    t.ok(gz.body.length * 4 < body.length, `${ext}: smaller (${gz.body.length} against ${body.length} bytes)`);
+    t.equal(gz.headers['x-export-rows'], '2999', `${ext}: X-Export-Rows`);
+    if (ext === 'json') t.equal((JSON.parse(body) as { rows: unknown[] }).rows.length, 2999, 'json: every row, once gunzipped');
+    else t.equal(body.trimEnd().split('\n').length, 3000, 'csv: header and every row, once gunzipped');
+    t.equal(gz.headers['x-requests-last'], plain.headers['x-requests-last'], `${ext}: charged as the identity body`);
+    const cached = await raw(`${path}&limit=2999`, { 'accept-encoding': 'gzip' });
+    t.same([cached.headers['content-encoding'], gunzipSync(cached.body).toString() === body, cached.headers.age !== undefined], ['gzip', true, true],
+      `${ext}: the cached body gzipped too`);
+  }
+});
