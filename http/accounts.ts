@@ -233,6 +233,14 @@ export class Accounts {
     return true;
   }
 
+  /** A call that costs nothing was answered: the key's and the account's last request time move. */
+  touch(k: KeyState, now: number): void {
+    k.lastRequestAt = now;
+    k.dirty = true;
+    k.account.lastRequestAt = now;
+    k.account.dirty = true;
+  }
+
   /** Whether the balance covers `cost`, taking nothing (a HEAD answers with the status its GET would have). */
   affords(k: KeyState, cost: number, now: number): boolean {
     this.renew(k.account, now);

@@ -92,6 +92,9 @@ export interface Route {
   params?: readonly ParamSpec[];
   /** credits this call costs once its parameters are valid; absent means free */
   cost?(params: Params, ctx: RequestCtx): number;
+  /** reads the caller's own meter (/v1/usage, /v1/meta/api-key-check): not counted as a call, so that reading the
+   *  meter does not move it; every other keyed call is counted per endpoint and moves last_request_at, free or not */
+  introspects?: boolean;
   /** answers with a StreamReply that carries its own cost (charged as delivered), instead of `cost` */
   streamed?: boolean;
   /** read a request body up to this many bytes */
@@ -421,7 +424,9 @@ export class Router {
       this.refund(ctx, charged);
       charged = 0;
       if (state.aborted) return;
-    } else if (route.cost !== undefined && ctx.key !== null && ctx.method !== 'HEAD') {
+    } else if (ctx.key !== null && ctx.method !== 'HEAD' && route.introspects !== true) {
+      // a free call is a call too (calls per endpoint, last_request_at); a priced one moved the time when charged
+      if (route.cost === undefined) this.opts.accounts.touch(ctx.key, ctx.now);
       this.opts.accounts.recordUsage(ctx.key, this.usageLabels.get(route)!, charged);
     }
     res.cork(() => this.write(res, ctx, reply, charged, started, route.path));

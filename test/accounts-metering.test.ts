@@ -113,6 +113,23 @@ t.test('usage - by endpoint template, /v4 counted with /v1, webhook-free calls l
   t.equal((await app.get('/v1/usage')).status, 401, 'a key is needed');
 });
 
+t.test('usage - every keyed call counts, free ones at 0, but reading the meter does not move it', async (t) => {
+  // regression from the API audit: free calls counted only where the route had a price (0 for /v1/bookmakers), so
+  // calculators left no trace and api-key-check's last_request_at_iso stayed null after them
+  const { k1, k2 } = await accountWithTwoKeys(app, 'pro', 1000);
+  const check = async () => ((await (await app.get('/v1/meta/api-key-check', { 'X-API-Key': k2 })).json()) as { subscription: { last_request_at_iso: string | null } }).subscription.last_request_at_iso;
+  t.equal(await check(), null, 'a new account: no request yet');
+  await usage(app, k1);
+  t.equal(await check(), null, 'reading the usage and checking the key are not requests');
+  const calc = await app.get('/v1/calc/kelly?price=2.1&fair_prob_pct=50', { 'X-API-Key': k1 });
+  t.equal(calc.status, 200, 'a calculator call');
+  t.notOk((await check()) === null, 'it moves last_request_at');
+  t.equal((await app.get('/v1/calc/kelly?price=0.5&fair_prob_pct=50', { 'X-API-Key': k1 })).status, 422, 'a refused call');
+  const u = await usage(app, k1);
+  t.same(u.by_endpoint, [{ endpoint: 'GET /v1/calc/kelly', calls: 1, credits: 0 }], 'the calculator counted once at 0 credits; the 422, the usage reads and the key checks not at all');
+  t.same([u.used, u.calls], [0, 1], 'nothing charged, one call');
+});
+
 t.test('metering - written at least every second without a flush call, and at shutdown', async (t) => {
   const { k1, id } = await accountWithTwoKeys(app, 'starter', 500);
   await (await app.get('/v1/sports/basketball_nba/arbitrage', { 'X-API-Key': k1 })).arrayBuffer();
