@@ -446,7 +446,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
     );
     const app = uWS.App();
     const streams = new Streams(services, { ...DEFAULT_LIMITS, ...cfg.streams }, cfg.log);
-    metrics.watchStreams(() => streams.closes, () => streams.snapshotReuse);
+    metrics.watchStreams(() => streams.closes, () => streams.snapshotReuse, () => streams.channelCount);
     streams.mount(app);
     cleanups.push(async () => streams.close());
     router.mount(app);

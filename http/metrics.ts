@@ -55,8 +55,10 @@ export class Metrics {
   }
 
   /** linewire_ws_server_closes_total{cause}: WebSocket streams the server closed, read from `read` at scrape time;
-   *  linewire_ws_snapshots_total{source}: snapshots built and reused. */
-  watchStreams(read: () => StreamCloses, snapshots: () => { builds: number; hits: number }): void {
+   *  linewire_ws_snapshots_total{source}: snapshots built and reused; linewire_ws_channels: channels held. */
+  watchStreams(read: () => StreamCloses, snapshots: () => { builds: number; hits: number }, channels: () => number): void {
+    scrapedGauge(this.registry, 'linewire_ws_channels',
+      'WebSocket stream channels held (one per stream kind, sport and coalescing window; dropped when no socket held one for the resume window)', channels);
     scrapedCounter(this.registry, 'linewire_ws_snapshots_total',
       'WebSocket snapshots sent: built for the socket, or reused (built moments before for the same channel, filters and format, nothing changed since)', () => {
         const c = snapshots();

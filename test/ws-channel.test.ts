@@ -139,3 +139,75 @@ t.test('channel - a coalescing channel gives no CRC for an event with changes wa
   ch.flush(4);
   t.same(Object.keys((JSON.parse(fake.sent[2]) as { crc: Record<string, number> }).crc), ['e1'], 'which carries it');
 });
+
+const filtered = (f: Partial<SocketState['filters']>) => ({ markets: null, bookmakers: null, eventIds: null, ...f });
+const totals = (n: number): DeltaItem => ({ ...item(n), market: 'totals', point: 220.5, outcome: 'Over' });
+
+t.test('channel - a filtered socket hears of every new event and head change, as its snapshot holds every event', async (t) => {
+  // regression from the WebSocket audit: an event announced with a totals quote was never announced to an h2h socket,
+  // which then got the event's h2h quotes without its head; a start moved with only totals quotes never reached it
+  const heads = new Map([['e1', head('e1')]]);
+  const { ch, fake, ws } = setup(DEFAULT_LIMITS, { heads });
+  fake.state.filters = filtered({ markets: new Set(['h2h']) });
+  type F = { events?: EventHead[]; changes: DeltaItem[] };
+  const frame = (i: number) => JSON.parse(fake.sent[i]) as F;
+  ch.offer([totals(1)], 1);
+  t.same([frame(0).events, frame(0).changes], [[head('e1')], []], 'the head of a new event comes though none of its quotes passes');
+  heads.set('e1', head('e1', '2026-11-27T02:00:00Z'));
+  ch.offer([totals(1)], 2);
+  t.same(frame(1).events, [head('e1', '2026-11-27T02:00:00Z')], 'and a moved start');
+  ch.offer([item(1)], 3);
+  t.same([frame(2).events, frame(2).changes.length], [undefined, 1], 'its h2h quote then: the head known already');
+  // a socket filtered to other events does not hear of e1
+  const { ch: ch2, fake: other } = setup(DEFAULT_LIMITS, { heads });
+  other.state.filters = filtered({ eventIds: new Set(['e7']) });
+  ch2.offer([totals(1)], 1);
+  t.equal((JSON.parse(other.sent[0]) as F).events, undefined, 'eventIds still filter the heads');
+  // a filtered socket that lagged: its merged delta holds the heads of every event touched meanwhile
+  heads.set('e2', head('e2'));
+  fake.buffered = DEFAULT_LIMITS.lowWatermark + 1;
+  ch.offer([totals(2)], 4);
+  fake.buffered = 0;
+  ch.catchUp(ws, 5);
+  const merged = frame(3);
+  t.same([merged.events?.map((h) => h.id), merged.changes], [['e2'], []], 'a catch-up announces e2, new meanwhile');
+});
+
+t.test('channel - a resume replays deltas one by one, and stops at the low watermark for one merged delta', async (t) => {
+  const { ch } = setup();
+  for (let n = 1; n <= 5; n++) ch.offer([item(n)], n);
+  ch.sockets.clear();
+  const late = new FakeSocket(state());
+  late.state.channel = ch;
+  const lws = late as unknown as WebSocket<SocketState>;
+  ch.sockets.add(lws);
+  ch.replayTo(lws, 1, ch.replay(1)!, 6);
+  t.same(late.sent.map((f) => (JSON.parse(f) as { seq: number }).seq), [2, 3, 4, 5], 'every delta after the token, in order');
+  t.equal(late.state.lastSeq, 5, 'at the current seq');
+  // regression from the WebSocket audit: a resume sent the whole ring whatever the socket's buffer held
+  const slow = new FakeSocket(state());
+  slow.state.channel = ch;
+  const sws = slow as unknown as WebSocket<SocketState>;
+  const send = slow.send.bind(slow);
+  slow.send = (m: string) => {
+    slow.buffered += DEFAULT_LIMITS.lowWatermark; // the second send passes the watermark
+    return send(m);
+  };
+  ch.replayTo(sws, 1, ch.replay(1)!, 6);
+  t.same(slow.sent.map((f) => (JSON.parse(f) as { seq: number }).seq), [2, 3], 'stops once past the low watermark');
+  t.same([slow.state.lastSeq, slow.state.dirty], [3, true], 'holds seq 3, marked behind');
+  slow.buffered = 0;
+  ch.catchUp(sws, 7);
+  const merged = JSON.parse(slow.sent[2]) as { con: boolean; prev_seq: number; seq: number };
+  t.same([merged.con, merged.prev_seq, merged.seq], [true, 3, 5], 'the rest as one merged delta once drained');
+});
+
+t.test('channel - a socket past the hard bound with nothing to skip (replies on a quiet channel) is closed too', async (t) => {
+  // regression from the WebSocket audit: only a socket marked behind by a skipped delta was ever closed with 4008
+  const { ch, fake } = setup();
+  fake.buffered = DEFAULT_LIMITS.hardBytes + 1;
+  ch.enforce(1000);
+  t.same([fake.state.dirty, fake.ended], [true, null], 'marked behind at the first look');
+  ch.enforce(1000 + DEFAULT_LIMITS.hardMs + 1);
+  t.equal(fake.ended?.[0], 4008, 'closed with 4008 past the time bound');
+});

@@ -63,6 +63,25 @@ t.test('ws limits', async (t) => {
     t.equal(await closes('backpressure'), 1, 'counted once in linewire_ws_server_closes_total{cause="backpressure"}');
   });
 
+  t.test('a client that sends but does not read gets no replies piled up: closed with 4008 on a quiet channel too', async (t) => {
+    // regression from the WebSocket audit: pings (or bad messages) from a client that stopped reading, on a channel with
+    // no delta to skip, were answered without limit (the server grew 14 MB a second) and the socket never closed
+    const c = await connect(app, `/v1/ws/odds-fast/basketball_wnba?apiKey=${key}`);
+    await c.until((f) => f.type === 'snapshot');
+    const before = await closes('backpressure');
+    const socket = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    // past the kernel's buffers on both sides (a few MB of pong frames), then the server's own
+    for (let i = 0; i < 40 && (await closes('backpressure')) === before; i++) {
+      for (let k = 0; k < 5000; k++) c.ws.send(k % 2 === 0 ? '{"op":"ping"}' : 'x');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    socket.resume();
+    const closed = await c.closedWith(10_000);
+    t.equal(closed.code, 4008, 'closed with 4008');
+    t.equal(await closes('backpressure'), before + 1, 'counted as a backpressure close');
+  });
+
   t.test('an idle client is pinged; a client that stops answering is closed', async (t) => {
     const c = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${key}`);
     await c.until((f) => f.type === 'snapshot' && f.seg === 'end');

@@ -76,6 +76,11 @@ t.test('ws streams', async (t) => {
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=h2h&markets=spreads`, 4400],
       [`/ws/odds/basketball_nba?apiKey=${apiKey}&bookmakers=pinnacle&bookmakers=fanduel`, 4400],
       [`/v1/ws/odds-fast/basketball_nba_championship_winner?apiKey=${apiKey}`, 4400],
+      // a list given empty, as REST refuses it (regression: markets= streamed every market, markets=%20, none)
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&markets=`, 4400],
+      [`/ws/odds/basketball_nba?apiKey=${apiKey}&bookmakers=%20,`, 4400],
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&regions=`, 4400],
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&eventIds=`, 4400],
       // two different keys: neither is taken (the first was, so a pro key followed by a scale one was refused 4003
       // and the other way round streamed as scale), as REST answers 401
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${await app.key('pro')}&apiKey=${apiKey}`, 4001],
@@ -290,6 +295,12 @@ t.test('ws streams', async (t) => {
       c.ws.send(JSON.stringify({ op: 'subscribe', ...bad }));
       const err = await c.until((f) => f.type === 'error' && /array of strings/.test(f.message ?? ''));
       t.equal(err.code, 'BAD_MESSAGE', `${JSON.stringify(bad)}: an error frame, not a crash`);
+    }
+    // an empty list subscribed everything (regression): refused as a list given empty
+    for (const empty of [{ markets: [] }, { bookmakers: '' }, { eventIds: ' , ' }]) {
+      c.ws.send(JSON.stringify({ op: 'subscribe', ...empty }));
+      const err = await c.until((f) => f.type === 'error' && /at least one value/.test(f.message ?? '') && f.message!.startsWith(Object.keys(empty)[0]));
+      t.equal(err.code, 'BAD_MESSAGE', `${JSON.stringify(empty)}: an error frame`);
     }
     c.ws.send(JSON.stringify({ op: 'subscribe', eventIds: 'x'.repeat(70 * 1024) }));
     t.match((await c.until((f) => f.type === 'error' && /at most/.test(f.message ?? ''))).message, /at most 65536 bytes/, 'a 70 KB message: an error frame, the connection kept');

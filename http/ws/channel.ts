@@ -75,7 +75,7 @@ export interface Snapshot {
   frames: (string | Uint8Array)[];
 }
 
-interface RingEntry {
+export interface RingEntry {
   seq: number;
   pt: number;
   items: DeltaItem[];
@@ -105,6 +105,8 @@ export function passes(f: Filters, i: DeltaItem): boolean {
 
 export class Channel {
   seq = 0;
+  /** the last tick it had a socket (or when it opened): a channel without sockets past its resume window is dropped */
+  idleSince = 0;
   /** when the last delta was published, or the channel opened (ms) */
   lastDeltaAt = 0;
   readonly sockets = new Set<WebSocket<SocketState>>();
@@ -219,7 +221,7 @@ export class Channel {
         ws.send(bytes, s.format === 'msgpack');
       } else {
         const mine = items.filter((i) => passes(s.filters, i));
-        ws.send(encode(this.delta(mine, headsOf(heads, mine), seq, prev, now, s.american, null, false), s.format), s.format === 'msgpack');
+        ws.send(encode(this.delta(mine, headsFor(s.filters, heads), seq, prev, now, s.american, null, false), s.format), s.format === 'msgpack');
       }
       s.lastSeq = seq;
     }
@@ -253,7 +255,7 @@ export class Channel {
   }
 
   /** false (and the socket marked dirty) when it is above the low watermark */
-  private room(ws: WebSocket<SocketState>, now: number): boolean {
+  room(ws: WebSocket<SocketState>, now: number): boolean {
     if (ws.getBufferedAmount() <= this.limits.lowWatermark) return true;
     const s = ws.getUserData();
     s.dirty = true;
@@ -313,7 +315,10 @@ export class Channel {
     const mine = shared ? merged : merged.filter((i) => passes(s.filters, i));
     // it brings the socket to the current state, so the CRCs of now are the ones after it
     const crc = shared ? this.crcs(mine) : null;
-    const delta = encode(this.delta(mine, this.headsFor(mine, false), this.seq, s.lastSeq, now, s.american, crc, true), s.format);
+    // a filtered socket holds every event of its snapshot, as an unfiltered one does: the heads of every event the
+    // merged deltas touched (an event announced meanwhile with none of its quotes passing the filter included)
+    const touched = shared || s.filters.eventIds === null ? merged : merged.filter((i) => s.filters.eventIds!.has(i.event_id));
+    const delta = encode(this.delta(mine, this.headsFor(touched, false), this.seq, s.lastSeq, now, s.american, crc, true), s.format);
     if (shared) this.catchUps.set(key, delta);
     return delta;
   }
@@ -337,12 +342,41 @@ export class Channel {
     return first < 0 ? null : this.ring.slice(first);
   }
 
+  /** Sends a resuming socket at `seq` the ring's deltas after it (`entries`, from replay()), one by one as they went
+   *  out, under its backpressure like any delta: past the low watermark it stops, marked dirty, and the rest comes
+   *  as one merged delta once it drains (the WebSocket audit: ten resumes that never read held 17 MB each). The
+   *  state after the last delta is the current one: that delta carries the CRC of every event the replay touched
+   *  (an unfiltered socket's), the earlier ones none, since their states are gone. */
+  replayTo(ws: WebSocket<SocketState>, seq: number, entries: readonly RingEntry[], now: number): void {
+    const s = ws.getUserData();
+    const all = unfiltered(s.filters);
+    const touched: DeltaItem[] = [];
+    let prev = seq;
+    for (let k = 0; k < entries.length; k++) {
+      if (!this.room(ws, now)) break;
+      const e = entries[k];
+      const mine = all ? e.items : e.items.filter((i) => passes(s.filters, i));
+      if (all) touched.push(...e.items);
+      const crc = all && k === entries.length - 1 ? this.crcs(touched) : null;
+      ws.send(encode(this.delta(mine, headsFor(s.filters, e.heads), e.seq, prev, e.pt, s.american, crc, false), s.format), s.format === 'msgpack');
+      prev = e.seq;
+    }
+    s.lastSeq = prev;
+  }
+
   /** Closes sockets that stayed above the hard bound for too long; returns how many it closed. */
   enforce(now: number): number {
     let closed = 0;
+    if (this.sockets.size > 0) this.idleSince = now;
     for (const ws of this.sockets) {
       const s = ws.getUserData();
-      if (s.closed || !s.dirty) continue;
+      if (s.closed) continue;
+      if (!s.dirty) {
+        // a socket that fell behind without a delta to skip (a snapshot, replies on a quiet channel) is dirty from now
+        if (ws.getBufferedAmount() <= this.limits.lowWatermark) continue;
+        s.dirty = true;
+        s.dirtySince = now;
+      }
       if (ws.getBufferedAmount() > this.limits.hardBytes && now - s.dirtySince > this.limits.hardMs) {
         s.closed = true;
         closed++;
@@ -355,9 +389,12 @@ export class Channel {
   }
 }
 
-/** the heads of `heads` whose event has a change in `items` (a filtered socket's part of a delta) */
-export function headsOf(heads: readonly EventHead[], items: readonly DeltaItem[]): EventHead[] {
-  if (heads.length === 0) return [];
-  const ids = new Set(items.map((i) => i.event_id));
-  return heads.filter((h) => ids.has(h.id));
+/** The heads of a delta that a filtered socket gets: every one its eventIds admit, whether or not a quote of the
+ *  event passes its other filters. Its snapshot holds every event of the channel (those eventIds admit), so it must
+ *  hear of each new event and each change of start or teams, as an unfiltered socket does: with only the heads of
+ *  events whose quotes it got, an event announced with a totals quote was never announced to an h2h socket, which
+ *  then got the event's h2h quotes without it (the WebSocket audit). */
+export function headsFor(f: Filters, heads: readonly EventHead[]): EventHead[] {
+  if (heads.length === 0 || f.eventIds === null) return heads as EventHead[];
+  return heads.filter((h) => f.eventIds!.has(h.id));
 }

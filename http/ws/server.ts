@@ -16,7 +16,7 @@ import { TIERS } from '../../engine/tiers.js';
 import type { ChangeBatch } from '../../workers/hub.js';
 import { AMBIGUOUS_KEY, nextRequestId, queryKey } from '../router.js';
 import type { Services } from '../services.js';
-import { Channel, DEFAULT_LIMITS, headsOf, passes, unfiltered, type Filters, type Snapshot, type SocketState, type StreamLimits } from './channel.js';
+import { Channel, DEFAULT_LIMITS, passes, type Filters, type Snapshot, type SocketState, type StreamLimits } from './channel.js';
 import { EventCrcs } from './event-crc.js';
 import { crcOf, encode, eventHead, eventItems, itemKey, outcomeName, outcomePoint, repriced, v4Event, type DeltaItem } from './frames.js';
 
@@ -49,8 +49,10 @@ function bytes(frame: string | Uint8Array): Uint8Array {
   return typeof frame === 'string' ? utf8.encode(frame) : frame;
 }
 
+/** A list parameter: null when absent; an empty list when given with no value (`markets=`, `[]`), which the
+ *  caller refuses as REST answers 422 (the WebSocket audit: `markets=` streamed every market, `markets=%20,` none) */
 function csv(raw: string | null): string[] | null {
-  if (raw === null || raw === '') return null;
+  if (raw === null) return null;
   return [...new Set(raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0))];
 }
 
@@ -59,6 +61,9 @@ function csv(raw: string | null): string[] | null {
 const STREAM_PARAMS = ['markets', 'bookmakers', 'regions', 'eventIds', 'format', 'oddsFormat', 'resume'];
 
 function parseFilters(get: (name: string) => string | null): Filters | string {
+  for (const n of ['markets', 'bookmakers', 'regions', 'eventIds']) {
+    if (csv(get(n))?.length === 0) return `${n} must list at least one value (omit it for all)`;
+  }
   const markets = csv(get('markets'));
   const bad = markets?.filter((m) => !MARKET_KEYS.has(m)) ?? [];
   if (bad.length > 0) return `unknown markets: ${bad.join(', ')}`;
@@ -93,6 +98,12 @@ export class Streams {
   readonly epoch = Date.now().toString(36) + randomBytes(3).toString('hex');
   readonly closes: StreamCloses = { backpressure: 0, silence: 0, revoked: 0, tier: 0 };
   private readonly channels = new Map<string, Channel>();
+  /** channels held now (linewire_ws_channels) */
+  get channelCount(): number {
+    return this.channels.size;
+  }
+  /** per channel key, how many times a channel of it was dropped (its next one's epoch) */
+  private readonly generations = new Map<string, number>();
   private readonly bySport = new Map<string, Channel[]>();
   private readonly liveSeen = new Map<Channel, Set<string>>();
   private readonly timers: NodeJS.Timeout[] = [];
@@ -245,7 +256,10 @@ export class Streams {
     const sports = resolveSportKeys(sport)!;
     // the epoch names the sequence: the tiers' channels of one kind and sport share a name but count their deltas
     // apart (each coalesces over its own window), so a resume token taken on one must not replay the other's
-    ch = new Channel(`${kind}:${sport}`, kind, sports, window, `${this.epoch}-${window}`,
+    // a channel dropped for want of sockets (dropIdle) and made again counts afresh: a new epoch, so no token taken
+    // on the old one replays the new one's deltas
+    const gen = this.generations.get(key) ?? 0;
+    ch = new Channel(`${kind}:${sport}`, kind, sports, window, `${this.epoch}-${window}${gen === 0 ? '' : `-${gen}`}`,
       (id) => {
         const ev = this.eventById(id);
         // a live channel holds in-play events only: one that left it has no quotes there (the CRC of none)
@@ -259,6 +273,7 @@ export class Streams {
       (ws, reason) => this.buildSnapshot(ws, reason), (ws, snap) => this.sendSnapshot(ws, snap), this.limits);
     // quiet since it opened: a heartbeat's quiet_seconds counts from here until the first delta
     ch.lastDeltaAt = this.s.now();
+    ch.idleSince = ch.lastDeltaAt;
     this.channels.set(key, ch);
     for (const sp of sports) {
       let list = this.bySport.get(sp);
@@ -305,23 +320,14 @@ export class Streams {
     if (st.resume !== null) {
       const [epoch, seqText] = st.resume.split(':');
       const seq = Number(seqText);
-      if (epoch !== ch.epoch) return this.enqueue(ws, 'server_restarted');
+      // a token of this process's earlier run of the same channel (dropped when no socket held it past the resume
+      // window) is past that window; any other epoch is another process's, or another channel's
+      const base = `${this.epoch}-${ch.windowMs}`;
+      if (epoch !== ch.epoch) return this.enqueue(ws, epoch === base || epoch.startsWith(`${base}-`) ? 'resume_window_exceeded' : 'server_restarted');
       const entries = Number.isInteger(seq) && seq >= 0 ? ch.replay(seq) : null;
       if (entries === null) return this.enqueue(ws, 'resume_window_exceeded');
       ch.sockets.add(ws);
-      let prev = seq;
-      // the state after the last replayed delta is the current one: that delta carries the CRC of every event the
-      // replay touched (an unfiltered socket's), the earlier ones none, since their states are gone
-      const touched: DeltaItem[] = [];
-      for (let k = 0; k < entries.length; k++) {
-        const e = entries[k];
-        const mine = e.items.filter((i) => passes(st.filters, i));
-        if (unfiltered(st.filters)) touched.push(...e.items);
-        const crc = unfiltered(st.filters) && k === entries.length - 1 ? ch.crcs(touched) : null;
-        ws.send(encode(ch.delta(mine, headsOf(e.heads, mine), e.seq, prev, e.pt, st.american, crc, false), st.format), st.format === 'msgpack');
-        prev = e.seq;
-      }
-      st.lastSeq = ch.seq;
+      ch.replayTo(ws, seq, entries, this.s.now());
       return;
     }
     this.enqueue(ws, null);
@@ -434,6 +440,9 @@ export class Streams {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail('a message is a JSON object with an "op"');
     const m = body as Record<string, unknown>;
     if (m.op === 'ping') {
+      // a client that sends but does not read gets no reply to pile up (the WebSocket audit: pings from a paused
+      // client on a quiet channel grew the server by 14 MB a second): the reply is dropped, the socket marked behind
+      if (!this.replyRoom(ws)) return;
       ws.send(encode({ type: 'pong', channel: st.channel?.name ?? null, epoch: st.channel?.epoch ?? this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now() }, st.format), st.format === 'msgpack');
       return;
     }
@@ -446,6 +455,7 @@ export class Streams {
     const get = (n: string): string | null => {
       const v = m[n];
       if (v === undefined || v === null) return null;
+      // an empty array is a list given empty, refused as `markets=` is
       return Array.isArray(v) ? v.join(',') : String(v);
     };
     const filters = parseFilters(get);
@@ -466,9 +476,21 @@ export class Streams {
     } else this.snapshot(ws, 'subscribed');
   }
 
+  /** whether a reply (pong, error) may be sent: not when the socket is above the low watermark, which then marks it
+   *  behind (Channel.enforce closes it with 4008 if it stays past the hard bound) */
+  private replyRoom(ws: WebSocket<SocketState>): boolean {
+    const st = ws.getUserData();
+    if (ws.getBufferedAmount() <= this.limits.lowWatermark) return true;
+    if (!st.dirty) {
+      st.dirty = true;
+      st.dirtySince = this.s.now();
+    }
+    return false;
+  }
+
   private badMessage(ws: WebSocket<SocketState>, message: string): void {
     const st = ws.getUserData();
-    if (st.closed) return;
+    if (st.closed || !this.replyRoom(ws)) return;
     ws.send(encode({ type: 'error', channel: st.channel?.name ?? null, epoch: st.channel?.epoch ?? this.epoch, seq: st.lastSeq, prev_seq: st.lastSeq, pt: this.s.now(), code: 'BAD_MESSAGE', message }, st.format), st.format === 'msgpack');
   }
 
@@ -522,6 +544,7 @@ export class Streams {
       }
       this.closes.backpressure += ch.enforce(now);
     }
+    this.dropIdle(now);
     if (now - this.lastHeartbeat >= HEARTBEAT_MS) {
       this.lastHeartbeat = now;
       this.heartbeat(now);
@@ -534,6 +557,26 @@ export class Streams {
   }
 
   private lastSilenceCheck = 0;
+
+  /** Drops the channels no socket has held for longer than the resume window (the WebSocket audit: every channel
+   *  ever opened, one per stream kind, sport and window, was fed every batch and kept its ring for good). A token of
+   *  one is past that window anyway; a socket waiting for its first snapshot on one keeps it. */
+  private dropIdle(now: number): void {
+    for (const [key, ch] of this.channels) {
+      if (ch.sockets.size > 0 || now - ch.idleSince <= this.limits.ringMs) continue;
+      if (this.snapshotQueue.some((ws, i) => i >= this.snapshotQueueHead && ws.getUserData().channel === ch)) continue;
+      this.channels.delete(key);
+      this.generations.set(key, (this.generations.get(key) ?? 0) + 1);
+      for (const sp of ch.sports) {
+        const list = this.bySport.get(sp)!;
+        list.splice(list.indexOf(ch), 1);
+        if (list.length === 0) this.bySport.delete(sp);
+      }
+      this.liveSeen.delete(ch);
+      this.lastFlush.delete(ch);
+      this.snapshotCache.delete(ch);
+    }
+  }
 
   /** closes a socket whose key was revoked; pings a client silent for half the idle bound, and closes one silent for all of it */
   private watchSilence(wall: number): void {
@@ -676,7 +719,7 @@ export class Streams {
       const pack = encode(frame, 'msgpack');
       for (const ws of ch.sockets) {
         const st = ws.getUserData();
-        if (st.closed || st.dirty) continue;
+        if (st.closed || st.dirty || ws.getBufferedAmount() > this.limits.lowWatermark) continue;
         ws.send(st.format === 'json' ? json : pack, st.format === 'msgpack');
       }
     }
