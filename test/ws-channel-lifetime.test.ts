@@ -29,7 +29,9 @@ t.test('ws - a channel without sockets past the resume window is dropped, and ma
   t.equal(await channels(), 1, 'kept inside the resume window');
   while ((await channels()) === 1 && Date.now() - closedAt < 10_000) await new Promise((r) => setTimeout(r, 50));
   t.equal(await channels(), 0, 'dropped past it');
-  t.ok(Date.now() - closedAt >= 1500, 'not before the window ended');
+  // (the window counts from the server's last tick with the socket, up to a tick of 100 ms before the client saw
+  // its close: the margin allows for that and for a loaded host's delays)
+  t.ok(Date.now() - closedAt >= 1000, `not well before the window ended (${Date.now() - closedAt} ms)`);
   const b = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${key}&resume=${delta.epoch}:${delta.seq}`);
   const again = await b.until((f) => f.type === 'snapshot');
   t.equal(again.reason, 'resume_window_exceeded', 'a token of the dropped channel: a snapshot, its window past');
