@@ -40,7 +40,7 @@ import {
   middlesOfGroup, pairJudged, staleMs, topTwo, writeArb, writeConsensusHead, writeExtremes,
 } from './analytics-rows.js';
 
-export { FIXED, SHARP_BOOK_IDS, isFresh, lineKeyOf, evKeyOf, midKeyOf } from './analytics-rows.js';
+export { FIXED, MIDDLE_MARKET, SHARP_BOOK_IDS, isFresh, lineKeyOf, evKeyOf, midKeyOf } from './analytics-rows.js';
 export { scratch, type ScratchSets } from './analytics-scratch.js';
 
 /** Per-line state, LS.STRIDE numbers in the store's own record of the line (PriceStore.reserveLineState), after

@@ -947,7 +947,6 @@ t.test('middles - min_gap, max_width, min_books, include_props, markets', async 
   t.same(await windows('markets=spreads'), ['spreads 3.5-4.5'], 'markets=spreads');
   t.same(await windows('markets=player_points'), ['player_points 27.5-29.5'], 'markets=player_points');
   t.same(await windows('markets=totals,spreads&include_props=false'), all.filter((w) => !w.startsWith('player')), 'game markets with include_props=false');
-  t.same(await windows('markets=h2h'), [], 'markets=h2h: a moneyline has no middles');
   t.same((await mids('soccer_epl')).body, [], 'a single totals line has no middle');
 });
 
@@ -957,6 +956,8 @@ t.test('middles - every bad parameter is a 422 and charges nothing', async (t) =
     ['min_books=0', 'min_books'], ['min_books=1.5', 'min_books'], ['markets=foo', 'markets'], ['include_props=maybe', 'include_props'],
     // filters that leave nothing by construction (the analytics audit: 200 [] hid the mistake)
     ['markets=totals,player_points&include_props=false', 'include_props'], ['min_gap=3&max_width=2', 'max_width'],
+    // a market without lines has no middle (it answered 200 [], a moneyline's empty set)
+    ['markets=h2h', 'markets'], ['markets=totals,h2h_3_way', 'markets'],
   ]);
   t.equal((await mids('basketball_nba', 'min_gap=50&max_width=50&min_books=1')).res.status, 200, 'min_gap 50, max_width 50, min_books 1 are accepted');
 });

@@ -7,7 +7,7 @@
 // (engine/odds.ts tidy) and compared with the request's thresholds as served: the rows' math runs on exact doubles.
 
 import { PAGE_HEADERS } from '../openapi.js';
-import { FIXED, SHARP_BOOK_IDS } from '../../engine/analytics.js';
+import { FIXED, MIDDLE_MARKET, SHARP_BOOK_IDS } from '../../engine/analytics.js';
 import { edgePct, hasEdge, holdPct, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS, OUTRIGHTS, SPORTS, UMBRELLAS, resolveSportKeys } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
@@ -677,6 +677,10 @@ export function analyticsRoutes(s: Services): Route[] {
         invalid('include_props', `include_props=false leaves out the player props markets names (${props.join(', ')})`, false);
       }
       if (maxWidth > 0 && maxWidth < minGap) invalid('max_width', `max_width ${maxWidth} is below min_gap ${minGap}: no window is both`, maxWidth);
+      const lineless = ((p.markets as string[] | undefined) ?? []).filter((k) => MIDDLE_MARKET[MARKET_INDEX.get(k)!] === 0);
+      if (lineless.length > 0) {
+        invalid('markets', `${lineless.join(', ')}: no middle is made on them (a middle pairs two lines of spreads, totals or a player prop)`, (p.markets as string[]).join(','));
+      }
       const rows: MiddleItem[] = [];
       for (const e of events(ctx, true)) {
         const a = view.event(e.idx);
