@@ -7,9 +7,9 @@
 import t from 'tap';
 import { Poller } from '../engine/poller.js';
 import { cadence } from '../engine/upstream-quota.js';
-import { TheOddsApiFeed, type TheOddsApiConfig, type TickResult } from '../workers/theoddsapi-feed.js';
+import { MAX_BODY_BYTES, TheOddsApiFeed, type TheOddsApiConfig, type TickResult } from '../workers/theoddsapi-feed.js';
 import { startTestApp } from './helpers/app.js';
-import { startOddsServer } from './helpers/theoddsapi-server.js';
+import { fixture, startOddsServer } from './helpers/theoddsapi-server.js';
 
 const T = Date.parse('2026-11-23T18:00:00Z');
 const E1 = 'e912304de2b2ce35b473ce2ecd3d1502';
@@ -198,4 +198,52 @@ t.test('theoddsapi feed - a request that does not answer times out', async (t) =
   t.equal(await at(0), 'failed', 'gave up');
   t.match(poller.lastError, /GET \/v4\/sports: timed out after 150 ms/, 'said so');
   t.equal(await at(1000), 'polled', 'the next one works');
+});
+
+t.test('theoddsapi feed - one sport failing leaves the others polled, and says so per sport', async (t) => {
+  // regression from the connector audit: the first sport's failure failed the cycle, and every sport after it was
+  // never polled while it lasted
+  up.script('split', { pass: true }, { status: 500, body: '<html>oops</html>', headers: { 'content-type': 'text/html' } });
+  const { feed, poller, at } = handFeed('split', { sports: ['basketball_nba_championship_winner', 'basketball_nba'] });
+  t.equal(await at(0), 'polled', 'the cycle counts: a sport was polled');
+  t.ok(up.paths('split').includes('/v4/sports/basketball_nba/odds'), 'the sport after the failing one was asked');
+  t.equal(poller.state, 'closed', 'no failure counted against the feed');
+  const sports = (feed.describe(T).sports as { key: string; last_error: string | null; prices: number }[]);
+  t.match(sports[0].last_error, /HTTP 500/, 'the failing sport carries its error');
+  t.same([sports[1].last_error, sports[1].prices > 0], [null, true], 'the other its prices');
+});
+
+t.test('theoddsapi feed - a failed cycle that was charged waits the shortest interval, not the backoff', async (t) => {
+  // regression from the connector audit: a cycle failing after a charged call was retried at the backoff's pace
+  // (1 to 60 s), each retry charged again; one that cost nothing (a 5xx, above) still retries at that pace
+  up.script('charged', { pass: true }, { status: 200, body: '[{"id": "x", "bookm', headers: { 'x-requests-last': '3' } });
+  const { at } = handFeed('charged');
+  t.equal(await at(0), 'failed', 'charged, then the body is not JSON');
+  t.equal(await at(1000), 'not_due', 'not at the backoff');
+  t.equal(await at(59_999), 'not_due', 'nor before the shortest interval');
+  t.equal(await at(60_000), 'polled', 'then again');
+});
+
+t.test('theoddsapi feed - a body past the cap is refused as it streams, not read into memory', async (t) => {
+  // regression from the connector audit: a 700 MB answer was read whole (1.4 GB of memory kept)
+  up.script('huge', { pass: true }, { status: 200, body: `[${' '.repeat(MAX_BODY_BYTES)}]` });
+  const { poller, at } = handFeed('huge');
+  t.equal(await at(0), 'failed', 'refused');
+  t.match(poller.lastError, /passed 33554432 bytes/, 'said so');
+});
+
+t.test('theoddsapi feed - an event gone upstream before its start is final once its start passes', async (t) => {
+  // regression from the connector audit: a game that vanished before its start (cancelled, postponed) stayed listed,
+  // in play with no price, for max_age_hours
+  const all = JSON.parse(fixture('odds-basketball_nba.json')) as { id: string }[];
+  const without = JSON.stringify(all.filter((e) => e.id !== E2));
+  const { at } = handFeed('vanish');
+  t.equal(await at(0), 'polled', 'both events listed');
+  const listed = () => [...services.hub.readModel.sportEvents('basketball_nba')].filter((e) => e.status !== 'final').map((e) => e.id);
+  t.ok(listed().includes(E2), 'E2 held');
+  up.script('vanish', { pass: true }, { status: 200, body: without }, { pass: true }, { status: 200, body: without });
+  t.equal(await at(3_600_000), 'polled', 'E2 gone upstream an hour later, before its start');
+  t.ok(listed().includes(E2), 'not final before its start (it may come back)');
+  t.equal(await at(9 * 3_600_000), 'polled', 'polled again after its start, still gone');
+  t.notOk(listed().includes(E2), 'final now');
 });

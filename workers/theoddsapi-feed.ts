@@ -90,7 +90,13 @@ interface SportFacts {
   events: number;
   prices: number;
   polledAt: number;
+  /** why its last poll failed, null when it did not */
+  lastError: string | null;
 }
+
+/** the largest upstream body read: a sport's featured markets are a few MB at most; a 700 MB answer was read whole
+ *  into memory, 1.4 GB of it kept for good (the connector audit) */
+export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export type TickResult = 'polled' | 'failed' | 'not_due' | 'backoff' | 'exhausted';
 
@@ -109,9 +115,13 @@ export class TheOddsApiFeed {
   private nextProbeAt = 0;
   /** x-requests-last of the last response, NaN when it had none */
   private lastUsage = Number.NaN;
+  /** credits the upstream said it charged (x-requests-last), summed over every response */
+  private charged = 0;
   private readonly sports = new Map<string, SportFacts>();
   /** events seen per sport at its last poll (to send those that vanished after their start as final) */
   private readonly listed = new Map<string, Map<string, EventRef>>();
+  /** per sport, events that vanished before their start and have not come back: final once their start passes */
+  private readonly vanished = new Map<string, Map<string, EventRef>>();
   private readonly featured: string[];
   private readonly props: string[];
   private readonly fetchFn: typeof fetch;
@@ -124,7 +134,7 @@ export class TheOddsApiFeed {
     this.featured = cfg.markets.filter((m) => FEATURED_MARKETS.has(m));
     this.props = cfg.markets.filter((m) => !FEATURED_MARKETS.has(m));
     this.fetchFn = d.fetch ?? fetch;
-    for (const s of cfg.sports) this.sports.set(s, { state: 'pending', events: 0, prices: 0, polledAt: 0 });
+    for (const s of cfg.sports) this.sports.set(s, { state: 'pending', events: 0, prices: 0, polledAt: 0, lastError: null });
     d.poller.describe = (now) => this.describe(now);
   }
 
@@ -175,6 +185,7 @@ export class TheOddsApiFeed {
     if (now < this.nextCycleAt) return 'not_due';
     const p = this.d.poller;
     if (!p.canPoll(now)) return 'backoff';
+    const chargedBefore = this.charged;
     try {
       const { books, cost } = await this.cycle(now);
       const end = this.d.now();
@@ -194,6 +205,11 @@ export class TheOddsApiFeed {
       }
       const msg = e instanceof Error ? e.message : String(e);
       p.failure(end, msg, e instanceof FeedError ? e.retryAfterMs : 0);
+      // a failed cycle that was charged for calls (a timeout after the upstream answered) is retried no sooner than
+      // the shortest wait between cycles, however short the backoff (the connector audit: a failing cycle retried
+      // at the backoff's pace spent 57 credits in 6 minutes against 7 every 40 minutes planned); one that cost
+      // nothing (a 5xx, the upstream down) at the backoff's pace
+      if (this.charged > chargedBefore) this.nextCycleAt = end + this.cfg.minIntervalMs;
       this.d.log?.(`theoddsapi poll failed: ${msg}`);
       return 'failed';
     }
@@ -238,68 +254,107 @@ export class TheOddsApiFeed {
       this.sportsAt = now;
       cost += this.lastCost(0);
     }
+    // each sport on its own: one that fails (a 500, a timeout, a body that is not JSON) is recorded and the next one
+    // polled (the connector audit: the first sport's failure left every later sport unpolled, for good when it
+    // persisted); the cycle fails only when every sport polled failed. A spent quota stops them all.
+    let ok = 0;
+    let first: unknown = null;
     for (const key of this.cfg.sports) {
       const facts = this.sports.get(key)!;
       const up = this.upstreamSports.get(key);
       facts.state = up === undefined ? 'not_listed' : up.active ? 'in_season' : 'out_of_season';
       if (up === undefined || !up.active) continue;
-      const stats = newMapStats();
-      const batch: MappedBatch = { events: [], prices: [] };
-      const seen = new Set<string>();
-      const perCall = this.cfg.regions.length;
-      let refs: EventRef[];
-      // outright sports hold outrights only; their events have no teams
-      const featured = up.has_outrights ? ['outrights'] : this.featured.filter((m) => m !== 'outrights');
-      const props = up.has_outrights ? [] : this.props;
-      if (featured.length > 0) {
-        const doc = await this.get(`/v4/sports/${enc(key)}/odds`, this.oddsParams(featured), featured.length * perCall);
-        cost += this.lastCost(featured.length * perCall);
-        mapSportOdds(doc, batch, stats, seen);
-        refs = eventRefs(doc);
-      } else if (props.length > 0) {
-        refs = eventRefs(await this.get(`/v4/sports/${enc(key)}/events`, { dateFormat: 'iso' }, 0));
-        cost += this.lastCost(0);
-      } else {
-        refs = [];
+      try {
+        cost += await this.pollSport(key, up, facts, now, books);
+        facts.lastError = null;
+        ok++;
+      } catch (e) {
+        if (e instanceof QuotaSpent) throw e;
+        facts.lastError = e instanceof Error ? e.message : String(e);
+        first ??= e;
+        this.d.log?.(`theoddsapi ${key} failed: ${facts.lastError}`);
       }
-      if (props.length > 0) {
-        const until = now + this.cfg.propsWithinMs;
-        for (const r of refs) {
-          if (r.commence > until) continue;
-          const doc = await this.get(`/v4/sports/${enc(key)}/events/${enc(r.id)}/odds`, this.oddsParams(props), props.length * perCall, true);
-          cost += this.lastCost(props.length * perCall);
-          if (doc === null) continue; // the event is gone upstream (404)
-          if (typeof doc !== 'object' || Array.isArray(doc)) throw new UpstreamShapeError('the event odds endpoint did not answer an event object');
-          mapEventOdds(doc, batch, stats, seen);
-        }
-      }
-      for (const r of refs) {
-        if (!seen.has(r.id)) {
-          seen.add(r.id);
-          batch.events.push(r.event);
-        }
-      }
-      this.finals(key, refs, now, batch);
-      const res = await this.apply(batch);
-      facts.events = res.events;
-      facts.prices = res.accepted;
-      facts.polledAt = this.d.now();
-      for (const b of stats.books) books.add(b);
-      for (const b of stats.unknownBooks) this.unknownBooks.add(b);
-      this.totals.malformed += stats.malformed;
-      this.totals.layMarkets += stats.layMarkets;
     }
+    if (first !== null && ok === 0) throw first;
     return { books, cost };
   }
 
-  /** Events listed at the sport's previous poll, gone now and past their start, are sent as final. */
+  /** One sport's calls and their prices applied; returns the credits they cost. */
+  private async pollSport(key: string, up: UpstreamSport, facts: SportFacts, now: number, books: Set<string>): Promise<number> {
+    let cost = 0;
+    const stats = newMapStats();
+    const batch: MappedBatch = { events: [], prices: [] };
+    const seen = new Set<string>();
+    const perCall = this.cfg.regions.length;
+    let refs: EventRef[];
+    // outright sports hold outrights only; their events have no teams
+    const featured = up.has_outrights ? ['outrights'] : this.featured.filter((m) => m !== 'outrights');
+    const props = up.has_outrights ? [] : this.props;
+    if (featured.length > 0) {
+      const doc = await this.get(`/v4/sports/${enc(key)}/odds`, this.oddsParams(featured), featured.length * perCall);
+      cost += this.lastCost(featured.length * perCall);
+      mapSportOdds(doc, batch, stats, seen);
+      refs = eventRefs(doc);
+    } else if (props.length > 0) {
+      refs = eventRefs(await this.get(`/v4/sports/${enc(key)}/events`, { dateFormat: 'iso' }, 0));
+      cost += this.lastCost(0);
+    } else {
+      refs = [];
+    }
+    if (props.length > 0) {
+      const until = now + this.cfg.propsWithinMs;
+      for (const r of refs) {
+        if (r.commence > until) continue;
+        const doc = await this.get(`/v4/sports/${enc(key)}/events/${enc(r.id)}/odds`, this.oddsParams(props), props.length * perCall, true);
+        cost += this.lastCost(props.length * perCall);
+        if (doc === null) continue; // the event is gone upstream (404)
+        if (typeof doc !== 'object' || Array.isArray(doc)) throw new UpstreamShapeError('the event odds endpoint did not answer an event object');
+        mapEventOdds(doc, batch, stats, seen);
+      }
+    }
+    for (const r of refs) {
+      if (!seen.has(r.id)) {
+        seen.add(r.id);
+        batch.events.push(r.event);
+      }
+    }
+    this.finals(key, refs, now, batch);
+    const res = await this.apply(batch);
+    facts.events = res.events;
+    facts.prices = res.accepted;
+    facts.polledAt = this.d.now();
+    for (const b of stats.books) books.add(b);
+    for (const b of stats.unknownBooks) this.unknownBooks.add(b);
+    this.totals.malformed += stats.malformed;
+    this.totals.layMarkets += stats.layMarkets;
+    return cost;
+  }
+
+  /** Events listed at the sport's previous poll, gone now and past their start, are sent as final; one gone before
+   *  its start (cancelled, postponed) once its start passes while it stays away (it stayed listed, in play with no
+   *  price, for max_age_hours: the connector audit). */
   private finals(sport: string, refs: EventRef[], now: number, batch: MappedBatch): void {
     const before = this.listed.get(sport);
     const current = new Map(refs.map((r) => [r.id, r]));
     this.listed.set(sport, current);
-    if (before === undefined) return;
-    for (const [id, r] of before) {
-      if (!current.has(id) && r.commence <= now) batch.events.push({ ...r.event, status: 'final' } satisfies MappedEvent);
+    let away = this.vanished.get(sport);
+    if (before !== undefined) {
+      for (const [id, r] of before) {
+        if (current.has(id)) continue;
+        if (r.commence <= now) batch.events.push({ ...r.event, status: 'final' } satisfies MappedEvent);
+        else {
+          if (away === undefined) this.vanished.set(sport, (away = new Map()));
+          away.set(id, r);
+        }
+      }
+    }
+    if (away === undefined) return;
+    for (const [id, r] of away) {
+      if (current.has(id)) away.delete(id);
+      else if (r.commence <= now) {
+        away.delete(id);
+        batch.events.push({ ...r.event, status: 'final' } satisfies MappedEvent);
+      }
     }
   }
 
@@ -349,8 +404,9 @@ export class TheOddsApiFeed {
       res = await this.fetchFn(url, { signal: AbortSignal.timeout(this.cfg.timeoutMs), headers: { accept: 'application/json' } });
       const usage = readUsage((h) => res.headers.get(h));
       this.lastUsage = usage.last;
+      if (usage.last > 0) this.charged += usage.last;
       q.observe(this.d.now(), usage);
-      text = await res.text();
+      text = await readCapped(res, MAX_BODY_BYTES);
     } catch (e) {
       const err = e as Error;
       const why = err.name === 'TimeoutError' ? `timed out after ${this.cfg.timeoutMs} ms` : err.message;
@@ -385,7 +441,7 @@ export class TheOddsApiFeed {
       },
       sports: [...this.sports].map(([key, f]) => ({
         key, state: f.state, events: f.events, prices: f.prices,
-        polled_age_s: f.polledAt > 0 ? Math.max(0, (now - f.polledAt) / 1000) : null,
+        polled_age_s: f.polledAt > 0 ? Math.max(0, (now - f.polledAt) / 1000) : null, last_error: f.lastError,
       })),
       totals: {
         requests: this.totals.requests, events: this.totals.events, accepted: this.totals.accepted, rejected: this.totals.rejected,
@@ -394,6 +450,25 @@ export class TheOddsApiFeed {
       unknown_books: [...this.unknownBooks],
     };
   }
+}
+
+/** A body read to at most `max` bytes: a larger one (by Content-Length, or as it streams) is refused and the
+ *  connection released. */
+async function readCapped(res: Response, max: number): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+  if (declared > max) {
+    await res.body?.cancel();
+    throw new Error(`the body of ${declared} bytes is above ${max}`);
+  }
+  if (res.body === null) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const c of res.body as AsyncIterable<Uint8Array>) {
+    size += c.byteLength;
+    if (size > max) throw new Error(`the body passed ${max} bytes`);
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 function enc(s: string): string {

@@ -3,7 +3,7 @@
 // /v4/sports/{sport}/events/{id}/odds. Credits are kept per apiKey: an odds call that returns events costs
 // markets x regions, the rest nothing; every answer carries x-requests-remaining / -used / -last, and a call the
 // credits cannot pay answers 401 OUT_OF_USAGE_CREDITS. `script` answers the next requests of a key in its own way
-// (a status with an error fixture, a body that is not JSON, or 'hang' to never answer).
+// (a status with an error fixture, a body that is not JSON, 'hang' to never answer, or 'pass' to answer as usual).
 //
 //   const up = await startOddsServer(t);
 //   up.credits.set('k1', 500);
@@ -27,6 +27,8 @@ export interface Scripted {
   body?: string;
   headers?: Record<string, string>;
   hang?: boolean;
+  /** answered as the server answers unscripted (to script a later request of a cycle) */
+  pass?: boolean;
 }
 
 export interface SeenRequest {
@@ -69,7 +71,7 @@ export async function startOddsServer(t: { teardown(fn: () => unknown): void }):
       res.end(body);
     };
     const next = scripts.get(key)?.shift();
-    if (next !== undefined) {
+    if (next !== undefined && next.pass !== true) {
       if (next.hang === true) {
         hanging.push(res);
         return;
