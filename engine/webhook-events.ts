@@ -106,6 +106,8 @@ const MONEYLINE = new Set(MARKETS.flatMap((m, i) => (m.key === 'h2h' || m.key ==
 const SPREADS = MARKETS.findIndex((m) => m.key === 'spreads');
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** a start as REST serves it, to the second (`2026-11-27T02:15:00Z`; it is kept to the second at ingest) */
+const isoSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 /** futures and event markets have no teams (home_team and away_team are ''): their title, as REST's event_title */
 const titleOf = (ev: EventInfo): { event_title?: string } => (ev.kind === undefined || ev.kind === 'game' ? {} : { event_title: ev.title ?? '' });
 
@@ -378,11 +380,11 @@ export class WebhookEvaluator {
   }
 
   private gameA(ev: EventInfo) {
-    return { sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence), ...titleOf(ev) };
+    return { sport_key: ev.sport, match_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: isoSeconds(ev.commence), ...titleOf(ev) };
   }
 
   private gameB(ev: EventInfo) {
-    return { sport_key: ev.sport, event_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: iso(ev.commence), ...titleOf(ev) };
+    return { sport_key: ev.sport, event_id: ev.id, home_team: ev.home, away_team: ev.away, commence_time: isoSeconds(ev.commence), ...titleOf(ev) };
   }
 
   private quoteHeadA(ev: EventInfo, market: number, point: number, player: number, o: number, book: number) {

@@ -29,12 +29,14 @@ const AMBER = 0xecb22e;
 const BLUE = 0x36c5f0;
 
 const pct = (x: unknown) => `${(x as number).toFixed(2)} %`;
+/** a decimal price for a person: at most three decimals (1.9090909090909092 reads 1.909); the JSON keeps it whole */
+const odds = (x: unknown) => String(Number((x as number).toFixed(3)));
 const game = (d: Record<string, unknown>) => `${d.away_team} @ ${d.home_team}`;
 const line = (d: Record<string, unknown>) => `${d.market}${d.player ? ` ${d.player}` : ''}${d.point !== null && d.point !== undefined ? ` ${d.point}` : ''}`;
 
 function legs(d: Record<string, unknown>): string {
   const list = (d.legs as { book: string; side?: string; outcome?: string; price: number }[]) ?? [];
-  return list.map((l) => `${l.side ?? l.outcome} at ${l.book} ${l.price}`).join('\n');
+  return list.map((l) => `${l.side ?? l.outcome} at ${l.book} ${odds(l.price)}`).join('\n');
 }
 
 /** A person's reading of an event. */
@@ -60,8 +62,8 @@ export function summarize(type: string, d: Record<string, unknown>): Summary {
     case 'ev.flagged':
       return {
         title: `+EV ${pct(d.edge_pct)}: ${d.side ?? d.outcome} at ${d.book}`,
-        text: `${game(d)} (${d.sport_key}), ${line(d)}: ${d.price} against fair ${(d.fair_price as number).toFixed(3)} (${d.sharp_book} no-vig)`,
-        fields: [['Edge', pct(d.edge_pct)], ['Price', `${d.price} (${d.price_american})`], ['Fair price', (d.fair_price as number).toFixed(3)], ['Sharp book', String(d.sharp_book)]],
+        text: `${game(d)} (${d.sport_key}), ${line(d)}: ${odds(d.price)} against fair ${(d.fair_price as number).toFixed(3)} (${d.sharp_book} no-vig)`,
+        fields: [['Edge', pct(d.edge_pct)], ['Price', `${odds(d.price)} (${d.price_american})`], ['Fair price', (d.fair_price as number).toFixed(3)], ['Sharp book', String(d.sharp_book)]],
         color: GREEN,
       };
     case 'line_move': {
@@ -78,8 +80,8 @@ export function summarize(type: string, d: Record<string, unknown>): Summary {
     case 'odds_drop':
       return {
         title: `Odds drop ${pct(d.drop_pct)} at ${d.book}: ${d.side}`,
-        text: `${game(d)} (${d.sport_key}) ${line(d)}: ${d.price} against a 5-minute average of ${(d.average_price as number).toFixed(3)}`,
-        fields: [['Price', String(d.price)], ['5-minute average', (d.average_price as number).toFixed(3)], ['Drop', pct(d.drop_pct)]],
+        text: `${game(d)} (${d.sport_key}) ${line(d)}: ${odds(d.price)} against a 5-minute average of ${(d.average_price as number).toFixed(3)}`,
+        fields: [['Price', odds(d.price)], ['5-minute average', (d.average_price as number).toFixed(3)], ['Drop', pct(d.drop_pct)]],
         color: RED,
       };
     case 'new_event':

@@ -218,6 +218,10 @@ t.test('events - listed sorted by commence_time, with filters', async (t) => {
   const res = await app.get('/v1/sports/basketball_nba/events');
   t.equal(res.status, 200, 'no key needed');
   t.equal(res.headers.get('x-ratelimit-remaining'), null, 'no usage headers without a key');
+  // keyed, it carries the key's balance: private, as /v1/sports is (regression from the documentation audit: none)
+  const keyed = await app.get(`/v1/sports/basketball_nba/events?apiKey=${await app.key('starter')}`);
+  t.same([keyed.headers.get('cache-control'), keyed.headers.get('x-requests-remaining') !== null], ['private, no-cache', true], 'keyed: Cache-Control: private');
+  t.equal(res.headers.get('cache-control'), 'no-cache', 'keyless: no-cache (the list moves with every ingest)');
   const list = (await res.json()) as EventDoc[];
   t.same(list.map((e) => e.id), ['disc_nba_1', 'disc_nba_2', 'disc_nba_3'], 'sorted by commence_time');
   t.same(list[0], {

@@ -23,6 +23,17 @@ t.test('webhook bodies - simulated: true beside data, [SIMULATED] in chat titles
   t.notMatch(JSON.parse(renderBody('B', 'slack', env)).text, /SIMULATED/, 'nor a mark in the title');
 });
 
+t.test('webhook chat messages - prices to three decimals for a person; the JSON keeps them whole', async (t) => {
+  // regression from the documentation audit: a Discord message read "1.9090909090909092 (-110)"
+  const data = { sport_key: 'basketball_nba', home_team: 'H', away_team: 'A', market: 'h2h', side: 'H', book: 'fanduel',
+    price: 1 / 0.52380952380952384 - 0.0000000000000002, price_american: -110, edge_pct: 2.5, fair_price: 1.87, sharp_book: 'pinnacle' };
+  const env = { id: 'evt_2', type: 'ev.flagged', at: 1_800_000_000_000, data };
+  const embed = JSON.parse(renderBody('B', 'discord', env)).embeds[0] as { description: string; fields: { name: string; value: string }[] };
+  t.match(embed.description, /: 1\.909 against fair 1\.870/, 'the description');
+  t.equal(embed.fields.find((f) => f.name === 'Price')!.value, '1.909 (-110)', 'the Price field');
+  t.equal(JSON.parse(renderBody('B', 'json', env)).data.price, data.price, 'json: the price as computed');
+});
+
 t.test('webhook deliveries of a node running the simulator are labelled simulated', async (t) => {
   const app = await startTestApp(t, { feeds: ['sim'], simRate: 50, shards: 1, webhooks: { allowPrivate: true, pollMs: 25 } });
   const rx = await startReceiver(t);

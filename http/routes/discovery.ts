@@ -119,6 +119,7 @@ export function discoveryRoutes(s: Services): Route[] {
         { name: 'commenceTimeTo', type: 'datetime', description: 'Events starting at or before (ISO 8601)' },
       ],
       response: EventListSchema(AnyTime),
+      responseHeaders: ['Cache-Control'],
       handle: (ctx) => {
         const keys = sportKeys(ctx.args[0]);
         const p = ctx.params;
@@ -146,7 +147,9 @@ export function discoveryRoutes(s: Services): Route[] {
           }
         }
         list.sort((a, b) => a._t - b._t || (a.id < b.id ? -1 : 1));
-        return { status: 200, body: unix ? eventsUnix(list) : eventsIso(list) };
+        // an answer to a keyed request carries the key's balance: no shared cache may keep it (as /v1/sports); the
+        // list moves with every ingest, so no cache serves it unchecked either way
+        return { status: 200, body: unix ? eventsUnix(list) : eventsIso(list), headers: [['Cache-Control', ctx.key === null ? 'no-cache' : 'private, no-cache']] };
       },
     },
   ];
