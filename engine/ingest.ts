@@ -260,6 +260,7 @@ export function parsePrice(raw: unknown, events: (id: string) => EventRecord | u
   const m = MARKETS[market];
   // a DFS board offers player props only: a game line sent for one was served by /odds at its per-entry payout
   if (bdef.kind === 'dfs' && m.kind !== 'prop') return reject('MARKET_NOT_OFFERED', `${bdef.key} is a DFS pick'em board: it offers player props only`);
+  if (p.price === null) return parseWithdrawal(p, market, book, now);
   if (typeof p.outcome !== 'string') return reject('INVALID_OUTCOME', 'outcome is required');
   if (market === OUTRIGHT_MARKET) return parseOutright(p, market, book, now);
   // the same folding as team names got in parseEvent, so an outcome sent exactly as the event's team matches
@@ -294,9 +295,33 @@ export function parsePrice(raw: unknown, events: (id: string) => EventRecord | u
   return { book, market, point, player, outcome, price, ts };
 }
 
+/**
+ * A withdrawal: `price: null` says the book no longer offers the market (for a prop, the player's; for an outright,
+ * the selection named by `player` or `outcome`) on the event: its quotes there leave the store, whatever their point
+ * or outcome (a feed's complete snapshot without them; the connector audit found a pulled line served, and in an
+ * arbitrage, until the event ended). `price` 0 in the observation (PriceStore.withdraw); `ts` as for a price: a
+ * quote the book sent after it stays.
+ */
+function parseWithdrawal(p: Record<string, unknown>, market: number, book: number, now: number): PriceRecord | Rejection {
+  const m = MARKETS[market];
+  let player: string | null = null;
+  if (market === OUTRIGHT_MARKET) {
+    player = text(p.player ?? p.outcome);
+    if (player === null) return reject('INVALID_PLAYER', `a withdrawal of ${OUTRIGHTS} names the selection (player, or outcome)`);
+  } else if (m.kind === 'prop') {
+    player = text(p.player);
+    if (player === null) return reject('INVALID_PLAYER', `${m.key} needs a player name of 1 to ${MAX_NAME} characters, without control characters`);
+  } else if (p.player !== undefined && p.player !== null) {
+    return reject('INVALID_PLAYER', `${m.key} takes no player`);
+  }
+  const ts = parseTs(p.ts, now);
+  if (isRejection(ts)) return ts;
+  return { book, market, point: Number.NaN, player, outcome: 0, price: 0, ts };
+}
+
 function parsePriceValue(price: unknown): number | Rejection {
   if (typeof price !== 'number' || !(price > 1) || !(price <= MAX_PRICE)) {
-    return reject('INVALID_PRICE', `price must be decimal odds above 1 (and at most ${MAX_PRICE})`);
+    return reject('INVALID_PRICE', `price must be decimal odds above 1 (and at most ${MAX_PRICE}), or null to withdraw the book's market`);
   }
   return price;
 }

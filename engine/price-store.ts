@@ -335,6 +335,7 @@ export class PriceStore {
 
   observe(event: number, market: number, point: number, player: number, outcome: number, book: number,
     price: number, ts: number, out: RecordBuffer): boolean {
+    if (price === 0) return this.withdraw(event, market, player, book, ts, out);
     const b = this.bookLine(event, market, point, player, book, ts, out);
     if (b < 0) {
       this.staleIgnored++;
@@ -577,6 +578,28 @@ export class PriceStore {
       this.eventsHeld--;
     }
     return before - this.live;
+  }
+
+  /** A book no longer offers a market (and player) of an event: its book-line goes, its quotes with it (REMOVED
+   *  records). Not when one of them was observed after `ts` (the book quoted it again since). False when ignored;
+   *  true when applied, with nothing to remove too (a withdrawal repeated). */
+  withdraw(event: number, market: number, player: number, book: number, ts: number, out: RecordBuffer): boolean {
+    const b = this.blIndex.get(event, blKey(market, player, book));
+    if (b < 0) return true;
+    const d = this.bl;
+    for (let o = 0; o < MAX_OUTCOMES; o++) {
+      const q = b * BL.STRIDE + BL.Q + o * QF.SIZE;
+      if (d[q + QF.PRICE] !== 0 && (d[q + QF.CHANGED] > ts || d[q + QF.VERIFIED] > ts)) {
+        this.staleIgnored++;
+        return false;
+      }
+    }
+    this.dropBookLine(b, out);
+    if (this.byEvent[event]!.length === 0) {
+      this.byEvent[event] = undefined;
+      this.eventsHeld--;
+    }
+    return true;
   }
 
   private dropBookLine(b: number, out: RecordBuffer): void {

@@ -101,6 +101,18 @@ export interface PriceInput {
   ts?: number;
 }
 
+/** A withdrawal as ingested: the book no longer offers the market (for a prop, the player's; for an outright, the
+ *  selection named by `player`) on the event, and its quotes there leave the store (engine/ingest.ts). */
+export interface WithdrawalInput {
+  book: string;
+  event_id: string;
+  market: string;
+  player?: string | null;
+  price: null;
+  /** epoch ms; default now. A quote observed after it stays. */
+  ts?: number;
+}
+
 export interface IngestBatch {
   events: EventInput[];
   prices: PriceInput[];

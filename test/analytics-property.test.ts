@@ -124,7 +124,8 @@ function run(t: Asserts, seed: number, steps: number): void {
           d[off + OBS.PLAYER] = pick(m.players);
           d[off + OBS.OUTCOME] = Math.floor(rnd() * m.outcomes);
           d[off + OBS.BOOK] = pick(BOOKS);
-          d[off + OBS.PRICE] = pick(PRICES);
+          // now and then a withdrawal (price 0: the book no longer offers the market), mid-batch among updates
+          d[off + OBS.PRICE] = rnd() < 0.06 ? 0 : pick(PRICES);
           // mostly now; sometimes minutes old (stale on arrival for fast books), sometimes out of order
           d[off + OBS.TS] = clock - (rnd() < 0.8 ? 0 : Math.floor(rnd() * 400_000));
         }
@@ -164,7 +165,7 @@ function run(t: Asserts, seed: number, steps: number): void {
     `seed ${seed}: arbitrage, EV, middles and stale quotes all occurred (${JSON.stringify(seen)})`);
 }
 
-t.test('analytics - incremental sets equal a from-scratch recomputation after random updates, removals and staleness', async (t) => {
+t.test('analytics - incremental sets equal a from-scratch recomputation after random updates, removals, withdrawals and staleness', async (t) => {
   // PROPERTY_SEEDS=N runs seeds 1..N instead (a longer search after changing the engine); PROPERTY_DEBUG=1 prints
   // both records of a mismatch
   const n = Number(process.env.PROPERTY_SEEDS ?? 6);

@@ -393,3 +393,36 @@ t.test('ingest - a ts ahead of the server clock is taken as now: the next real-t
   t.equal(book.markets[0].outcomes[0].price, 2.05, 'the update a moment later applied');
   t.ok(Date.parse(book.last_update) <= Date.now(), 'last_update is not in the future');
 });
+
+t.test('ingest - price null withdraws a book\'s market: its quotes leave /odds and every view, a later price stays', async (t) => {
+  // the connector audit: a line a book pulled (missing from a complete snapshot) had no way out but the event's end,
+  // and stayed in /odds and in an arbitrage meanwhile
+  const ev = { id: 'ing_wd_1', sport_key: 'basketball_nba', commence_time: NOW + 3_600_000, home_team: 'Denver Nuggets', away_team: 'Utah Jazz' };
+  const t0 = Date.now() - 10_000;
+  const r = await app.ingest({ events: [ev], prices: [
+    p('fanduel', ev, 'h2h', ev.home_team, 2.2, { ts: t0 }), p('fanduel', ev, 'h2h', ev.away_team, 1.6, { ts: t0 }),
+    p('draftkings', ev, 'h2h', ev.home_team, 1.6, { ts: t0 }), p('draftkings', ev, 'h2h', ev.away_team, 2.2, { ts: t0 }),
+    p('fanduel', ev, 'totals', 'Over', 1.9, { ts: t0, point: 220.5 }), p('fanduel', ev, 'totals', 'Under', 1.9, { ts: t0, point: 220.5 }),
+  ] });
+  t.equal(r.json.accepted, 6, 'six prices');
+  const arbs = async () => ((await (await app.get('/v1/sports/basketball_nba/arbitrage', { 'X-API-Key': key })).json()) as { event_id: string }[]).filter((a) => a.event_id === ev.id);
+  t.equal((await arbs()).length, 1, 'fanduel home 2.2 and draftkings away 2.2: an arbitrage');
+  const w = await app.ingest({ prices: [{ book: 'fanduel', event_id: ev.id, market: 'h2h', price: null }] });
+  t.same([w.status, w.json.accepted, w.json.rejected], [202, 1, []], 'the withdrawal is accepted (no outcome needed)');
+  const [served] = (await odds('basketball_nba', 'markets=h2h,totals&bookmakers=fanduel,draftkings')).filter((e) => e.id === ev.id);
+  t.same(served.bookmakers.map((b) => [b.key, b.markets.map((m) => m.key)]).sort(), [['draftkings', ['h2h']], ['fanduel', ['totals']]],
+    'fanduel\'s h2h gone, its totals and draftkings\' h2h kept');
+  t.equal((await arbs()).length, 0, 'the arbitrage closed with it');
+  const again = await app.ingest({ prices: [{ book: 'fanduel', event_id: ev.id, market: 'h2h', price: null }] });
+  t.same([again.json.accepted, again.json.ignored], [1, 0], 'withdrawing again: nothing to remove, accepted');
+  // an old withdrawal does not remove a price the book sent after it
+  await app.ingest({ prices: [p('fanduel', ev, 'h2h', ev.home_team, 2.0, { ts: t0 + 5_000 })] });
+  const late = await app.ingest({ prices: [{ book: 'fanduel', event_id: ev.id, market: 'h2h', price: null, ts: t0 + 1_000 }] });
+  t.same([late.json.accepted, late.json.ignored], [0, 1], 'a withdrawal older than the quote is ignored');
+  const bad = await app.ingest({ prices: [
+    { book: 'fanduel', event_id: ev.id, market: 'player_points', price: null },
+    { book: 'fanduel', event_id: ev.id, market: 'h2h', price: null, player: 'Someone' },
+    { book: 'fanduel', event_id: 'nope', market: 'h2h', price: null },
+  ] });
+  t.same(bad.json.rejected.map((x: { error_code: string }) => x.error_code), ['INVALID_PLAYER', 'INVALID_PLAYER', 'EVENT_NOT_FOUND'], 'a prop needs its player, a game line takes none, the event must exist');
+});

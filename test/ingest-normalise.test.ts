@@ -218,11 +218,14 @@ t.test('ingest - players: required on props, forbidden elsewhere', async (t) => 
 t.test('ingest - prices must be decimal odds above 1', async (t) => {
   for (const [p, why] of [
     [1, 'exactly 1'], [0.9, 'below 1'], [0, 'zero'], [-1.5, 'negative'], ['2.0', 'a string'], [Number.NaN, 'NaN'],
-    [Number.POSITIVE_INFINITY, 'Infinity'], [undefined, 'missing'], [null, 'null'], [100_001, 'above 100000'],
+    [Number.POSITIVE_INFINITY, 'Infinity'], [undefined, 'missing'], [100_001, 'above 100000'],
   ] as [unknown, string][]) {
     t.equal(rejectCode(price({ price: p })), 'INVALID_PRICE', `${why} -> INVALID_PRICE`);
   }
   t.equal(must(price({ price: 1.01 })).price, 1.01, '1.01 is accepted');
+  // null is a withdrawal of the book's market: price 0 in the observation, no outcome or point needed
+  const w = must(price({ price: null, outcome: undefined, point: 7.5 }));
+  t.same([w.price, w.outcome, Number.isNaN(w.point)], [0, 0, true], 'null withdraws: price 0, the point not read');
   t.equal(must(price({ price: 100_000 })).price, 100_000, '100000 is accepted');
 });
 

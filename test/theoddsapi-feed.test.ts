@@ -247,3 +247,29 @@ t.test('theoddsapi feed - an event gone upstream before its start is final once 
   t.equal(await at(9 * 3_600_000), 'polled', 'polled again after its start, still gone');
   t.notOk(listed().includes(E2), 'final now');
 });
+
+t.test('theoddsapi feed - a book or market missing from the next answer is withdrawn from every view', async (t) => {
+  // regression from the connector audit: a line the book pulled stayed in /odds (and in an arbitrage) until the event
+  // ended. Each /odds answer is the complete set of the markets asked for, so what is missing was pulled.
+  const all = JSON.parse(fixture('odds-basketball_nba.json')) as { id: string; bookmakers: { key: string; markets: { key: string }[] }[] }[];
+  const pulled = structuredClone(all);
+  const e1 = pulled.find((e) => e.id === E1)!;
+  e1.bookmakers = e1.bookmakers.filter((b) => b.key !== 'fanduel');
+  const dk = e1.bookmakers.find((b) => b.key === 'draftkings')!;
+  dk.markets = dk.markets.filter((m) => m.key !== 'spreads');
+  const key = await app.key('business');
+  const books = async () => {
+    const docs = (await (await app.get(`/v1/sports/basketball_nba/odds?markets=h2h,spreads,totals&bookmakers=draftkings,fanduel&apiKey=${key}`)).json()) as
+      { id: string; bookmakers: { key: string; markets: { key: string }[] }[] }[];
+    return docs.find((d) => d.id === E1)!.bookmakers.map((b) => `${b.key}:${b.markets.map((m) => m.key).join('+')}`).sort();
+  };
+  const { at } = handFeed('pull');
+  t.equal(await at(0), 'polled', 'the full answer');
+  // (fanduel's totals are one-sided in the fixture: /odds holds them back, as it does any incomplete market)
+  t.same(await books(), ['draftkings:h2h+spreads+totals', 'fanduel:h2h'], 'both books, every market');
+  up.script('pull', { pass: true }, { status: 200, body: JSON.stringify(pulled) });
+  t.equal(await at(3_600_000), 'polled', 'an answer without fanduel and without draftkings\' spreads');
+  t.same(await books(), ['draftkings:h2h+totals'], 'fanduel and draftkings\' spreads withdrawn');
+  t.equal(await at(7_200_000), 'polled', 'the full answer again');
+  t.same(await books(), ['draftkings:h2h+spreads+totals', 'fanduel:h2h'], 'back when offered again');
+});

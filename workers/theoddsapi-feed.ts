@@ -18,6 +18,7 @@
 import { FEATURED_MARKETS, eventRefs, mapEventOdds, mapSportOdds, newMapStats, parseJson, parseSports, readError,
   readUsage, retryAfterMs, UpstreamShapeError, type EventRef, type MappedBatch, type MappedEvent, type MapStats,
   type UpstreamSport } from '../engine/theoddsapi.js';
+import type { PriceInput, WithdrawalInput } from '../engine/types.js';
 import { Quota } from '../engine/upstream-quota.js';
 import type { Poller } from '../engine/poller.js';
 import { MAX_INGEST_EVENTS, MAX_INGEST_PRICES, type IngestResult } from './hub.js';
@@ -62,7 +63,7 @@ export const DEFAULT_THE_ODDS_API: Omit<TheOddsApiConfig, 'apiKey' | 'sports'> =
 
 export interface TheOddsApiDeps {
   /** the ingest path: hub.ingest with the feed's label, then the webhook evaluator's settle */
-  ingest(batch: MappedBatch, now: number): Promise<IngestResult>;
+  ingest(batch: { events: MappedEvent[]; prices: (PriceInput | WithdrawalInput)[] }, now: number): Promise<IngestResult>;
   poller: Poller;
   now(): number;
   log?(msg: string): void;
@@ -120,6 +121,8 @@ export class TheOddsApiFeed {
   private readonly sports = new Map<string, SportFacts>();
   /** events seen per sport at its last poll (to send those that vanished after their start as final) */
   private readonly listed = new Map<string, Map<string, EventRef>>();
+  /** per sport and event, the (book, market, player) its books offered at the last poll (withdrawals()) */
+  private readonly offered = new Map<string, Map<string, Set<string>>>();
   /** per sport, events that vanished before their start and have not come back: final once their start passes */
   private readonly vanished = new Map<string, Map<string, EventRef>>();
   private readonly featured: string[];
@@ -301,6 +304,7 @@ export class TheOddsApiFeed {
     } else {
       refs = [];
     }
+    const propsRead = new Set<string>();
     if (props.length > 0) {
       const until = now + this.cfg.propsWithinMs;
       for (const r of refs) {
@@ -310,6 +314,7 @@ export class TheOddsApiFeed {
         if (doc === null) continue; // the event is gone upstream (404)
         if (typeof doc !== 'object' || Array.isArray(doc)) throw new UpstreamShapeError('the event odds endpoint did not answer an event object');
         mapEventOdds(doc, batch, stats, seen);
+        propsRead.add(r.id);
       }
     }
     for (const r of refs) {
@@ -318,8 +323,9 @@ export class TheOddsApiFeed {
         batch.events.push(r.event);
       }
     }
+    const withdrawn = this.withdrawals(key, batch, refs, new Set(featured), propsRead, now);
     this.finals(key, refs, now, batch);
-    const res = await this.apply(batch);
+    const res = await this.apply(batch, withdrawn);
     facts.events = res.events;
     facts.prices = res.accepted;
     facts.polledAt = this.d.now();
@@ -328,6 +334,48 @@ export class TheOddsApiFeed {
     this.totals.malformed += stats.malformed;
     this.totals.layMarkets += stats.layMarkets;
     return cost;
+  }
+
+  /**
+   * What the sport's books offered at its previous poll and no longer do: each answer is the complete set of the
+   * markets asked for, so a (book, market, player) of an event held before and missing now was pulled, and is
+   * withdrawn (`price: null`; the connector audit: a pulled line stayed in /odds, and in an arbitrage, until the
+   * event ended). A prop counts only where the event's props were read this poll; an event no longer listed is
+   * withdrawn whole before its start (after it, finals() sends it final).
+   */
+  private withdrawals(sport: string, batch: MappedBatch, refs: readonly EventRef[], featured: ReadonlySet<string>,
+    propsRead: ReadonlySet<string>, now: number): WithdrawalInput[] {
+    const current = new Map<string, Set<string>>();
+    for (const p of batch.prices) {
+      let keys = current.get(p.event_id);
+      if (keys === undefined) current.set(p.event_id, (keys = new Set()));
+      keys.add(offerKey(p.book, p.market, p.market === 'outrights' ? (p.player ?? p.outcome) : p.player ?? null));
+    }
+    const listed = new Set(refs.map((r) => r.id));
+    const starts = this.listed.get(sport);
+    const before = this.offered.get(sport);
+    this.offered.set(sport, current);
+    const out: WithdrawalInput[] = [];
+    if (before === undefined) return out;
+    for (const [id, keys] of before) {
+      const cur = current.get(id);
+      for (const k of keys) {
+        if (cur?.has(k) === true) continue;
+        const [book, market, player] = k.split('\u0000');
+        if (!listed.has(id)) {
+          // gone upstream: final after its start (finals()); before it, its prices go now
+          if ((starts?.get(id)?.commence ?? 0) <= now) continue;
+        } else if (!featured.has(market) && !propsRead.has(id)) {
+          // a prop of an event whose props were not read this poll: still offered as far as is known
+          let keep = current.get(id);
+          if (keep === undefined) current.set(id, (keep = new Set()));
+          keep.add(k);
+          continue;
+        }
+        out.push({ book, event_id: id, market, price: null, ts: now, ...(player === '' ? {} : { player }) });
+      }
+    }
+    return out;
   }
 
   /** Events listed at the sport's previous poll, gone now and past their start, are sent as final; one gone before
@@ -358,12 +406,13 @@ export class TheOddsApiFeed {
     }
   }
 
-  private async apply(batch: MappedBatch): Promise<{ events: number; accepted: number }> {
+  private async apply(batch: MappedBatch, withdrawals: readonly WithdrawalInput[] = []): Promise<{ events: number; accepted: number }> {
     let events = 0;
     let accepted = 0;
+    const prices: (PriceInput | WithdrawalInput)[] = withdrawals.length === 0 ? batch.prices : [...batch.prices, ...withdrawals];
     // within ingest's per-batch bounds; events first, so the prices find them
-    for (let i = 0, j = 0; i < batch.events.length || j < batch.prices.length;) {
-      const part: MappedBatch = { events: batch.events.slice(i, i + MAX_INGEST_EVENTS), prices: batch.prices.slice(j, j + MAX_INGEST_PRICES) };
+    for (let i = 0, j = 0; i < batch.events.length || j < prices.length;) {
+      const part = { events: batch.events.slice(i, i + MAX_INGEST_EVENTS), prices: prices.slice(j, j + MAX_INGEST_PRICES) };
       i += part.events.length;
       j += part.prices.length;
       const r = await this.d.ingest(part, this.d.now());
@@ -469,6 +518,10 @@ async function readCapped(res: Response, max: number): Promise<string> {
     chunks.push(c);
   }
   return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function offerKey(book: string, market: string, player: string | null): string {
+  return `${book}\u0000${market}\u0000${player ?? ''}`;
 }
 
 function enc(s: string): string {

@@ -36,10 +36,14 @@ export const IngestBodySchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['book', 'event_id', 'market', 'outcome', 'price'],
+        required: ['book', 'event_id', 'market', 'price'],
         properties: {
-          book: { type: 'string' }, event_id: { type: 'string' }, market: { type: 'string' }, outcome: { type: 'string' },
-          price: { type: 'number', exclusiveMinimum: 1, description: 'decimal odds' },
+          book: { type: 'string' }, event_id: { type: 'string' }, market: { type: 'string' },
+          outcome: { type: 'string', description: 'required with a price; an outright\'s selection (or Yes/No with player)' },
+          price: {
+            anyOf: [{ type: 'number', exclusiveMinimum: 1 }, { type: 'null' }],
+            description: 'decimal odds; null withdraws the book\'s market (a prop: the player\'s; an outright: the selection) on the event',
+          },
           point: { type: 'number' }, player: { type: 'string', description: 'player props' },
           ts: { type: 'integer', description: 'epoch milliseconds of the observation, not in the future; default now' },
         },
