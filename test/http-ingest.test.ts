@@ -425,4 +425,25 @@ t.test('ingest - price null withdraws a book\'s market: its quotes leave /odds a
     { book: 'fanduel', event_id: 'nope', market: 'h2h', price: null },
   ] });
   t.same(bad.json.rejected.map((x: { error_code: string }) => x.error_code), ['INVALID_PLAYER', 'INVALID_PLAYER', 'EVENT_NOT_FOUND'], 'a prop needs its player, a game line takes none, the event must exist');
+  // an outright: the selection named as outcome (The Odds API's form) or player; both contracts of it go
+  const fut = { id: 'ing_wd_fut', sport_key: 'basketball_nba_championship_winner', commence_time: NOW + 30 * 86_400_000, kind: 'futures', title: 'NBA Championship' };
+  await app.ingest({ events: [fut], prices: [
+    { book: 'draftkings', event_id: fut.id, market: 'outrights', outcome: 'Boston Celtics', price: 4.5, ts: t0 },
+    { book: 'draftkings', event_id: fut.id, market: 'outrights', outcome: 'Denver Nuggets', price: 6, ts: t0 },
+    { book: 'polymarket', event_id: fut.id, market: 'outrights', outcome: 'Yes', player: 'Boston Celtics', price: 1 / 0.22, ts: t0 },
+    { book: 'polymarket', event_id: fut.id, market: 'outrights', outcome: 'No', player: 'Boston Celtics', price: 1 / 0.8, ts: t0 },
+  ] });
+  const selections = async () => {
+    const [doc] = (await (await app.get(`/v1/sports/basketball_nba_championship_winner/odds?markets=outrights&bookmakers=draftkings,polymarket&apiKey=${key}`)).json()) as
+      { bookmakers: { key: string; markets: { outcomes: { name: string }[] }[] }[] }[];
+    return doc.bookmakers.map((b) => `${b.key}:${b.markets[0].outcomes.map((o) => o.name).sort().join('+')}`).sort();
+  };
+  t.same(await selections(), ['draftkings:Boston Celtics+Denver Nuggets', 'polymarket:Boston Celtics'], 'both books quote the Celtics');
+  const out = await app.ingest({ prices: [
+    { book: 'draftkings', event_id: fut.id, market: 'outrights', outcome: 'Boston Celtics', price: null },
+    { book: 'polymarket', event_id: fut.id, market: 'outrights', player: 'Boston Celtics', price: null },
+    { book: 'draftkings', event_id: fut.id, market: 'outrights', price: null },
+  ] });
+  t.same([out.json.accepted, out.json.rejected.map((x: { error_code: string }) => x.error_code)], [2, ['INVALID_PLAYER']], 'two withdrawals; one naming no selection refused');
+  t.same(await selections(), ['draftkings:Denver Nuggets'], 'the Celtics gone from both books (Yes and No), the Nuggets kept');
 });

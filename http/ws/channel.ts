@@ -254,12 +254,15 @@ export class Channel {
     return f;
   }
 
-  /** false (and the socket marked dirty) when it is above the low watermark */
+  /** false (and the socket marked dirty, from now unless it was already) when it is above the low watermark; asked
+   *  before any frame goes: a delta, a replayed one, a reply (Streams.message) */
   room(ws: WebSocket<SocketState>, now: number): boolean {
     if (ws.getBufferedAmount() <= this.limits.lowWatermark) return true;
     const s = ws.getUserData();
-    s.dirty = true;
-    s.dirtySince = now;
+    if (!s.dirty) {
+      s.dirty = true;
+      s.dirtySince = now;
+    }
     return false;
   }
 

@@ -479,13 +479,8 @@ export class Streams {
   /** whether a reply (pong, error) may be sent: not when the socket is above the low watermark, which then marks it
    *  behind (Channel.enforce closes it with 4008 if it stays past the hard bound) */
   private replyRoom(ws: WebSocket<SocketState>): boolean {
-    const st = ws.getUserData();
-    if (ws.getBufferedAmount() <= this.limits.lowWatermark) return true;
-    if (!st.dirty) {
-      st.dirty = true;
-      st.dirtySince = this.s.now();
-    }
-    return false;
+    const ch = ws.getUserData().channel;
+    return ch === null || ch.room(ws, this.s.now());
   }
 
   private badMessage(ws: WebSocket<SocketState>, message: string): void {
