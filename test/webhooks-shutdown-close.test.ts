@@ -8,16 +8,18 @@ import t, { type Test } from 'tap';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { freshDataDir } from './helpers/db.js';
 import { call, j } from './helpers/api.js';
-import { startReceiver, type Received } from './helpers/webhook-receiver.js';
+import { startReceiver, type Received, type Receiver } from './helpers/webhook-receiver.js';
 
 const WEBHOOKS = { allowPrivate: true, retryDelaysMs: [100, 100], pollMs: 25 };
 
 /** A node alone on a data directory of its own, subscribed (Variant B) to a receiver, with one arbitrage announced on
- *  game `id`; `is(type)` picks that game's requests of a type. */
-async function announced(t: Test, id: string) {
+ *  game `id` (the receiver answers the opening with `openingAnswer`, once it holds it); `is(type)` picks that game's
+ *  requests of a type. */
+async function announced(t: Test, id: string, openingAnswer: ReturnType<Receiver['respond']> = 200) {
   const dataDir = await freshDataDir();
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const rx = await startReceiver(t);
+  rx.respond = (r) => (r.body?.event === 'arbitrage.opened' ? openingAnswer : 200);
   const app: TestApp = await startTestApp(t, { dataDir, shards: 1, webhooks: WEBHOOKS });
   const key = await app.key('business');
   const sub = await j(await call(app, 'POST', '/v1/webhooks', key, { destination_url: rx.url + '?b', events: ['arbitrage.opened', 'arbitrage.closed'] }));
@@ -59,4 +61,14 @@ t.test('webhooks - a close the receiver does not answer as the node stops is del
   app = await startTestApp(t, { dataDir, shards: 1, webhooks: WEBHOOKS });
   const after = await rx.waitFor(is('arbitrage.closed'), 5000, before + 1);
   t.equal(after.at(-1)!.body.data.reason, 'service_stopped', 'and delivered after the restart');
+});
+
+t.test('webhooks - a close whose opening is still being answered as the node stops is sent once the opening is', async (t) => {
+  // the close waits for its opening to be final; an opening answered while the node stops was still in flight (or
+  // its outcome unwritten) when the last pass claimed, so the close was left for a restart that may never come
+  const { rx, is, app } = await announced(t, 'sc_3', { status: 200, afterMs: 400 });
+  await app.close();
+  const closed = rx.requests.filter(is('arbitrage.closed'));
+  t.equal(closed.length, 1, 'the close was sent as the node stopped');
+  t.equal(closed[0]?.body.data.reason, 'service_stopped', 'reason service_stopped');
 });

@@ -891,8 +891,12 @@ export class WebhookService {
 
   private async lastPass(): Promise<void> {
     const until = Date.now() + LAST_PASS_MS;
+    const settled = () => Promise.race([Promise.allSettled([...this.sending]), new Promise((r) => setTimeout(r, Math.max(0, until - Date.now())).unref())]);
     try {
       await this.op(() => this.flushInserts());
+      // the attempts in flight end first: a close waits for its opening to be final (claimDue), and an opening the
+      // receiver has just answered is final only once its outcome is written
+      await settled();
       await this.op(async () => {
         const due = await claimDue(this.d.db, this.d.now(), this.cfg.maxInFlight - this.inflight.size, [...this.inflight, ...this.waitingPks], this.claim(), []);
         for (const d of due) if (!this.inflight.has(d.pk) && !this.waitingPks.has(d.pk)) this.dispatch(d);
@@ -901,7 +905,7 @@ export class WebhookService {
       this.d.log?.(`webhook last pass at shutdown failed: ${String(e)}`);
       return;
     }
-    await Promise.race([Promise.allSettled([...this.sending]), new Promise((r) => setTimeout(r, Math.max(0, until - Date.now())).unref())]);
+    await settled();
   }
 
   /** Stops the evaluator and the poll, waits briefly for attempts in flight and records their outcomes. Attempts

@@ -1,5 +1,5 @@
 // A real HTTP receiver for webhook tests on loopback (node:http). It records every request with its raw body and
-// answers with what `respond` says (a status, or 'hang' to never answer). Signatures are checked here with
+// answers with what `respond` says (a status, a status after a delay, or 'hang' to never answer). Signatures are checked here with
 // node:crypto directly, independently of engine/webhook-sign.ts.
 //
 //   const rx = await startReceiver(t);
@@ -23,7 +23,7 @@ export interface Receiver {
   url: string;
   port: number;
   requests: Received[];
-  respond: (r: Received) => number | 'hang';
+  respond: (r: Received) => number | 'hang' | { status: number; afterMs: number };
   waitFor(pred: (r: Received) => boolean, timeoutMs?: number, count?: number): Promise<Received[]>;
   close(): Promise<void>;
 }
@@ -78,11 +78,13 @@ export async function startReceiver(t: { teardown(fn: () => unknown): void }): P
       const r: Received = { n: requests.length + 1, path: req.url ?? '', headers: req.headers, raw, body, at: Date.now() };
       requests.push(r);
       const answer = rx.respond(r);
-      if (answer === 'hang') hanging.push(res);
-      else {
-        res.writeHead(answer, { 'content-type': 'text/plain' });
+      const reply = (status: number) => {
+        res.writeHead(status, { 'content-type': 'text/plain' });
         res.end('ok');
-      }
+      };
+      if (answer === 'hang') hanging.push(res);
+      else if (typeof answer === 'number') reply(answer);
+      else setTimeout(() => reply(answer.status), answer.afterMs);
       for (const w of [...waiters]) w();
     });
   });
