@@ -4,15 +4,27 @@
 import { ApiError } from '../engine/errors.js';
 import type { RequestCtx } from './router.js';
 
+/** Content types a JSON body may arrive under: none, JSON's own, and the defaults of fetch (text/plain) and of
+ *  `curl -d` (form-urlencoded) for a body written as JSON text; any other (msgpack, multipart, XML) is a 415. */
+const JSON_TYPES = new Set(['', 'application/json', 'text/plain', 'application/x-www-form-urlencoded']);
+
 /** The body as a JSON object; with `fields`, a field outside them is a 422 (the OpenAPI document declares every
  *  request body closed: a misspelt field, `credit` for `credits`, was ignored and its default taken). */
 export function jsonObject(ctx: RequestCtx, fields?: readonly string[]): Record<string, unknown> {
+  const type = ctx.contentType.split(';')[0].trim().toLowerCase();
+  if (!JSON_TYPES.has(type) && !type.endsWith('+json')) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${type} is not accepted here; send the body as application/json`);
+  }
+  const text = ctx.body!.toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse(ctx.body!.toString('utf8'));
+    body = JSON.parse(text);
   } catch (e) {
     throw new ApiError('MALFORMED_BODY', 'body is not valid JSON', undefined, { cause: e });
   }
+  // no body of these routes nests past a few levels; thousands of levels overflowed the stack of whatever walked the
+  // value next (a list's join in a 422 message: a 500)
+  if (nestedDeeper(text, MAX_NESTING)) throw new ApiError('MALFORMED_BODY', `body nests arrays and objects deeper than ${MAX_NESTING} levels`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('MALFORMED_BODY', 'body must be a JSON object');
   if (fields !== undefined) {
     for (const k of Object.keys(body)) if (!fields.includes(k)) invalidField(k, `is not a field of this body (allowed: ${fields.join(', ')})`, (body as Record<string, unknown>)[k]);
@@ -20,8 +32,27 @@ export function jsonObject(ctx: RequestCtx, fields?: readonly string[]): Record<
   return body as Record<string, unknown>;
 }
 
+const MAX_NESTING = 32;
+
+/** Whether valid JSON `text` opens more than `max` arrays and objects inside one another (strings skipped). */
+export function nestedDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // a string: to its closing quote, past escapes
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** A 422 naming the body field; a field left out is of type `missing` with input null, as a query parameter's is. */
 export function invalidField(loc: string, msg: string, input: unknown): never {
-  throw new ApiError('VALIDATION_ERROR', `invalid body: ${loc} ${msg}`, [{ loc: ['body', loc], msg, type: 'value_error', input }]);
+  const type = input === undefined ? 'missing' : 'value_error';
+  throw new ApiError('VALIDATION_ERROR', `invalid body: ${loc} ${msg}`, [{ loc: ['body', loc], msg, type, input: input ?? null }]);
 }
 
 /** local@domain.tld, without blanks or control characters (a NUL reached PostgreSQL as a 500) */

@@ -168,7 +168,7 @@ export function routeErrors(r: Route): ErrorCode[] {
   if (r.tier !== undefined) codes.add('TIER_REQUIRED');
   if (r.path.includes('{sport_key}')) codes.add('UNKNOWN_SPORT');
   if (r.params !== undefined && r.params.length > 0) codes.add('VALIDATION_ERROR');
-  if (r.maxBody !== undefined) codes.add('MALFORMED_BODY').add('BODY_TOO_LARGE').add('VALIDATION_ERROR');
+  if (r.maxBody !== undefined) codes.add('MALFORMED_BODY').add('BODY_TOO_LARGE').add('VALIDATION_ERROR').add('UNSUPPORTED_MEDIA_TYPE');
   for (const c of r.errors ?? []) codes.add(c);
   return [...codes];
 }

@@ -543,7 +543,15 @@ export class Router {
       apiErr = new ApiError('INTERNAL_ERROR', undefined, undefined, { cause: err });
     }
     if (apiErr.code === 'EXCEEDED_FREQ_LIMIT') headers.push(['Retry-After', String(apiErr.retryAfter)]);
-    const reply: Reply = { status: apiErr.status, body: errorBody(apiErr, ctx.requestId), headers };
+    let body: string;
+    try {
+      body = errorBody(apiErr, ctx.requestId);
+    } catch (e) {
+      // a throw here would leave uWebSockets.js' callback and end the process: the body without its detail
+      this.opts.onError?.(e, ctx);
+      body = errorBody(new ApiError(apiErr.code, apiErr.message), ctx.requestId);
+    }
+    const reply: Reply = { status: apiErr.status, body, headers };
     this.write(res, ctx, reply, 0, started, routePath, close);
   }
 

@@ -139,6 +139,52 @@ t.test('errors - bodies: exactly message, error_code, details_url, request_id (a
   t.same((missing.detail as { loc: unknown[] }[])[0].loc, ['body', 'tier'], 'body fields are located in the body');
 });
 
+t.test('errors - a deeply nested body is refused and the service stays up (it ended the process)', async (t) => {
+  // a 422 echoes the caller's value in detail[].input: 6,000 nested arrays (12 KB) overflowed JSON.stringify's stack
+  // inside uWebSockets.js' callback, which ended the process for any key
+  const deep = (n: number) => '['.repeat(n) + ']'.repeat(n);
+  const pro = await app.key('pro');
+  const cases: [string, string, Record<string, string>][] = [
+    ['/v1/verdict/prefs', `{"books":${deep(6000)}}`, { 'X-API-Key': key }],
+    ['/v1/parlay/verdict', `{"legs":${deep(6000)}}`, { 'X-API-Key': key }],
+    ['/v1/webhooks', `{"url":"https://example.com/h","events":${deep(6000)}}`, { 'X-API-Key': pro }],
+    ['/v1/admin/keys', `{"tier":${deep(6000)}}`, admin],
+  ];
+  for (const [path, body, headers] of cases) {
+    await errorOf(t, await send('POST', path, { ...headers, 'content-type': 'application/json' }, body), 400, 'MALFORMED_BODY', `${path}, 6,000 levels`);
+    // within the nesting bound: a 422 whose echo is cut to a few levels and items
+    const res = await send('POST', path, { ...headers, 'content-type': 'application/json' }, body.replace(deep(6000), `[${deep(30)},${'1,'.repeat(500)}1]`));
+    const e = await errorOf(t, res, 422, 'VALIDATION_ERROR', `${path}, 31 levels`);
+    const input = JSON.stringify((e.detail as { input: unknown }[])[0].input);
+    t.ok(input.length < 300, `${path}: the echoed input is a bounded preview (${input})`);
+  }
+  t.equal((await app.get('/health')).status, 200, 'the service still answers');
+  const inString = await send('POST', '/v1/admin/keys', { ...admin, 'content-type': 'application/json' }, JSON.stringify({ tier: '[{\\"'.repeat(100) }));
+  await errorOf(t, inString, 422, 'VALIDATION_ERROR', 'brackets, quotes and escapes inside a string do not count as nesting');
+  const long = await errorOf(t, await send('POST', '/v1/admin/keys', { ...admin, 'content-type': 'application/json' }, JSON.stringify({ tier: 'x'.repeat(5000) })), 422, 'VALIDATION_ERROR', 'a long string');
+  t.equal((long.detail as { input: string }[])[0].input, 'x'.repeat(256) + '...', 'a long string is echoed cut at 256 characters');
+});
+
+t.test('errors - a body field left out is type missing with input null, as a query parameter is', async (t) => {
+  const e = await errorOf(t, await send('POST', '/v1/admin/keys', { ...admin, 'content-type': 'application/json' }, '{}'), 422, 'VALIDATION_ERROR', 'no tier');
+  t.same(e.detail, [{ loc: ['body', 'tier'], msg: (e.detail as { msg: string }[])[0].msg, type: 'missing', input: null }], 'missing, input null (input was left out)');
+  const sent = await errorOf(t, await send('POST', '/v1/admin/keys', { ...admin, 'content-type': 'application/json' }, '{"tier":null}'), 422, 'VALIDATION_ERROR', 'tier null');
+  t.equal((sent.detail as { type: string }[])[0].type, 'value_error', 'a field sent as null is a value error');
+});
+
+t.test('errors - a JSON body route refuses a body of another media type (415); JSON text under fetch and curl defaults is read', async (t) => {
+  const body = JSON.stringify({ tier: 'pro' });
+  for (const type of ['application/msgpack', 'multipart/form-data; boundary=x', 'application/xml']) {
+    await errorOf(t, await send('POST', '/v1/admin/keys', { ...admin, 'content-type': type }, body), 415, 'UNSUPPORTED_MEDIA_TYPE', type);
+  }
+  for (const type of ['application/json; charset=utf-8', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'application/merge-patch+json']) {
+    t.equal((await send('POST', '/v1/admin/keys', { ...admin, 'content-type': type }, body)).status, 201, `${type}: read as JSON`);
+  }
+  t.equal((await send('POST', '/v1/admin/keys', admin, body)).status, 201, 'no Content-Type: read as JSON');
+  const doc = (await (await app.get('/openapi.json')).json()) as OpenApi;
+  t.ok(doc.paths['/v1/admin/keys'].post.responses['415'], '415 documented for a body route');
+});
+
 t.test('errors - unknown paths are 404 NOT_FOUND, a wrong method on a known path is 405', async (t) => {
   const notFound: [string, string][] = [
     ['GET', '/v1/nothing'],

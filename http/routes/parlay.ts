@@ -98,7 +98,7 @@ export const ParlayVerdictSchema = {
 /** Checks the body's shape and values; every problem goes into one 422 with its location. */
 function parseBody(b: Record<string, unknown>): ParlayInput {
   const errors: ValidationItem[] = [];
-  const bad = (loc: (string | number)[], msg: string, input: unknown) => errors.push({ loc: ['body', ...loc], msg, type: 'value_error', input });
+  const bad = (loc: (string | number)[], msg: string, input: unknown) => errors.push({ loc: ['body', ...loc], msg, type: input === undefined ? 'missing' : 'value_error', input: input ?? null });
   for (const k of Object.keys(b)) if (!TOP_FIELDS.has(k)) bad([k], `unknown field; allowed: ${[...TOP_FIELDS].join(', ')}`, b[k]);
   const legs: LegInput[] = [];
   if (!Array.isArray(b.legs)) bad(['legs'], `must be a list of ${MIN_LEGS} to ${MAX_LEGS} legs`, b.legs ?? null);

@@ -14,6 +14,7 @@ import { SIM_BOOKS } from '../../engine/simulator.js';
 import type { StatusService } from '../../workers/status-service.js';
 import type { Route } from '../router.js';
 import { errorBody } from '../serialize.js';
+import { jsonObject } from '../body.js';
 import type { Services } from '../services.js';
 
 const str = { type: 'string' } as const;
@@ -269,13 +270,7 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
       requestBody: { type: 'object', required: ['books'], properties: { books: { type: 'array', items: { type: 'string' } } } },
       response: StalledSchema,
       handle: (ctx) => {
-        let body: unknown;
-        try {
-          body = JSON.parse(ctx.body?.toString('utf8') ?? '');
-        } catch {
-          throw new ApiError('MALFORMED_BODY', 'body must be JSON {"books": [...]}');
-        }
-        const books = (body as { books?: unknown } | null)?.books;
+        const books = jsonObject(ctx, ['books']).books;
         if (!Array.isArray(books) || books.some((b) => typeof b !== 'string')) {
           throw new ApiError('VALIDATION_ERROR', 'books must be an array of book keys', [{ loc: ['body', 'books'], msg: 'must be an array of book keys', type: 'type_error', input: books ?? null }]);
         }
