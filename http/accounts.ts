@@ -39,9 +39,9 @@ export class AccountState {
   newGranted = 0;
   /** the balance this node started the current period with (renewal, tier change) until written; -1: none */
   startedWith = -1;
-  /** credits held for webhook attempts in flight (hold): taken from `remaining` so the balance is never overdrawn,
-   *  but neither `used` nor written until the attempt delivers, so a process that dies mid-attempt has charged
-   *  nothing for it (its delivery is attempted again after the restart and charged then) */
+  /** credits held for calls and webhook attempts in flight (reserve, hold): taken from `remaining` so the balance is
+   *  never overdrawn, but neither `used` nor written until the answer or attempt is delivered, so a process that dies
+   *  mid-call has charged nothing for it (a webhook delivery is attempted again after the restart and charged then) */
   held = 0;
   constructor(
     readonly id: number,
@@ -78,6 +78,8 @@ export class KeyState {
     return this.account.remaining;
   }
 
+  /** credits charged in the period (not those held for calls and webhook attempts in flight, though `remaining`
+   *  is without them already) */
   get used(): number {
     return this.account.used;
   }
@@ -224,13 +226,25 @@ export class Accounts {
     a.usage.clear();
   }
 
-  /** Takes `cost` credits if the balance covers them. Never lets a balance go below zero. */
+  /**
+   * Holds `cost` credits for a call if the balance covers them (never below zero): taken from the balance, not yet
+   * charged, as a webhook attempt's are (hold). settle() charges them once the answer is delivered, refund() gives
+   * them back. Charged at once, they reached the database with the next second's write while the call ran, and a
+   * process killed before the refund of a failed or abandoned call was written kept them charged.
+   */
   reserve(k: KeyState, cost: number, now: number): boolean {
     if (!this.take(k.account, cost, now)) return false;
-    this.charge(k.account, cost, now);
+    k.account.held += cost;
     k.lastRequestAt = now;
     k.dirty = true;
     return true;
+  }
+
+  /** A call's reserved `cost` is delivered: counted as used and written with the next meter write (a call of 0
+   *  credits moves the account's last request time). */
+  settle(k: KeyState, cost: number, now: number): void {
+    k.account.held -= cost;
+    this.charge(k.account, cost, now);
   }
 
   /** A call that costs nothing was answered: the key's and the account's last request time move. */
@@ -279,12 +293,13 @@ export class Accounts {
     a.dirty = true;
   }
 
+  /** A call's reserved `cost` is not delivered (it failed, or its client left): back to the balance. Held credits
+   *  outlive a period's end (the new period's balance was started without them), so they return to whichever
+   *  period is current: nothing over the allowance, no negative use. */
   refund(k: KeyState, cost: number): void {
-    const a = k.account;
-    a.remaining += cost;
-    a.used -= cost;
-    a.newUsed -= cost;
-    a.dirty = true;
+    if (cost === 0) return;
+    k.account.held -= cost;
+    k.account.remaining += cost;
   }
 
   /** Counts a delivered call (or webhook event) and its credits under its endpoint template, for /v1/usage. */

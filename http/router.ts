@@ -425,10 +425,12 @@ export class Router {
       charged = 0;
       if (state.aborted) return;
     } else if (ctx.key !== null && ctx.method !== 'HEAD' && route.introspects !== true) {
-      // a free call is a call too (calls per endpoint, last_request_at); a priced one moved the time when charged
+      // delivered: the credits held for it are charged. A free call is a call too (calls per endpoint,
+      // last_request_at); a priced one moves the time as it is charged
       if (route.cost === undefined) this.opts.accounts.touch(ctx.key, ctx.now);
+      this.opts.accounts.settle(ctx.key, charged, ctx.now);
       this.opts.accounts.recordUsage(ctx.key, this.usageLabels.get(route)!, charged);
-    }
+    } else if (ctx.key !== null && charged > 0) this.opts.accounts.settle(ctx.key, charged, ctx.now);
     res.cork(() => this.write(res, ctx, reply, charged, started, route.path));
   }
 
@@ -516,6 +518,7 @@ export class Router {
     // credits counted as delivered: a client that leaves pays for what it was sent
     const owed = Math.min(reserved, Math.max(0, reply.settle(completed)));
     this.refund(ctx, reserved - owed);
+    if (ctx.key !== null && (completed || charged + owed > 0)) this.opts.accounts.settle(ctx.key, charged + owed, ctx.now);
     if (ctx.key !== null && (completed || owed > 0)) this.opts.accounts.recordUsage(ctx.key, this.usageLabels.get(route)!, charged + owed);
     if (state.aborted) return;
     if (completed) res.cork(() => res.end());

@@ -157,3 +157,27 @@ t.test('metering - written at least every second without a flush call, and at sh
   const [row] = await second.app.services.db.sql`select last_request_at from api_keys where key_hash = ${hashKey(own.k1)}`;
   t.ok(row!.last_request_at instanceof Date, 'the key\'s last request time is kept');
 });
+
+t.test('metering - a call is charged once delivered: credits held meanwhile are never written (a crash kept them charged)', async (t) => {
+  // a call running past the meter's once-a-second write had its credits written as used; when it then failed or its
+  // client left, the refund lived in memory only, and a kill -9 before the next write kept the charge
+  const { k1, id } = await accountWithTwoKeys(app, 'starter', 100);
+  const accounts = app.app.services.accounts;
+  const k = accounts.resolve(k1)!;
+  t.ok(accounts.reserve(k, 10, clock.now()), 'reserved');
+  t.same([k.remaining, k.used], [90, 0], 'held: off the balance, not used yet');
+  await accounts.flush();
+  t.same(await dbBalance(app, id), { remaining: 100, used: 0 }, 'a write while the call runs holds nothing of it: a crash now charges nothing');
+  accounts.refund(k, 10);
+  t.same([k.remaining, k.used], [100, 0], 'a failed call: the credits come back');
+  await accounts.flush();
+  t.same(await dbBalance(app, id), { remaining: 100, used: 0 }, 'nothing written');
+  t.ok(accounts.reserve(k, 10, clock.now()), 'reserved again');
+  accounts.settle(k, 10, clock.now());
+  await accounts.flush();
+  t.same(await dbBalance(app, id), { remaining: 90, used: 10 }, 'delivered: charged and written');
+  const res = await app.get('/v1/sports/basketball_nba/arbitrage', { 'X-API-Key': k1 });
+  await res.arrayBuffer();
+  t.same([res.headers.get('x-requests-remaining'), res.headers.get('x-requests-used'), res.headers.get('x-requests-last')], ['80', '20', '10'], 'a delivered call over HTTP: the headers after its charge');
+  t.equal(k.account.held, 0, 'nothing left held');
+});

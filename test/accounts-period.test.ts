@@ -71,3 +71,24 @@ t.test('period - the balance resets at the period end, on the injected clock', a
   clock.freeze(Date.UTC(2031, 5, 28, 12));
   t.equal((await spend(again, key)).headers.get('x-ratelimit-remaining'), '19990', 'and renews at its end');
 });
+
+t.test('period - credits held across the period end go back to the new period, not above its allowance', async (t) => {
+  // a refund took back credits charged in the ended period: 40 left, 10 reserved, renewed to 1,000, refunded: 1,010
+  // remaining and -10 used
+  const clock = new TestClock();
+  clock.freeze(Date.UTC(2031, 0, 10, 12));
+  const app = await startTestApp(t, { now: clock.now, shards: 1 });
+  const issued = (await (await app.post('/v1/admin/keys', { tier: 'free', credits: 40 }, admin)).json()) as { key: string };
+  const accounts = app.app.services.accounts;
+  const k = accounts.resolve(issued.key)!;
+  t.ok(accounts.reserve(k, 10, clock.now()), 'reserved 10 of 40');
+  clock.freeze(Date.UTC(2031, 1, 10, 12));
+  t.ok(accounts.affords(k, 1, clock.now()), 'the next period begins');
+  t.same([k.remaining, k.account.used], [990, 0], 'started without the held credits');
+  accounts.refund(k, 10);
+  t.same([k.remaining, k.used], [1000, 0], 'refunded: the allowance, no negative use');
+  t.ok(accounts.reserve(k, 10, clock.now()), 'another call');
+  accounts.settle(k, 10, clock.now());
+  const u = await usage(app, issued.key);
+  t.same([u.used, u.remaining], [10, 990], 'a delivered one is charged to the new period');
+});
