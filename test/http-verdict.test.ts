@@ -206,6 +206,20 @@ t.test('verdict', async (t) => {
       t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');
     }
     t.equal((await v('&home=Boston Celtics&away=Miami Heat&side=home&books=draftkings')).res.status, 200, 'an active book: 200');
+    // book= graded a merged or decommissioned book NO_DATA, and charged 5
+    for (const b of ['pointsbetus', 'foxbet']) {
+      const { res, body } = await v(`&home=Boston Celtics&away=Miami Heat&side=home&book=${b}`);
+      t.equal(res.status, 422, `book=${b}: 422`);
+      t.same((body as unknown as { detail: { loc: string[] }[] }).detail.map((d) => d.loc[1]), ['book'], 'naming book');
+      t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');
+    }
+  });
+
+  t.test('an unknown sport is a 422 naming sport, as every query filter (it was the 404 of a path)', async (t) => {
+    const res = await app.get('/v1/verdict?sport=curling_world&team=heat&side=home', { 'X-API-Key': key });
+    t.equal(res.status, 422, '422');
+    const body = (await res.json()) as { error_code: string; detail: { loc: string[] }[] };
+    t.same([body.error_code, body.detail[0].loc], ['VALIDATION_ERROR', ['query', 'sport']], 'naming sport');
   });
 
   t.test('a side naming part of both teams is 422; an unencoded + is American', async (t) => {

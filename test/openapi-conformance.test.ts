@@ -197,7 +197,7 @@ t.test('openapi conformance - served responses validate against /openapi.json', 
   t.test('calculators: verdict and its preferences', async (t) => {
     await conforms(t, 'GET', '/v1/verdict', '/v1/verdict?sport=basketball_nba&team=Celtics&side=home&book=draftkings&bankroll=100', { status: 200 });
     await conforms(t, 'GET', '/v1/verdict', '/v1/verdict?sport=basketball_nba&team=Nobody&side=home', { status: 404 });
-    await conforms(t, 'GET', '/v1/verdict', '/v1/verdict?sport=not_a_sport&team=Celtics&side=home', { status: 404 });
+    await conforms(t, 'GET', '/v1/verdict', '/v1/verdict?sport=not_a_sport&team=Celtics&side=home', { status: 422 });
     const leg = (team: string, side: string) => ({ sport: 'basketball_nba', market: 'h2h', team, side });
     await conforms(t, 'POST', '/v1/parlay/verdict', '/v1/parlay/verdict', { status: 404, body: { legs: [leg('Nobody', 'home'), leg('Celtics', 'away')] } });
     await conforms(t, 'GET', '/v1/verdict/prefs', '/v1/verdict/prefs', { status: 200 });

@@ -2,7 +2,7 @@
 // fresh no-vig line (engine/verdict.ts holds the rule), and the caller's saved book scope. The parlay verdict and
 // best bets share the scope rules and the saved preferences, so they are mounted from here.
 
-import { BOOKMAKERS, MARKETS, sportByKey } from '../../engine/catalogue.js';
+import { BOOKMAKERS, MARKETS, resolveSportKeys, sportByKey } from '../../engine/catalogue.js';
 import { edgePct } from '../../engine/analytics-math.js';
 import { decimalToAmerican, tidy } from '../../engine/odds.js';
 import { effectiveAt } from '../../engine/price-store.js';
@@ -126,10 +126,14 @@ export function verdictRoutes(s: Services): Route[] {
       { name: 'sharpBook', type: 'enum', values: SHARP_KEYS, default: 'pinnacle', description: 'Sharp reference book, as /ev takes it' },
     ],
     cost: () => 5,
-    errors: ['UNKNOWN_SPORT', 'EVENT_NOT_FOUND'],
+    errors: ['EVENT_NOT_FOUND'],
     response: VerdictSchema,
     handle: async (ctx) => {
       const p = ctx.params;
+      // a query parameter naming no sport is a 422 as every other filter's (parlay legs' sport too), not the 404 of a path
+      if (resolveSportKeys(p.sport as string) === null) invalid('sport', 'unknown sport key; see /v1/sports?all=true', p.sport);
+      // a merged or decommissioned book was graded NO_DATA (and charged) where books= and the parlay's book are 422
+      if (p.book !== undefined) gradableBooks([p.book as string], 'book');
       if (p.books !== undefined) gradableBooks(p.books as string[]);
       const saved = p.books === undefined && p.region === undefined ? await prefs.get(ctx.key!.id) : null;
       const ev = findGame(openEvents(s, p.sport as string), p as unknown as BetQuery, QUERY_COMPLAINTS, quotesPlayer(rm, s.hub.players, p as unknown as BetQuery));
