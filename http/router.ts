@@ -166,7 +166,7 @@ export interface RouterOptions {
 
 /** A path parameter percent-decoded; a malformed escape (e.g. %ZZ) keeps the raw text, since a throw inside a
  *  uWS handler aborts the process. */
-function decodePathPart(raw: string): string {
+export function decodePathPart(raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {

@@ -85,6 +85,9 @@ t.test('ws streams', async (t) => {
       // and the other way round streamed as scale), as REST answers 401
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${await app.key('pro')}&apiKey=${apiKey}`, 4001],
       [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&apiKey=${await app.key('pro')}`, 4001],
+      // a merged or decommissioned book, as /odds refuses it (regression: opened a stream that could never carry it)
+      [`/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}&bookmakers=pointsbetus`, 4400],
+      [`/ws/odds/basketball_nba?apiKey=${apiKey}&bookmakers=fanduel,foxbet`, 4400],
     ];
     for (const [path, code] of cases) {
       const c = await connect(app, path);
@@ -92,6 +95,13 @@ t.test('ws streams', async (t) => {
       t.equal(closed.code, code, `${path.replace(/apiKey=[^&]+/, 'apiKey=…')}: ${code}`);
       t.ok(closed.reason.length > 0, 'with a reason');
     }
+  });
+
+  t.test('a percent-encoded sport key is read as REST reads it (regression: 4404 for basketball%5Fnba)', async (t) => {
+    const c = await connect(app, `/v1/ws/odds-fast/basketball%5Fnba?apiKey=${apiKey}`);
+    const snap = await c.until((f) => f.type === 'snapshot');
+    t.equal(snap.channel, 'odds-fast:basketball_nba', 'opened on the decoded sport\'s channel');
+    c.ws.close();
   });
 
   t.test('the 101 carries X-Request-ID and X-Response-Time, as every response does (regression: it had neither)', async (t) => {

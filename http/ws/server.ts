@@ -14,7 +14,7 @@ import { CHANGE, CHG } from '../../engine/records.js';
 import { slaClassOf } from '../../engine/sla.js';
 import { TIERS } from '../../engine/tiers.js';
 import type { ChangeBatch } from '../../workers/hub.js';
-import { AMBIGUOUS_KEY, nextRequestId, queryKey } from '../router.js';
+import { AMBIGUOUS_KEY, decodePathPart, nextRequestId, queryKey } from '../router.js';
 import type { Services } from '../services.js';
 import { Channel, DEFAULT_LIMITS, passes, type Filters, type Snapshot, type SocketState, type StreamLimits } from './channel.js';
 import { EventCrcs } from './event-crc.js';
@@ -32,6 +32,7 @@ const MAX_MESSAGE_BYTES = 64 * 1024;
 /** coalescing window per tier with WebSocket access (engine/tiers.ts, the table GET /v1/pricing shows) */
 const WINDOW_MS: Record<string, number> = Object.fromEntries(TIERS.filter((t) => t.wsWindowMs !== null).map((t) => [t.tier, t.wsWindowMs!]));
 const BOOK_KEYS = new Set(BOOKMAKERS.map((b) => b.key));
+const INACTIVE_BOOKS = new Set(BOOKMAKERS.filter((b) => b.status !== 'active').map((b) => b.key));
 const MARKET_KEYS = new Set(MARKETS.map((m) => m.key));
 const decoder = new TextDecoder();
 
@@ -70,6 +71,9 @@ function parseFilters(get: (name: string) => string | null): Filters | string {
   const books = csv(get('bookmakers'));
   const badBooks = books?.filter((b) => !BOOK_KEYS.has(b)) ?? [];
   if (badBooks.length > 0) return `unknown bookmakers: ${badBooks.join(', ')}`;
+  // as /odds refuses them: a merged or decommissioned book has no quotes, so the stream would never carry it
+  const inactive = books?.filter((b) => INACTIVE_BOOKS.has(b)) ?? [];
+  if (inactive.length > 0) return `bookmakers not active (merged or decommissioned; see /v1/bookmakers): ${inactive.join(', ')}`;
   const regions = csv(get('regions'));
   const badRegions = regions?.filter((r) => !isRegion(r)) ?? [];
   if (badRegions.length > 0) return `unknown regions: ${badRegions.join(', ')} (known: ${REGIONS.join(', ')})`;
@@ -202,7 +206,7 @@ export class Streams {
     if (key === '') key = queryKey(query);
     const state: SocketState = {
       channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false,
-      lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, keyState: null, tier: '', kind, sport: req.getParameter(0) ?? '',
+      lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, keyState: null, tier: '', kind, sport: decodePathPart(req.getParameter(0) ?? ''),
       resume: query.get('resume'), closed: false, queued: false, queuedReason: null, wantsSnapshot: null, lastInbound: Date.now(), lastPing: 0,
     };
     const refuse = (code: number, reason: string) => {
