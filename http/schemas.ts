@@ -61,7 +61,19 @@ function eventSchema(time: object) {
   } as const;
 }
 
-export const EventListSchema = (time: object) => ({ type: 'array', items: eventSchema(time) }) as const;
+export const EventListSchema = (time: object) => ({
+  type: 'array',
+  items: {
+    ...eventSchema(time),
+    properties: {
+      ...eventSchema(time).properties,
+      // futures and event markets, as /odds?markets=outrights lists them: no teams (null, as v4's futures sports), a title
+      home_team: { type: ['string', 'null'] },
+      away_team: { type: ['string', 'null'] },
+      event_title: { type: 'string', description: 'futures and event markets: what the event is, e.g. "NBA Championship 2026-27"' },
+    },
+  },
+}) as const;
 
 const OutcomeSchema = {
   type: 'object',

@@ -97,11 +97,26 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
     t.same([g.home_team, g.away_team, 'event_title' in g], ['Boston Celtics', 'New York Knicks', false], 'game rows unchanged');
   });
 
-  t.test('game-line endpoints leave futures and event markets out', async (t) => {
+  t.test('game-line endpoints leave futures and event markets out; /events lists them, and their event odds are served', async (t) => {
     const odds = (await (await app.get(`/v1/sports/basketball_nba/odds?apiKey=${key}&include_live=true`)).json()) as Row[];
     t.same(odds.map((e) => e.id), [game.id], '/odds');
+    // every event /odds?markets=outrights serves is listed (regression: they were not, and their event odds were 404,
+    // so a v4 client listing a futures sport's events found none to ask for)
     const events = (await (await app.get('/v1/sports/basketball_nba/events')).json()) as Row[];
-    t.same(events.map((e) => e.id), [game.id], '/events');
+    t.same(events.map((e) => e.id), [mvp.id, game.id, cup.id, champ.id], '/events: games, futures and event markets, in start order');
+    const c = events.find((e) => e.id === champ.id)!;
+    t.same([c.home_team, c.away_team, c.event_title], [null, null, champ.title], 'a future: teams null, its title');
+    const gm = events.find((e) => e.id === game.id)!;
+    t.same([gm.home_team, gm.away_team, 'event_title' in gm], [game.home_team, game.away_team, false], 'a game as before');
+    const one = await app.get(`/v4/sports/basketball_nba/events/${champ.id}/odds?apiKey=${key}&regions=us&markets=outrights&oddsFormat=decimal`);
+    t.equal(one.status, 200, 'event odds of a future: 200');
+    const doc = (await one.json()) as Row;
+    t.same([doc.id, doc.home_team, doc.event_title], [champ.id, null, champ.title], 'the future');
+    t.ok((doc.bookmakers as Row[]).some((b) => b.key === 'draftkings'), 'with its books\' outrights');
+    const none = await app.get(`/v4/sports/basketball_nba/events/${champ.id}/odds?apiKey=${key}&regions=us&markets=h2h`);
+    t.same([none.status, ((await none.json()) as Row).bookmakers], [200, []], 'a market it has not: the event, no books');
+    const gameOutrights = await app.get(`/v4/sports/basketball_nba/events/${game.id}/odds?apiKey=${key}&regions=us&markets=outrights`);
+    t.same([gameOutrights.status, ((await gameOutrights.json()) as Row).id], [200, game.id], 'a game asked for outrights: the game, not an empty body');
     const live = (await (await app.get(`/v1/sports/basketball_nba/live?apiKey=${key}`)).json()) as Row[];
     t.same(live.map((e) => e.id), [], '/live: the started season is not an in-play game');
   });

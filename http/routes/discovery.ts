@@ -133,15 +133,18 @@ export function discoveryRoutes(s: Services): Route[] {
         for (const key of keys) {
           const title = sportByKey(key)!.title;
           for (const ev of s.hub.readModel.sportEvents(key)) {
-            // games only: futures and event markets have no home and away team (they are listed by /props)
-            if (ev.status === 'final' || ev.kind !== 'game' || (ids !== null && !ids.has(ev.id)) || ev.commence < from || ev.commence > to) continue;
+            // every event /odds serves: futures and event markets too (a v4 client lists a futures sport's events, then
+            // asks for each one's odds), without teams and with their title, as /odds?markets=outrights gives them
+            if (ev.status === 'final' || (ids !== null && !ids.has(ev.id)) || ev.commence < from || ev.commence > to) continue;
+            const game = ev.kind === 'game';
             list.push({
               id: ev.id,
               sport_key: key,
               sport_title: title,
               commence_time: unix ? Math.floor(ev.commence / 1000) : isoSeconds(ev.commence),
-              home_team: ev.home,
-              away_team: ev.away,
+              home_team: game ? ev.home : null,
+              away_team: game ? ev.away : null,
+              event_title: game ? undefined : ev.title ?? '',
               _t: ev.commence,
             });
           }

@@ -246,7 +246,8 @@ export class OddsView {
       q.ids = new Set([ctx.args[1]]);
       q.includeLive = true;
       q.single = true;
-      const props = q.markets.filter((m) => MARKETS[MARKET_INDEX.get(m)!]?.kind === 'prop');
+      // outrights are kept as a prop's selections are, but served as their own market (outrightsEntry)
+      const props = q.markets.filter((m) => m !== OUTRIGHTS && MARKETS[MARKET_INDEX.get(m)!]?.kind === 'prop');
       q.markets = q.markets.filter((m) => !props.includes(m));
       q.includeProps = props.length > 0;
       q.propMarkets = new Set(props);
@@ -273,7 +274,8 @@ export class OddsView {
         // futures and event markets have no teams and no game lines: served for markets=outrights (as v4 serves a
         // futures sport's), and a game has no outrights
         if (ev.status === 'final') continue;
-        if (ev.kind === 'game' ? !gameMarkets : !q.markets.includes(OUTRIGHTS)) continue;
+        // one event asked for by id is served whatever its kind, with the markets of it asked for (none: no books)
+        if (!q.single && (ev.kind === 'game' ? !gameMarkets : !q.markets.includes(OUTRIGHTS))) continue;
         if (q.ids !== null && !q.ids.has(ev.id)) continue;
         if (ev.commence < q.from || ev.commence > q.to) continue;
         // a season-long future trades until it settles, its start long past (as /props serves it): not in play
@@ -547,7 +549,7 @@ export function oddsRoutes(s: Services): Route[] {
         const keys = sportKeys(ctx.args[0]);
         const id = ctx.args[1];
         const ev = s.hub.readModel.event(s.hub.eventIds.peek(id));
-        if (ev === undefined || !keys.includes(ev.sport) || ev.kind !== 'game' || ev.status === 'final') {
+        if (ev === undefined || !keys.includes(ev.sport) || ev.status === 'final') {
           throw new ApiError('EVENT_NOT_FOUND', `no event ${id} of ${ctx.args[0]} with prices to serve (it may have ended, or the id is of another sport)`);
         }
         return { status: 200, body: view.serve(ctx, [ev.sport], 'event') };
@@ -568,7 +570,7 @@ const PROP_MARKETS = MARKETS.filter((m) => m.kind === 'prop').map((m) => m.key);
 /** one event's odds: /odds' parameters but the event filters, and player props among the markets */
 export const EVENT_ODDS_PARAMS: readonly ParamSpec[] = [
   ...ODDS_PARAMS.filter((p) => ['regions', 'oddsFormat', 'dateFormat', 'bookmakers', 'include', 'verified'].includes(p.name)),
-  { name: 'markets', type: 'csv', values: [...ODDS_MARKETS, ...PROP_MARKETS], default: 'h2h', description: 'Game markets and player prop market keys' },
+  { name: 'markets', type: 'csv', values: [...ODDS_MARKETS, ...PROP_MARKETS], default: 'h2h', description: 'Game markets, player prop market keys, and outrights (a futures or event-market event)' },
 ];
 
 /** /v1/try: six sports, moneylines of US books, the first five events, no key, 60 requests an hour per address */
