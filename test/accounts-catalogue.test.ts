@@ -87,6 +87,8 @@ t.test('quote - bad requests are 422 naming the field; the quote charges nothing
     ['bad method', { method: 'TRACE', path: '/v1/sports' }, ['body', 'method']],
     ['bad query type', { path: '/v1/sports', query: 5 }, ['body', 'query']],
     ['a parameter the call would refuse', { path: '/v1/sports/basketball_nba/odds', query: 'regions=zz' }, ['query', 'regions']],
+    // the call would be 404 UNKNOWN_SPORT, free (regression: quoted at 1 credit, exact)
+    ['a sport that does not exist', { path: '/v4/sports/nosuch/odds' }, ['body', 'path']],
   ];
   for (const [name, body, loc] of cases) {
     const res = await app.post('/v1/meta/quote', body);
@@ -94,6 +96,10 @@ t.test('quote - bad requests are 422 naming the field; the quote charges nothing
     const e = (await res.json()) as { error_code: string; detail: { loc: unknown[] }[] };
     t.same(e.detail[0]?.loc, loc, `${name}: loc ${loc.join('.')}`);
   }
+  for (const path of ['/v1/sports/upcoming/odds', '/v1/sports/basketball_nba/odds', '/v1/sports/basketball%5Fnba/odds']) {
+    t.equal((await app.post('/v1/meta/quote', { path })).status, 200, `${path}: quoted`);
+  }
+  t.equal((await app.post('/v1/meta/quote', { path: '/v1/sports/upcoming/arbitrage' })).status, 422, 'upcoming is a sport key of /odds alone');
   t.equal((await app.post('/v1/meta/quote', '{"path":')).status, 400, 'malformed JSON: 400');
   t.equal((await app.post('/v1/meta/quote', { path: '/v1/sports', query: 'x'.repeat(9000) })).status, 413, 'a body above 8 KiB: 413');
 });

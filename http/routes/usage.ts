@@ -2,12 +2,14 @@
 // GET /v1/meta/api-key-check. None of them charges credits; the catalogue and the quote read the same table the
 // meter uses (http/credit-costs.ts).
 
+import { resolveSportKeys } from '../../engine/catalogue.js';
 import { TIERS, webhookLimits } from '../../engine/tiers.js';
 import { SubscriptionSchema, subscriptionJson } from '../account-json.js';
 import { invalidField, jsonObject } from '../body.js';
 import { CREDIT_COSTS, costEntry, endpointLabel } from '../credit-costs.js';
 import { parseParams, type Params } from '../params.js';
-import type { RequestCtx, Route } from '../router.js';
+import { decodePathPart, type RequestCtx, type Route } from '../router.js';
+import { UPCOMING } from './odds.js';
 import { isoSeconds } from '../services.js';
 
 type Described = Omit<Route, 'handle'>;
@@ -220,6 +222,14 @@ function quote(ctx: RequestCtx, match: (method: string, path: string) => Describ
   if (path.startsWith('/v4/')) path = '/v1' + path.slice(3);
   const route = match(method, path);
   if (route === null) invalidField('path', `no endpoint ${method} ${rawPath}`, b.path);
+  // a call naming no sport is answered 404 UNKNOWN_SPORT and charged nothing: no price to quote
+  const at = route.path.split('/').indexOf('{sport_key}');
+  if (at >= 0) {
+    const sport = decodePathPart(path.split('/')[at] ?? '');
+    if (resolveSportKeys(sport) === null && !(sport === UPCOMING && route.path === '/v1/sports/{sport_key}/odds')) {
+      invalidField('path', `names no sport (${sport}): the call would be 404 UNKNOWN_SPORT, free; see /v1/sports?all=true`, b.path);
+    }
+  }
   const entry = costEntry(route.method, route.path);
   const params: Params = route.params === undefined ? {} : parseParams(route.params, query);
   let credits = 0;
