@@ -227,17 +227,24 @@ export class Accounts {
   }
 
   /**
-   * Holds `cost` credits for a call if the balance covers them (never below zero): taken from the balance, not yet
-   * charged, as a webhook attempt's are (hold). settle() charges them once the answer is delivered, refund() gives
-   * them back. Charged at once, they reached the database with the next second's write while the call ran, and a
-   * process killed before the refund of a failed or abandoned call was written kept them charged.
+   * Holds a call's credits (never below zero): taken from the balance, not yet charged, as a webhook attempt's are
+   * (hold). settle() charges them once the answer is delivered, refund() gives them back. Charged at once, they
+   * reached the database with the next second's write while the call ran, and a process killed before the refund
+   * of a failed or abandoned call was written kept them charged. A call costing more than is left, with some left,
+   * is served for what is left, so the balance (X-RateLimit-Remaining) reaches 0 before any call is refused (SPEC:
+   * it "reaches 0 just before OUT_OF_USAGE_CREDITS"; a 10-credit call was refused with 5 shown left). Returns the
+   * credits held, or -1 when the call is refused (nothing left and the call has a price).
    */
-  reserve(k: KeyState, cost: number, now: number): boolean {
-    if (!this.take(k.account, cost, now)) return false;
-    k.account.held += cost;
+  reserveUpTo(k: KeyState, cost: number, now: number): number {
+    const a = k.account;
+    this.renew(a, now);
+    const take = Math.min(cost, a.remaining);
+    if (cost > 0 && take === 0) return -1;
+    a.remaining -= take;
+    a.held += take;
     k.lastRequestAt = now;
     k.dirty = true;
-    return true;
+    return take;
   }
 
   /** A call's reserved `cost` is delivered: counted as used and written with the next meter write (a call of 0
@@ -255,10 +262,10 @@ export class Accounts {
     k.account.dirty = true;
   }
 
-  /** Whether the balance covers `cost`, taking nothing (a HEAD answers with the status its GET would have). */
+  /** Whether the call would be served (reserveUpTo), taking nothing (a HEAD answers with the status its GET would have). */
   affords(k: KeyState, cost: number, now: number): boolean {
     this.renew(k.account, now);
-    return cost <= k.account.remaining;
+    return cost === 0 || k.account.remaining > 0;
   }
 
   /** Holds `cost` credits for a webhook attempt if the balance covers them: taken from the balance, not yet charged

@@ -356,10 +356,10 @@ export class Router {
       if (route.cost !== undefined && ctx.key !== null) {
         const cost = route.cost(ctx.params, ctx);
         const head = ctx.method === 'HEAD';
-        if (!(head ? this.opts.accounts.affords(ctx.key, cost, ctx.now) : this.opts.accounts.reserve(ctx.key, cost, ctx.now))) {
-          throw new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${credits(cost)} and ${ctx.key.remaining} remain in the period`);
-        }
-        if (!head) charged = cost;
+        // the period's last credits serve a call that costs more (Accounts.reserveUpTo): refused only at 0
+        const taken = head ? (this.opts.accounts.affords(ctx.key, cost, ctx.now) ? 0 : -1) : this.opts.accounts.reserveUpTo(ctx.key, cost, ctx.now);
+        if (taken < 0) throw new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${credits(cost)} and none remain in the period`);
+        charged = taken;
       }
       reply = route.handle(ctx);
     } catch (err) {
@@ -461,14 +461,15 @@ export class Router {
     // HEAD delivers no body, so it costs nothing, but is refused where its GET would be
     if (reply.cost > 0 && ctx.key !== null) {
       const head = ctx.method === 'HEAD';
-      if (!(head ? this.opts.accounts.affords(ctx.key, reply.cost, ctx.now) : this.opts.accounts.reserve(ctx.key, reply.cost, ctx.now))) {
+      const taken = head ? (this.opts.accounts.affords(ctx.key, reply.cost, ctx.now) ? 0 : -1) : this.opts.accounts.reserveUpTo(ctx.key, reply.cost, ctx.now);
+      if (taken < 0) {
         this.refund(ctx, charged);
         reply.settle(false);
-        const err = new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${credits(reply.cost)} and ${ctx.key.remaining} remain in the period`);
+        const err = new ApiError('OUT_OF_USAGE_CREDITS', `This call costs ${credits(reply.cost)} and none remain in the period`);
         if (!state.aborted) res.cork(() => this.fail(res, ctx, err, started, route.path));
         return;
       }
-      if (!head) reserved = reply.cost;
+      reserved = taken;
     }
     if (state.aborted) {
       this.refund(ctx, charged + reserved);

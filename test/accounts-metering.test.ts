@@ -50,7 +50,7 @@ t.test('metering - 400 parallel requests on two keys of one account never oversp
   t.equal(u.account_id, id, 'both keys are one account');
   t.equal(u.used, charged, 'used is the sum of what each served call was charged');
   t.equal(u.remaining, 150 - charged, 'remaining is the rest');
-  t.ok(u.remaining < 3, 'refused 3-credit calls left less than 3 credits (no call was refused while it fit)');
+  t.equal(u.remaining, 0, 'every credit spent before a refusal (the last call served for what was left)');
   await app.app.services.accounts.flush();
   t.same(await dbBalance(app, id), { remaining: 150 - charged, used: charged }, 'the database agrees');
 });
@@ -65,7 +65,6 @@ t.test('metering - refused calls never charge', async (t) => {
     ['404 unknown sport', () => app.get('/v1/sports/curling_xyz/arbitrage', h), 404],
     ['405 wrong method', () => fetch(`${app.base}/v1/sports/basketball_nba/odds`, { method: 'DELETE', headers: h }), 405],
     ['HEAD of a priced endpoint', () => fetch(`${app.base}/v1/sports/basketball_nba/arbitrage`, { method: 'HEAD', headers: h }), 200],
-    ['401 out of credits (12 > 10)', () => app.get('/v1/sports/basketball_nba/odds?markets=h2h,spreads,totals&regions=us,uk,eu,au', h), 401],
   ];
   for (const [name, call, status] of refusals) {
     const res = await call();
@@ -74,6 +73,17 @@ t.test('metering - refused calls never charge', async (t) => {
   }
   const u = await usage(app, k1);
   t.same([u.used, u.remaining, u.calls, u.by_endpoint], [0, 10, 0, []], 'nothing charged, nothing counted');
+  // out of credits: the last credit served a call of 12 (SPEC: the balance reaches 0 first); the next is refused
+  const last = await app.key('starter', 1);
+  const twelve = () => app.get('/v1/sports/basketball_nba/odds?markets=h2h,spreads,totals&regions=us,uk,eu,au', { 'X-API-Key': last });
+  const served = await twelve();
+  await served.arrayBuffer();
+  t.same([served.status, served.headers.get('x-requests-last')], [200, '1'], 'a call of 12 with 1 left: served for 1');
+  const refused = await twelve();
+  await refused.arrayBuffer();
+  t.same([refused.status, refused.headers.get('x-requests-last')], [401, '0'], 'then 401, charging nothing');
+  const lu = await usage(app, last);
+  t.same([lu.used, lu.remaining, lu.calls], [1, 0, 1], 'the refused call not counted');
   // the free cap: 429s charge nothing either
   const second = clock.freeze(Math.floor(Date.now() / 1000) * 1000 + 200);
   const burst = await Promise.all(Array.from({ length: 70 }, () => app.get('/v1/sports/basketball_nba/odds', { 'X-API-Key': free })));
@@ -164,7 +174,7 @@ t.test('metering - a call is charged once delivered: credits held meanwhile are 
   const { k1, id } = await accountWithTwoKeys(app, 'starter', 100);
   const accounts = app.app.services.accounts;
   const k = accounts.resolve(k1)!;
-  t.ok(accounts.reserve(k, 10, clock.now()), 'reserved');
+  t.equal(accounts.reserveUpTo(k, 10, clock.now()), 10, 'reserved');
   t.same([k.remaining, k.used], [90, 0], 'held: off the balance, not used yet');
   await accounts.flush();
   t.same(await dbBalance(app, id), { remaining: 100, used: 0 }, 'a write while the call runs holds nothing of it: a crash now charges nothing');
@@ -172,7 +182,7 @@ t.test('metering - a call is charged once delivered: credits held meanwhile are 
   t.same([k.remaining, k.used], [100, 0], 'a failed call: the credits come back');
   await accounts.flush();
   t.same(await dbBalance(app, id), { remaining: 100, used: 0 }, 'nothing written');
-  t.ok(accounts.reserve(k, 10, clock.now()), 'reserved again');
+  t.equal(accounts.reserveUpTo(k, 10, clock.now()), 10, 'reserved again');
   accounts.settle(k, 10, clock.now());
   await accounts.flush();
   t.same(await dbBalance(app, id), { remaining: 90, used: 10 }, 'delivered: charged and written');

@@ -30,9 +30,13 @@ t.test('period - the balance resets at the period end, on the injected clock', a
   t.same([u.period_start_iso, u.period_end_iso], ['2031-01-31T12:00:00Z', '2031-02-28T12:00:00Z'], 'a calendar month from the start, clamped');
   t.equal((await spend(app, key)).status, 200, '10 credits');
   t.equal((await spend(app, key)).status, 200, '10 more');
+  // the third costs 10 with 5 left: served for the last 5, so X-RateLimit-Remaining reaches 0 before a refusal
+  // (SPEC; it was refused with 5 shown left)
+  const last = await spend(app, key);
+  t.same([last.status, last.headers.get('x-requests-last'), last.headers.get('x-ratelimit-remaining')], [200, '5', '0'], 'the third: served for the 5 left');
   const refused = await spend(app, key);
-  t.equal(refused.status, 401, 'the third does not fit in 5');
-  t.equal(((await usage(app, key)).remaining), 5, '5 left');
+  t.same([refused.status, refused.headers.get('x-ratelimit-remaining')], [401, '0'], 'then refused, the balance shown at 0');
+  t.equal(((await usage(app, key)).used), 25, 'used 25 of 25');
 
   clock.freeze(Date.UTC(2031, 1, 28, 11, 59, 59, 999));
   t.equal((await spend(app, key)).status, 401, 'a millisecond before the end: still the old period');
@@ -56,7 +60,7 @@ t.test('period - the balance resets at the period end, on the injected clock', a
   const periods = await app.app.services.db.sql`
     select period_start, calls::int, credits::int from account_usage where account_id = ${issued.account_id} order by period_start`;
   t.same(periods.map((p) => [(p.period_start as Date).toISOString(), p.calls, p.credits]), [
-    ['2031-01-31T12:00:00.000Z', 2, 20],
+    ['2031-01-31T12:00:00.000Z', 3, 25],
     ['2031-02-28T12:00:00.000Z', 1, 10],
   ], 'each ended period\'s usage is kept');
   const [acc] = await app.app.services.db.sql`select period_start, period_end, credits_remaining::int from accounts where id = ${issued.account_id}`;
@@ -81,13 +85,13 @@ t.test('period - credits held across the period end go back to the new period, n
   const issued = (await (await app.post('/v1/admin/keys', { tier: 'free', credits: 40 }, admin)).json()) as { key: string };
   const accounts = app.app.services.accounts;
   const k = accounts.resolve(issued.key)!;
-  t.ok(accounts.reserve(k, 10, clock.now()), 'reserved 10 of 40');
+  t.equal(accounts.reserveUpTo(k, 10, clock.now()), 10, 'reserved 10 of 40');
   clock.freeze(Date.UTC(2031, 1, 10, 12));
   t.ok(accounts.affords(k, 1, clock.now()), 'the next period begins');
   t.same([k.remaining, k.account.used], [990, 0], 'started without the held credits');
   accounts.refund(k, 10);
   t.same([k.remaining, k.used], [1000, 0], 'refunded: the allowance, no negative use');
-  t.ok(accounts.reserve(k, 10, clock.now()), 'another call');
+  t.equal(accounts.reserveUpTo(k, 10, clock.now()), 10, 'another call');
   accounts.settle(k, 10, clock.now());
   const u = await usage(app, issued.key);
   t.same([u.used, u.remaining], [10, 990], 'a delivered one is charged to the new period');

@@ -194,12 +194,14 @@ t.test('credits - a refused call leaves the balance untouched, X-RateLimit-Remai
     t.equal(res.headers.get('x-ratelimit-remaining'), remaining, `${why}: X-RateLimit-Remaining ${remaining}`);
     return res.json() as Promise<unknown>;
   };
-  await step('markets=h2h,spreads,totals', 200, '3', '2', '3 credits of 5');
-  const refused = (await step('markets=h2h,spreads,totals', 401, '0', '2', '3 credits of 2')) as ErrBody;
+  await step('markets=h2h', 200, '1', '4', '1 credit of 5');
+  await step('markets=h2h,spreads,totals', 200, '3', '1', '3 credits of 4');
+  // the period's last credit serves a call that costs more: the balance reaches 0 before any refusal (SPEC; a call
+  // costing more than was left was refused with the balance shown above 0)
+  await step('markets=h2h,spreads,totals', 200, '1', '0', '3 credits of 1: served for the 1 left');
+  const refused = (await step('markets=h2h,spreads,totals', 401, '0', '0', '3 credits of 0')) as ErrBody;
   t.equal(refused.error_code, 'OUT_OF_USAGE_CREDITS', 'OUT_OF_USAGE_CREDITS');
   t.match(refused.message, /3 credits/, 'the message states the cost');
-  await step('markets=h2h', 200, '1', '1', '1 credit of 2');
-  await step('markets=h2h', 200, '1', '0', '1 credit of 1');
   const empty = (await step('markets=h2h', 401, '0', '0', '1 credit of 0')) as ErrBody;
   t.equal(empty.error_code, 'OUT_OF_USAGE_CREDITS', 'still OUT_OF_USAGE_CREDITS at 0');
   t.match(empty.message, /costs 1 credit and/, 'one credit in the singular');
