@@ -278,6 +278,9 @@ async function insertRows(sql: postgres.Sql | postgres.TransactionSql, rows: rea
         select 1 from webhook_deliveries p where p.delivery_id = v.a and p.status not in ('pending', 'retrying'))) as ok
       from json_to_recordset(${batch}::text::json) as v(d text, w bigint, e text, t text, b text, s text, n timestamptz, k text, c boolean, a text)
     ) v
+    -- a subscription deleted since its events were queued gets none: its rows broke the foreign key, the batch was
+    -- put back and tried again every 500 ms for good, and every ingest waiting on the outbox answered 503
+    where exists (select 1 from webhooks w where w.id = v.w)
     on conflict (webhook_id, dedupe_key) do nothing
     returning id, delivery_id, claimed_by is not null as claimed`;
   const byId = new Map(ins.map((r) => [r.delivery_id, Number(r.id)]));

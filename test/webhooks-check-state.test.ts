@@ -5,7 +5,8 @@
 import t from 'tap';
 import { BOOKMAKERS } from '../engine/catalogue.js';
 import { STATE_HEARTBEAT_MS, WebhookEvaluator, type CheckState, type WebhookEvent } from '../engine/webhook-events.js';
-import { insertDeliveries, loadCheckStates } from '../sql/webhooks.js';
+import { createKey } from '../sql/keys.js';
+import { insertDeliveries, insertWebhook, loadCheckStates } from '../sql/webhooks.js';
 import { testDatabases } from './helpers/db.js';
 
 const book = (k: string) => BOOKMAKERS.findIndex((b) => b.key === k);
@@ -133,7 +134,15 @@ for (const d of testDatabases()) {
       deliveryId: 'dlv_state_1', webhookPk: 999_999, eventId: 'evt_1', eventType: 'source_quality.breach', body: '{}',
       status: 'pending' as const, nextAttemptAt: T0, dedupe: null,
     };
-    await t.rejects(insertDeliveries(db, [row], T0, [state]), 'a delivery of no subscription fails the insert');
+    // a subscription deleted since its row was queued: the row is skipped (it broke the foreign key, and the outbox
+    // retried the batch for good)
+    t.same(await insertDeliveries(db, [row], T0), [-1], 'a delivery of no subscription is skipped');
+    const { row: key } = await createKey(db, { tier: 'business' });
+    const { row: hook } = (await insertWebhook(db, {
+      publicId: null, ownerId: key.accountId, billingKeyId: key.id, variant: 'A', url: 'https://93.184.216.34/h', events: ['source_quality_breach'],
+      sportKeys: null, minEdgePct: null, format: 'json', secret: 's',
+    }, new Date(T0), 10, null))!;
+    await t.rejects(insertDeliveries(db, [{ ...row, webhookPk: hook.pk, body: 'a\u0000b' }], T0, [state]), 'a delivery the database refuses (a NUL in its text) fails the insert');
     t.same(await loadCheckStates(db), [], 'and the state was not written');
     await insertDeliveries(db, [], T0, [state, { kind: 'parser', key: 'sim', state: 'degraded', since: T0, detail: null, newestAt: null }]);
     t.same(await loadCheckStates(db), [{ kind: 'book', key: 'draftkings', state: 'breached', since: T0, detail: 'stale', newestAt: T0 - 200_000 },

@@ -578,6 +578,15 @@ export class WebhookService {
         claim: this.claim(),
       });
     } catch (e) {
+      if (refusedData(e)) {
+        // the database refuses something in the batch (a constraint, a value): the same batch would be refused for
+        // good, every later event held behind it and every ingest waiting on the outbox answered 503; written one by
+        // one instead, what it refuses dropped and logged
+        this.d.log?.(`webhook outbox insert refused, writing its items one by one: ${String(e)}`);
+        await this.writeApart(batch, [...states.values()], transitions, now);
+        await insertTrackedEvents(this.d.db, tracked, now).catch(() => { this.newTracked = tracked.concat(this.newTracked); });
+        return;
+      }
       // nothing was written: keep the events and the states and try again (no attempt was made for them)
       this.d.log?.(`webhook outbox insert failed, retrying: ${String(e)}`);
       this.inserts = batch.concat(this.inserts);
@@ -601,6 +610,39 @@ export class WebhookService {
     if (out.adopt.length > 0) this.evaluator.restore(out.adopt);
     this.written(batch, out.pks, out.claimed);
     for (let i = 0; i < transitions.length; i++) this.written(transitions[i].items, out.transitions[i], out.claimed);
+  }
+
+  /** A batch the database refused, item by item: a transition with its rows, each row, the heartbeats. An item refused
+   *  again is dropped (logged); one that fails otherwise (the connection) goes back for the next write. */
+  private async writeApart(batch: QueuedInsert[], heartbeats: CheckState[], transitions: QueuedTransition[], now: number): Promise<void> {
+    const attempt = async (what: string, write: () => Promise<void>, requeue: () => void) => {
+      try {
+        await write();
+      } catch (e) {
+        if (refusedData(e)) this.d.log?.(`webhook outbox: ${what} refused by the database, dropped: ${String(e)}`);
+        else requeue();
+      }
+    };
+    for (const tr of transitions) {
+      await attempt(`the ${tr.state.kind} ${tr.state.key} transition`, async () => {
+        const out = await writeOutbox(this.d.db, [], now, { transitions: [{ from: tr.from, state: tr.state, rows: tr.items.map((b) => b.row) }], claim: this.claim() });
+        if (out.adopt.length > 0) this.evaluator.restore(out.adopt);
+        this.written(tr.items, out.transitions[0], out.claimed);
+      }, () => this.transitions.push(tr));
+    }
+    for (const b of batch) {
+      await attempt(`delivery ${b.row.deliveryId} (${b.row.eventType})`, async () => {
+        const out = await writeOutbox(this.d.db, [b.row], now, { claim: this.claim() });
+        this.written([b], out.pks, out.claimed);
+      }, () => this.inserts.push(b));
+    }
+    if (heartbeats.length > 0) {
+      await attempt('the check heartbeats', async () => {
+        const out = await writeOutbox(this.d.db, [], now, { heartbeats, claim: this.claim() });
+        if (out.adopt.length > 0) this.evaluator.restore(out.adopt);
+      }, () => { for (const st of heartbeats) if (!this.states.has(`${st.kind}:${st.key}`)) this.states.set(`${st.kind}:${st.key}`, st); });
+    }
+    if (this.inserts.length > 0 || this.transitions.length > 0) setTimeout(() => void this.op(() => this.flushInserts()), 500).unref();
   }
 
   /** Rows just written: counted, and those due now (claimed by this node in the insert) attempted. */
@@ -940,6 +982,13 @@ function sameRow(a: WebhookRow, b: WebhookRow): boolean {
   return a.url === b.url && a.isActive === b.isActive && a.consecutiveFailures === b.consecutiveFailures && a.secret === b.secret &&
     a.format === b.format && a.minEdgePct === b.minEdgePct && a.events.join() === b.events.join() &&
     (a.sportKeys ?? []).join() === (b.sportKeys ?? []).join() && (a.sportKeys === null) === (b.sportKeys === null);
+}
+
+/** A statement the database refused for its data (SQLSTATE class 22, data exception, or 23, integrity constraint):
+ *  the same statement fails again however often it is retried. */
+function refusedData(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
 function isOk(r: SendResult): boolean {
