@@ -95,6 +95,20 @@ export class PregameEvent {
     return true;
   }
 
+  /** A quote left the store before the start (`ts`: its own last write): its side is withdrawn (price 0, persisted
+   *  as a move's withdrawal is) when it is the one held, at the same point and not older than the held one. */
+  withdraw(key: number, outcome: number, point: number, ts: number): void {
+    const line = this.lines.get(key);
+    if (line === undefined || outcome < 0 || outcome > 2 || line.price[outcome] === 0 || line.ts[outcome] > ts) return;
+    if (!Object.is(line.point[outcome], point)) return;
+    line.price[outcome] = 0;
+    line.ts[outcome] = ts;
+    if (!line.dirty) {
+      line.dirty = true;
+      this.dirtyLines.push(line);
+    }
+  }
+
   /** The quotes changed since the last call, for persisting; `taken` receives their lines (untake gives them back). */
   takeDirty(taken?: PregameLine[]): PregameQuote[] {
     const out: PregameQuote[] = [];

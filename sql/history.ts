@@ -43,6 +43,14 @@ export async function upsertPregame(db: Database, quotes: readonly { eventId: st
   }
 }
 
+/** An event not captured that will not be (made final before its start: a cancelled game): its pregame state goes. */
+export async function dropOpenEvent(db: Database, eventId: string): Promise<void> {
+  await db.sql.begin(async (tx) => {
+    await tx`delete from pregame_quotes where event_id = ${eventId}`;
+    await tx`delete from history_events where event_id = ${eventId} and captured_at is null`;
+  });
+}
+
 export interface OpenEvent {
   meta: EventMeta;
   quotes: PregameQuote[];

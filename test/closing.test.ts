@@ -50,3 +50,21 @@ t.test('closing - the withdrawal is persisted and read back in any order', async
     t.same(back.closingRows().map((r) => [r.line, r.over_price, r.under_price]), [[-4.5, 1.95, null]], 'after a restart: the same row');
   }
 });
+
+t.test('closing - a quote that left before the start is withdrawn; a removal of a point no longer held changes nothing', async (t) => {
+  // the store's REMOVED records carry the removed quote's own point and last write: a withdrawn market goes, the
+  // old point of a moved line (its removal seen after the new quote) leaves the new one alone
+  const pe = new PregameEvent(meta);
+  spreads(pe, 0, -4.5, 1.9, C - 3000);
+  spreads(pe, 1, -4.5, 1.91, C - 3000);
+  spreads(pe, 0, -5, 1.85, C - 2000);
+  pe.withdraw(key, 0, -4.5, C - 3000);
+  t.same(pe.closingRows().map((r) => [r.line, r.over_price, r.under_price]), [[-5, 1.85, null]], 'the old point\'s removal after the move: the new home side stays');
+  pe.withdraw(key, 0, -5, C - 2000);
+  t.same(pe.closingRows(), [], 'the book withdraws its spread: no closing row');
+  t.same(pe.takeDirty().map((q) => [q.outcome, q.price]).sort(), [[0, 0], [1, 0]], 'persisted withdrawn (price 0), as a move\'s withdrawal is');
+  spreads(pe, 0, -5, 1.87, C - 1000);
+  t.same(pe.closingRows().map((r) => [r.line, r.over_price]), [[-5, 1.87]], 'quoted again after the withdrawal: it closes');
+  pe.withdraw(key, 0, -5, C - 2000);
+  t.same(pe.closingRows().map((r) => [r.line, r.over_price]), [[-5, 1.87]], 'a removal older than the held quote changes nothing');
+});

@@ -8,7 +8,7 @@ import { lineKey, PregameEvent, type EventMeta, type PregameLine } from '../engi
 import { CHANGE, CHG } from '../engine/records.js';
 import type { EventView } from '../engine/read-model.js';
 import type { Database } from '../sql/connection.js';
-import { captureClosing, loadOpenEvents, upsertHistoryEvents, upsertPregame } from '../sql/history.js';
+import { captureClosing, dropOpenEvent, loadOpenEvents, upsertHistoryEvents, upsertPregame } from '../sql/history.js';
 import type { PregameQuote } from '../engine/closing.js';
 import type { ChangeBatch, Hub } from './hub.js';
 
@@ -80,6 +80,7 @@ export class HistoryService {
     }
     await this.enqueue(() => this.captureDue());
     hub.onBatch((b) => this.onBatch(b));
+    hub.onFinal((ids) => this.onFinal(ids));
     const capture = setInterval(() => void this.enqueue(() => this.captureDue()), this.cfg.captureMs);
     const persist = setInterval(() => void this.enqueue(() => this.persist()), this.cfg.persistMs);
     capture.unref();
@@ -115,18 +116,33 @@ export class HistoryService {
     return next;
   }
 
+  /** Events made final: one that ends before its start (a cancelled game, an event gone upstream) has no closing
+   *  line; its pregame state goes (it was captured at its planned start, and listed by /matches). One that ends
+   *  after its start is captured as usual, if it was not yet. */
+  private onFinal(ids: readonly string[]): void {
+    const now = this.deps.now();
+    for (const id of ids) {
+      const pe = this.open.get(id);
+      if (pe === undefined || pe.meta.commence <= now) continue;
+      this.open.delete(id);
+      void this.enqueue(() => dropOpenEvent(this.deps.db, id));
+    }
+  }
+
   private onBatch(batch: ChangeBatch): void {
     const rm = this.deps.hub.readModel;
     const d = batch.records;
+    const now = this.deps.now();
     let lastIdx = -1;
     let pe: PregameEvent | undefined;
     for (let i = 0, off = 0; i < batch.count; i++, off += CHG.STRIDE) {
-      if ((d[off + CHG.KIND] | 0) === CHANGE.REMOVED) continue;
+      const removed = (d[off + CHG.KIND] | 0) === CHANGE.REMOVED;
       const idx = d[off + CHG.EVENT] | 0;
-      if (idx !== lastIdx) {
-        lastIdx = idx;
+      if (idx !== lastIdx || removed) {
+        lastIdx = removed ? -1 : idx;
         const ev = rm.event(idx);
-        pe = ev === undefined ? undefined : this.eventFor(ev);
+        // a removal concerns an event already followed; a quote starts following one
+        pe = ev === undefined ? undefined : removed ? this.open.get(ev.id) : this.eventFor(ev);
       }
       if (pe === undefined) continue;
       const changed = d[off + CHG.LINE_CHANGED_AT];
@@ -134,8 +150,16 @@ export class HistoryService {
       const market = d[off + CHG.MARKET] | 0;
       const player = d[off + CHG.PLAYER] | 0;
       const book = d[off + CHG.BOOK] | 0;
+      const ts = verified > changed ? verified : changed;
+      if (removed) {
+        // a quote that left before the start (a withdrawn market, a moved line's old point, a game made final): not
+        // a closing price (the withdrawn line stood in the export as its book's close). At or after the start the
+        // pregame quotes leave the store by design, and the capture takes the state as it was
+        if (now < pe.meta.commence) pe.withdraw(lineKey(market, player, book), d[off + CHG.OUTCOME] | 0, d[off + CHG.POINT], ts);
+        continue;
+      }
       pe.observe(lineKey(market, player, book), market, player, this.nameOf, book,
-        d[off + CHG.OUTCOME] | 0, d[off + CHG.POINT], d[off + CHG.PRICE], verified > changed ? verified : changed);
+        d[off + CHG.OUTCOME] | 0, d[off + CHG.POINT], d[off + CHG.PRICE], ts);
     }
   }
 

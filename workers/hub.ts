@@ -125,6 +125,13 @@ export class Hub {
     this.listeners.push(fn);
   }
 
+  /** Called with the ids of events made final, once they have left the store (their quotes' REMOVED records came
+   *  first, in a change batch). */
+  onFinal(fn: (ids: readonly string[]) => void): void {
+    this.finalListeners.push(fn);
+  }
+  private readonly finalListeners: ((ids: readonly string[]) => void)[] = [];
+
   /** Called when a known event's start, teams or title change (no quote changes with it: the streams announce it). */
   onEventHead(fn: (ev: EventView, oldHome: string, oldAway: string) => void): void {
     this.headListeners.push(fn);
@@ -317,6 +324,7 @@ export class Hub {
       this.eventPlayers.drop(idx);
       this.records.delete(ev.id);
     }
+    if (finals.length > 0) for (const fn of this.finalListeners) fn(finals.map((ev) => ev.id));
   }
 
   private onChanges(shard: number, msg: ChangesMsg): void {
