@@ -198,6 +198,8 @@ export interface SourceCoverage {
   source: string;
   rows: number;
   priced_rows: number;
+  /** rows captured from the built-in simulator's events: no bookmaker's observed price */
+  simulated_rows: number;
   first_date: string;
   last_date: string;
 }
@@ -206,19 +208,24 @@ export interface SourceCoverage {
  *  three-way line's draw row has one side: priced when it is), and the first and last game day held. */
 export async function coverageBySource(db: Database, sports: readonly string[], from: string | undefined, to: string | undefined): Promise<SourceCoverage[]> {
   const sql = db.sql;
-  const rows = await sql<{ source: string; rows: string; priced_rows: string; first_date: string; last_date: string }[]>`
+  const rows = await sql<{ source: string; rows: string; priced_rows: string; simulated_rows: string; first_date: string; last_date: string }[]>`
     select source, count(*) as rows, count(*) filter (where over_price is not null
       and (under_price is not null or (market_key = 'h2h_3_way' and player_name = 'Draw'))) as priced_rows,
+      count(*) filter (where simulated) as simulated_rows,
       to_char(min(game_date), 'YYYY-MM-DD') as first_date, to_char(max(game_date), 'YYYY-MM-DD') as last_date
     from closing_lines where sport_key = any(${sql.array(sports as string[])}::text[])
       ${from !== undefined ? sql`and game_date >= ${from}` : sql``} ${to !== undefined ? sql`and game_date <= ${to}` : sql``}
     group by source order by source`;
-  return rows.map((r) => ({ source: r.source, rows: Number(r.rows), priced_rows: Number(r.priced_rows), first_date: r.first_date, last_date: r.last_date }));
+  return rows.map((r) => ({
+    source: r.source, rows: Number(r.rows), priced_rows: Number(r.priced_rows), simulated_rows: Number(r.simulated_rows), first_date: r.first_date, last_date: r.last_date,
+  }));
 }
 
 export interface SportCoverage {
   sport_key: string;
   rows: number;
+  /** rows captured from the built-in simulator's events */
+  simulated_rows: number;
   events: number;
   sources: number;
   first_date: string;
@@ -226,11 +233,14 @@ export interface SportCoverage {
 }
 
 export async function coverageBySport(db: Database): Promise<SportCoverage[]> {
-  const rows = await db.sql<{ sport_key: string; rows: string; events: string; sources: string; first_date: string; last_date: string }[]>`
-    select sport_key, count(*) as rows, count(distinct event_id) as events, count(distinct source) as sources,
+  const rows = await db.sql<{ sport_key: string; rows: string; simulated_rows: string; events: string; sources: string; first_date: string; last_date: string }[]>`
+    select sport_key, count(*) as rows, count(*) filter (where simulated) as simulated_rows, count(distinct event_id) as events, count(distinct source) as sources,
       to_char(min(game_date), 'YYYY-MM-DD') as first_date, to_char(max(game_date), 'YYYY-MM-DD') as last_date
     from closing_lines group by sport_key order by sport_key`;
-  return rows.map((r) => ({ sport_key: r.sport_key, rows: Number(r.rows), events: Number(r.events), sources: Number(r.sources), first_date: r.first_date, last_date: r.last_date }));
+  return rows.map((r) => ({
+    sport_key: r.sport_key, rows: Number(r.rows), simulated_rows: Number(r.simulated_rows), events: Number(r.events), sources: Number(r.sources),
+    first_date: r.first_date, last_date: r.last_date,
+  }));
 }
 
 export interface MatchRow {
@@ -242,6 +252,8 @@ export interface MatchRow {
   away_team: string | null;
   rows: number;
   sources: number;
+  /** captured from a built-in simulator's event */
+  simulated: boolean;
 }
 
 /** Captured events of the sports between two game days (inclusive), earliest first. */
@@ -249,7 +261,7 @@ export async function matches(db: Database, sports: readonly string[], from: str
   const sql = db.sql;
   const rows = await sql<(Omit<MatchRow, 'rows' | 'sources'> & { rows: string; sources: string })[]>`
     select event_id, sport_key, to_char(game_date, 'YYYY-MM-DD') as game_date, commence_time, home_team, away_team,
-      count(*) as rows, count(distinct source) as sources
+      count(*) as rows, count(distinct source) as sources, bool_or(simulated) as simulated
     from closing_lines where sport_key = any(${sql.array(sports as string[])}::text[]) and game_date >= ${from} and game_date <= ${to}
     group by event_id, sport_key, game_date, commence_time, home_team, away_team
     order by commence_time, event_id limit ${limit}`;

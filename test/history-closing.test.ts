@@ -121,6 +121,13 @@ t.test('the simulator\'s closing lines are labelled simulated, also after a rest
   t.same(body.rows.filter((x) => x.player_name === null).map((x) => [x.over_price, x.simulated]), [[1.9, true]], 'JSON: simulated: true');
   const csv = await (await app.get(`/v1/historical/closing-lines.csv?date=${DAY}&source=pinnacle&apiKey=${key}`)).text();
   t.match(csv.split('\r\n')[1], /,true$/, 'CSV: the simulated column says true');
+  // the coverage counts tell them apart too (regression: counted as observed coverage, with no label)
+  const cov = (await (await app.get(`/v1/historical/sports/basketball_nba/coverage?apiKey=${key}`)).json()) as { sources: { source: string; rows: number; simulated_rows: number }[] };
+  t.same(cov.sources.filter((x) => x.source === 'pinnacle').map((x) => [x.rows, x.simulated_rows]), [[1, 1]], 'sport coverage: simulated_rows');
+  const pub = (await (await app.get('/v1/historical/coverage')).json()) as { sports: { sport_key: string; rows: number; simulated_rows: number }[] };
+  t.same(pub.sports.map((x) => [x.sport_key, x.rows, x.simulated_rows]), [['basketball_nba', 1, 1]], 'public coverage: simulated_rows');
+  const m = (await (await app.get(`/v1/historical/sports/basketball_nba/matches?apiKey=${key}&dateFrom=${DAY}&dateTo=${DAY}`)).json()) as { matches: { event_id: string; simulated: boolean }[] };
+  t.same(m.matches.map((x) => [x.event_id, x.simulated]), [['cl_sim', true]], '/matches: simulated');
 });
 
 for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, paging, bounds (${database})`, async (t) => {
@@ -183,8 +190,8 @@ for (const database of appDatabases()) t.test(`exports: credits per 1,000 rows, 
   const cov = await app.get(`/v1/historical/sports/basketball_nba/coverage?apiKey=${key}&dateFrom=2026-11-19&dateTo=2026-11-19`);
   t.equal(cov.headers.get('x-requests-last'), '1', 'coverage costs 1');
   t.same(((await cov.json()) as { sources: unknown[] }).sources, [
-    { source: 'fanduel', rows: 834, priced_rows: 834, first_date: '2026-11-19', last_date: '2026-11-19' },
-    { source: 'pinnacle', rows: 416, priced_rows: 416, first_date: '2026-11-19', last_date: '2026-11-19' },
+    { source: 'fanduel', rows: 834, priced_rows: 834, simulated_rows: 0, first_date: '2026-11-19', last_date: '2026-11-19' },
+    { source: 'pinnacle', rows: 416, priced_rows: 416, simulated_rows: 0, first_date: '2026-11-19', last_date: '2026-11-19' },
   ], 'per-source row counts, priced rows, first and last day');
   // regression: a three-way line's draw row has no under side, and a complete line counted as half priced
   await app.app.services.db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,

@@ -16,19 +16,25 @@ const day = { type: 'string', format: 'date' } as const;
 const dayOrNull = { type: ['string', 'null'], format: 'date' } as const;
 const object = (properties: Record<string, object>) => ({ type: 'object', required: Object.keys(properties), properties, additionalProperties: false });
 const strOrNull = { type: ['string', 'null'] } as const;
+/** closing rows of the built-in simulator's events (the exports mark each row `simulated`): coverage of a database
+ *  that once ran the simulator is told apart from observed prices */
+const SIM_ROWS = { type: 'integer', description: "rows captured from the built-in simulator's events: no bookmaker's observed price" } as const;
 
 const SportCoverageSchema = object({
   sport_key: str, date_from: dayOrNull, date_to: dayOrNull, total_rows: int,
-  sources: { type: 'array', items: object({ source: str, rows: int, priced_rows: int, first_date: day, last_date: day }) },
+  sources: { type: 'array', items: object({ source: str, rows: int, priced_rows: int, simulated_rows: SIM_ROWS, first_date: day, last_date: day }) },
 });
 const CoverageSchema = object({
-  sports: { type: 'array', items: object({ sport_key: str, rows: int, events: int, sources: int, first_date: day, last_date: day }) },
+  sports: { type: 'array', items: object({ sport_key: str, rows: int, simulated_rows: SIM_ROWS, events: int, sources: int, first_date: day, last_date: day }) },
 });
 const MatchesSchema = object({
   sport_key: str, date_from: day, date_to: day,
   matches: {
     type: 'array',
-    items: object({ event_id: str, sport_key: str, game_date: day, commence_time: { type: 'string', format: 'date-time' }, home_team: strOrNull, away_team: strOrNull, rows: int, sources: int }),
+    items: object({
+      event_id: str, sport_key: str, game_date: day, commence_time: { type: 'string', format: 'date-time' }, home_team: strOrNull, away_team: strOrNull,
+      rows: int, sources: int, simulated: { type: 'boolean', description: "captured from the built-in simulator's event: no bookmaker's observed price" },
+    }),
   },
 });
 
