@@ -25,7 +25,9 @@ export async function upsertHistoryEvents(db: Database, metas: readonly EventMet
     await db.sql`insert into history_events (event_id, sport_key, commence_time, home_team, away_team, simulated)
       select v.i, v.s, v.c, v.h, v.a, v.z from json_to_recordset(${rows}::text::json) as v(i text, s text, c timestamptz, h text, a text, z boolean)
       on conflict (event_id) do update set sport_key = excluded.sport_key, commence_time = excluded.commence_time,
-        home_team = excluded.home_team, away_team = excluded.away_team, simulated = excluded.simulated`;
+        home_team = excluded.home_team, away_team = excluded.away_team, simulated = excluded.simulated
+      -- a captured event keeps the start it was captured at until captured again (captureClosing compares them)
+      where history_events.captured_at is null`;
   }
 }
 
@@ -89,11 +91,16 @@ export async function captureClosing(db: Database, meta: EventMeta, rows: readon
   const gameDate = new Date(meta.commence).toISOString().slice(0, 10);
   return db.sql.begin(async (tx) => {
     const simulated = meta.simulated === true;
+    // captured once; again only when the event's start moved later than the start it was captured at (a game delayed
+    // after its planned start, pregame again: its close is the one before the new start), the old rows replaced
     const claimed = await tx`insert into history_events (event_id, sport_key, commence_time, home_team, away_team, captured_at, simulated)
       values (${meta.id}, ${meta.sport}, ${new Date(meta.commence)}, ${meta.home}, ${meta.away}, ${new Date(at)}, ${simulated})
-      on conflict (event_id) do update set captured_at = excluded.captured_at where history_events.captured_at is null
+      on conflict (event_id) do update set captured_at = excluded.captured_at, commence_time = excluded.commence_time,
+        sport_key = excluded.sport_key, home_team = excluded.home_team, away_team = excluded.away_team
+      where history_events.captured_at is null or history_events.commence_time < excluded.commence_time
       returning event_id`;
     if (claimed.length === 1) {
+      await tx`delete from closing_lines where event_id = ${meta.id}`;
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
         const chunk = JSON.stringify(rows.slice(i, i + INSERT_CHUNK).map((r) => ({
           s: r.source, p: r.player_name, k: r.market_key, l: r.market_label, x: r.line, o: r.over_price, u: r.under_price,

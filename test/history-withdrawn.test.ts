@@ -1,7 +1,8 @@
 // Closing lines follow what left the market before the start (found by the durability audit): a book's market
 // withdrawn before the start (ingest `price: null`, the Odds API connector's pulled line) stood in the export as its
 // book's close, and a game made final before its start (cancelled; the connector's event gone upstream) was captured
-// at its planned start with every pregame quote and listed by /matches.
+// at its planned start with every pregame quote and listed by /matches. A game delayed after its planned start
+// (pregame again, a later start) kept the close taken at the planned start.
 
 import t from 'tap';
 import { TestClock, appDatabases, startTestApp } from './helpers/app.js';
@@ -74,5 +75,37 @@ for (const database of appDatabases()) {
     const left = await app.app.services.db.sql`select count(*)::int as n from pregame_quotes where event_id = ${id}`;
     const open = await app.app.services.db.sql`select count(*)::int as n from history_events where event_id = ${id} and captured_at is null`;
     t.same([left[0].n, open[0].n], [0, 0], 'its pregame state is gone from the database: a restart has nothing of it to capture');
+  });
+
+  t.test(`closing lines - a game delayed after its planned start closes again at its new start (${database})`, async (t) => {
+    clock.freeze(T0);
+    const app = await startTestApp(t, { now: clock.now, database });
+    const key = await app.key('business', 1000);
+    const id = `cd_${database}`;
+    const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19) + 'Z';
+    await app.ingest({ events: [game(id)], prices: [...h2h(id, 'pinnacle', 1.9, 2.0, T0 - 5000), ...h2h(id, 'fanduel', 1.8, 2.1, T0 - 5000)] });
+    clock.freeze(C + 1);
+    await app.app.services.history!.flush();
+    const rows = async () => ((await (await app.get(`/v1/historical/closing-lines.json?date=${DAY}&apiKey=${key}`)).json()) as { rows: Row[] }).rows
+      .map((x) => `${x.source}:${x.over_price}:${x.under_price}:${x.commence_time}`).sort();
+    t.same(await rows(), [`fanduel:1.8:2.1:${iso(C)}`, `pinnacle:1.9:2:${iso(C)}`], 'captured at the planned start');
+    // delayed: a start two minutes later; pinnacle prices it again just before
+    const C2 = C + 120_000;
+    clock.freeze(C + 10_000);
+    t.equal((await app.ingest({ events: [{ ...game(id), commence_time: C2 }] })).json.events, 1, 'the start moves later');
+    clock.freeze(C2 - 2000);
+    t.equal((await app.ingest({ prices: h2h(id, 'pinnacle', 1.95, 1.9, C2 - 2000) })).json.accepted, 2, 'pregame again');
+    // the close is what /odds serves just before the new start (a book's quote from before the planned start is
+    // served still unless the planned start's tick dropped it first: either way, served and closed agree)
+    clock.freeze(C2 - 1);
+    const served = ((await (await app.get(`/v1/sports/basketball_nba/odds?apiKey=${key}&eventIds=${id}&oddsFormat=decimal&bookmakers=pinnacle,fanduel`)).json()) as
+      { bookmakers: { key: string; markets: { outcomes: { name: string; price: number }[] }[] }[] }[])[0].bookmakers
+      .map((b) => `${b.key}:${b.markets[0].outcomes.find((o) => o.name === 'Boston Celtics')!.price}:${b.markets[0].outcomes.find((o) => o.name === 'Miami Heat')!.price}:${iso(C2)}`).sort();
+    t.ok(served.includes(`pinnacle:1.95:1.9:${iso(C2)}`), 'pinnacle\'s new prices are served');
+    clock.freeze(C2 + 1);
+    await app.app.services.history!.flush();
+    t.same(await rows(), served, 'closed again at the new start, as served then: the first capture replaced');
+    const m = (await (await app.get(`/v1/historical/sports/basketball_nba/matches?dateFrom=${DAY}&dateTo=${DAY}&apiKey=${key}`)).json()) as { matches: { commence_time: string }[] };
+    t.same(m.matches.map((x) => x.commence_time), [iso(C2)], '/matches: the new start');
   });
 }

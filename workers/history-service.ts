@@ -166,8 +166,12 @@ export class HistoryService {
   private eventFor(ev: EventView): PregameEvent | undefined {
     let pe = this.open.get(ev.id);
     if (pe === undefined) {
-      if (this.captured.has(ev.id) || ev.commence <= this.deps.now()) return undefined;
+      if (ev.commence <= this.deps.now()) return undefined;
+      const again = this.captured.delete(ev.id);
       this.open.set(ev.id, (pe = new PregameEvent(metaOf(ev))));
+      // captured, and pregame again: its start moved later (a game delayed after its planned start). Followed anew
+      // from the quotes held now, and captured again at the new start, its rows replacing the first capture's
+      if (again) this.seed(pe, ev);
       return pe;
     }
     const m = pe.meta;
@@ -176,6 +180,23 @@ export class HistoryService {
       pe.metaDirty = true;
     }
     return pe;
+  }
+
+  /** The event's quotes held now, as pregame quotes (those written before its start). */
+  private seed(pe: PregameEvent, ev: EventView): void {
+    const rm = this.deps.hub.readModel;
+    for (const r of ev.records) {
+      const market = rm.market(r);
+      const player = rm.player(r);
+      const book = rm.book(r);
+      for (let o = 0; o < 3; o++) {
+        const price = rm.price(r, o);
+        if (!(price > 0)) continue;
+        const c = rm.changedAt(r, o);
+        const v = rm.verifiedAt(r, o);
+        pe.observe(lineKey(market, player, book), market, player, this.nameOf, book, o, rm.point(r), price, v > c ? v : c);
+      }
+    }
   }
 
   private async captureDue(): Promise<void> {
