@@ -125,3 +125,17 @@ t.test('upcoming - a game started more than 6 hours ago and never made final is 
   const ids = ((await get('/v1/sports/upcoming/odds?bookmakers=betmgm')).body as OddsEvent[]).map((e) => e.id);
   t.notOk(ids.includes('up_old'), 'left out (as /live leaves it by default; regression: first in the list forever)');
 });
+
+t.test('event odds - regions leave out DFS pick\'em boards; named in bookmakers they are served', async (t) => {
+  // regression (v4 compatibility audit): regions=us served PrizePicks' and Underdog's props at 2.0 on both sides, a
+  // price no one can take as a single bet, which a best-price bot read as +100 Over and Under
+  const a = { id: 'eo_dfs', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
+  await app.ingest({ events: [a], prices: [
+    ...prop('prizepicks', a, 'player_points', 'Jayson Tatum', 26.5, 1.9, 1.9),
+    ...prop('fanduel', a, 'player_points', 'Jayson Tatum', 26.5, 1.87, 1.95),
+  ] });
+  const region = await get(`/v1/sports/basketball_nba/events/${a.id}/odds?markets=player_points&regions=us`);
+  t.same(region.body.bookmakers.map((b: { key: string }) => b.key), ['fanduel'], 'regions=us: the sportsbook, no DFS board');
+  const named = await get(`/v1/sports/basketball_nba/events/${a.id}/odds?markets=player_points&bookmakers=fanduel,prizepicks`);
+  t.same(named.body.bookmakers.map((b: { key: string }) => b.key).sort(), ['fanduel', 'prizepicks'], 'named: served');
+});

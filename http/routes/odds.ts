@@ -118,7 +118,10 @@ function toQuery(p: Params, sent: URLSearchParams | null = null): OddsQuery {
   if (p.bookmakers !== undefined) activeBooks(p.bookmakers as string[]);
   const books = p.bookmakers !== undefined
     ? new Set((p.bookmakers as string[]).map((k) => BOOK_INDEX.get(k)!))
-    : new Set(booksForRegions((Array.isArray(p.regions) ? p.regions : [p.regions]) as Region[]).map((b) => BOOK_INDEX.get(b.key)!));
+    // a region's sportsbooks, exchanges and prediction markets, not its DFS pick'em boards: their per-entry payouts
+    // are no single bet's price (served at the midpoint 2.0, as /props' default), which a best-price bot asking for
+    // regions=us read as a real +100 on both sides of a prop. Named in bookmakers, they are served
+    : new Set(booksForRegions((Array.isArray(p.regions) ? p.regions : [p.regions]) as Region[]).filter((b) => b.kind !== 'dfs').map((b) => BOOK_INDEX.get(b.key)!));
   return {
     books,
     bookOrder: [...books].sort((a, b) => a - b),
