@@ -11,7 +11,10 @@ export function roundHalfAway(x: number): number {
  *  on a half rounds away from zero as the decimal does: 2.005 is the double 2.00499999999999989..., (d-1)*100
  *  gives 100.49999999999999 and would display +100 where 100.5 is +101 (1.32: 312.49999999999994, -313 not -312). */
 export function decimalToAmerican(d: number): number {
-  return d >= 2 ? roundHalfAway(nearHalf((d - 1) * 100)) : -roundHalfAway(nearHalf(100 / (d - 1)));
+  // a price a hair under even money by float noise (a parlay's product, 1.9999999999999998) is served as 2 (tidy):
+  // its display is +100 as well, not -100
+  const plus = d >= 2 || (d > 1.999999999 && tidy(d) >= 2);
+  return plus ? roundHalfAway(nearHalf((d - 1) * 100)) : -roundHalfAway(nearHalf(100 / (d - 1)));
 }
 
 /** x tidied when its fraction is within 1e-6 of a half, else as it is: only there can float noise flip the rounding,

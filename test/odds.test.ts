@@ -42,6 +42,15 @@ t.test('odds - a price whose decimal lands on a half rounds as the decimal, not 
   t.equal(decimalToAmerican(1.3200001), -312, '1.3200001: 312.4999... -> -312');
 });
 
+t.test('odds - a price a hair under even money by float noise displays +100, as its served decimal 2 does', async (t) => {
+  // a parlay of -150 and -500: (1 + 100/150) * (1 + 100/500) is 1.9999999999999998 in doubles, served as 2 (tidy)
+  const d = (1 + 100 / 150) * (1 + 100 / 500);
+  t.equal(d, 1.9999999999999998, 'precondition: the product is a hair under 2');
+  t.equal(decimalToAmerican(d), 100, '+100 (regression: -100 beside a served price of 2)');
+  t.equal(decimalToAmerican(1.9999), -100, '1.9999 is a real price under even money: -100 (100 / 0.9999 = 100.01)');
+  t.equal(decimalToAmerican(1.99), -101, '1.99: 100 / 0.99 = 101.01 -> -101');
+});
+
 t.test('odds - roundHalfAway is symmetric', async (t) => {
   t.equal(roundHalfAway(2.5), 3, '2.5 -> 3');
   t.equal(roundHalfAway(-2.5), -3, '-2.5 -> -3 (Math.round would give -2)');
