@@ -238,4 +238,27 @@ t.test('futures and event markets through POST /v1/ingest', async (t) => {
     t.same(back.filter((x) => x.selection === 'Oklahoma City Thunder').map((x) => x.outcome).sort(), ['No', 'Yes'], 'a consistent pair is served');
     t.same((await kalshiThunder()).map((x) => [x.over_price, x.under_price]), [[4, 1 / 0.77]], 'and its /props row');
   });
+
+  t.test('a started future is never in play; /live serves no event market (regression: /inplay/arbs listed the future\'s arbitrage, /live?markets=outrights answered 500)', async (t) => {
+    const future = { id: 'fut_started', sport_key: 'basketball_nba', commence_time: now - 2 * 3_600_000, kind: 'futures', title: 'NBA Rookie of the Year 2025-26' };
+    const market = { id: 'em_started', sport_key: 'basketball_nba', commence_time: now - 30 * 60_000, kind: 'event_market', title: 'NBA Cup final MVP' };
+    // DraftKings' Yes at 3.0 (0.333) and Kalshi's No at 60 cents: 0.933 with Kalshi's fee of 0.07 * 0.6 * 0.4, an arbitrage
+    const r = await app.ingest({ events: [future, market], prices: [
+      out('draftkings', future, 'Cooper Flagg', 3.0), out('kalshi', future, 'No', 1 / 0.6, 'Cooper Flagg'),
+      out('draftkings', market, 'Jayson Tatum', 2.5), out('kalshi', market, 'Yes', 1 / 0.38, 'Jayson Tatum'), out('kalshi', market, 'No', 1 / 0.64, 'Jayson Tatum'),
+    ] });
+    t.same(r.json.rejected, [], 'accepted');
+    for (const q of ['markets=outrights', 'markets=h2h,outrights', 'markets=outrights&bookmakers=draftkings']) {
+      const live = await app.get(`/v1/sports/basketball_nba/live?apiKey=${key}&${q}`);
+      t.equal(live.status, 200, `/live?${q}: 200`);
+      t.notOk(((await live.json()) as Row[]).some((e) => e.id === market.id || e.id === future.id), 'no event market or future');
+    }
+    const inplay = (await (await app.get(`/v1/inplay/arbs?apiKey=${key}`)).json()) as Row[];
+    t.notOk(inplay.some((a) => a.event_id === future.id), '/v1/inplay/arbs: the future is not in play');
+    const arbs = (await (await app.get(`/v1/sports/basketball_nba/arbitrage?apiKey=${key}`)).json()) as Row[];
+    const f = arbs.find((a) => a.event_id === future.id);
+    t.ok(f, '/arbitrage without include_live: the future\'s arbitrage, as /odds and /props serve the future pregame');
+    t.equal(f?.is_live, false, 'is_live false');
+    await app.ingest({ events: [{ ...future, status: 'final' }, { ...market, status: 'final' }] });
+  });
 });

@@ -153,6 +153,13 @@ const pageParams = (dflt: number, max: number, maxOffset: number): ParamSpec[] =
 
 /** One page of rows with the x-result-* headers of SPEC. x-next-offset is sent only when the next page can be asked
  *  for: past `maxOffset` (the offset parameter's bound) more rows exist, but only a larger limit reaches them. */
+/** Whether an event is in play at `now`: started, and not a season-long future (which trades until it settles, its
+ *  start long past, and is never in play: /live and /odds?live=true leave it out; /inplay/arbs listed its arbitrages
+ *  and /arbitrage hid them without include_live) */
+function inPlay(ev: EventView, now: number): boolean {
+  return ev.kind !== 'futures' && ev.commence <= now;
+}
+
 function page<T>(rows: T[], p: Params, json: (rows: T[]) => string, maxOffset: number): Reply {
   const limit = p.limit as number;
   const offset = p.offset as number;
@@ -228,7 +235,7 @@ export function analyticsRoutes(s: Services): Route[] {
     for (const key of sportKeys(ctx.args[0])) {
       for (const ev of rm.sportEvents(key)) {
         if (ev.status === 'final') continue;
-        if (!includeLive && ev.commence <= ctx.now) continue;
+        if (!includeLive && inPlay(ev, ctx.now)) continue;
         list.push(ev);
       }
     }
@@ -260,7 +267,7 @@ export function analyticsRoutes(s: Services): Route[] {
       const c = rm.changedAt(r, o);
       const lu = Math.max(c, rm.verifiedAt(r, o));
       // stale, or of a started game observed before the start (a pregame price: freshAt)
-      if (now - lu > Math.min(STALE_MS[b], maxAge) || (lu < ev.commence && ev.commence <= now)) continue;
+      if (now - lu > Math.min(STALE_MS[b], maxAge) || (lu < ev.commence && inPlay(ev, now))) continue;
       const e = effectiveAt(d, b);
       if (book[o] >= 0 && !(e > eff[o] || (e === eff[o] && (c < changed || (c === changed && b < book[o]))))) continue;
       book[o] = b;
@@ -275,7 +282,7 @@ export function analyticsRoutes(s: Services): Route[] {
     const lu = lastUpdate(ev, market, player, point, book, o);
     // of a started game, a quote observed before the start is a pregame price: the shards drop it at the first tick
     // after the start (Hub.tick), the request in the second before
-    return lu !== 0 && now - lu <= Math.min(STALE_MS[book], maxAge) && !(lu < ev.commence && ev.commence <= now);
+    return lu !== 0 && now - lu <= Math.min(STALE_MS[book], maxAge) && !(lu < ev.commence && inPlay(ev, now));
   };
   const playerName = (id: number): string | null => (id < 0 ? null : hub.players.name(id));
   // A row's event fields are written out in each row's literal: a literal opening with a spread of a head object
@@ -350,7 +357,7 @@ export function analyticsRoutes(s: Services): Route[] {
         rows.push({
           event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: homeOf(ev), away_team: awayOf(ev), event_title: titleOf(ev),
           market: MARKETS[market].key, point: point !== point ? null : point, player: playerName(player),
-          profit_pct: profit, implied_sum: tidy(S), is_live: ev.commence <= ctx.now, is_exchange_anchored: anchored,
+          profit_pct: profit, implied_sum: tidy(S), is_live: inPlay(ev, ctx.now), is_exchange_anchored: anchored,
           detected_at: isoMillis(rec[ARB.DETECTED_AT]), age_seconds: Math.max(0, (ctx.now - oldest) / 1000), legs,
         });
       }
@@ -401,7 +408,7 @@ export function analyticsRoutes(s: Services): Route[] {
       const since = ctx.now - (p.max_age_hours as number) * 3_600_000;
       const list: EventView[] = [];
       for (const key of keys) {
-        for (const e of rm.sportEvents(key)) if (e.status !== 'final' && e.commence <= ctx.now && e.commence >= since) list.push(e);
+        for (const e of rm.sportEvents(key)) if (e.status !== 'final' && inPlay(e, ctx.now) && e.commence >= since) list.push(e);
       }
       return page(arbRows(ctx, list), p, arbJson, ARB_MAX_OFFSET);
     },
@@ -479,7 +486,7 @@ export function analyticsRoutes(s: Services): Route[] {
             fresh &&= ctx.now - lu <= STALE_MS[sharp];
           }
           // of a started game, the oldest leg observed before the start is a pregame price (freshAt)
-          if (!fresh || (oldest < e.commence && e.commence <= ctx.now) || ctx.now - oldest > maxAge) continue;
+          if (!fresh || (oldest < e.commence && inPlay(e, ctx.now)) || ctx.now - oldest > maxAge) continue;
           rows.push({
             event_id: e.id, sport_key: e.sport, commence_time: isoSeconds(e.commence), home_team: homeOf(e), away_team: awayOf(e), event_title: titleOf(e),
             game_date: isoSeconds(e.commence).slice(0, 10),
@@ -487,7 +494,7 @@ export function analyticsRoutes(s: Services): Route[] {
             side: outcomeName(e, market, o), book: BOOKMAKERS[book].key, price, price_american: decimalToAmerican(price),
             effective_price: tidy(eff), book_implied_pct: tidy(100 / eff), fair_prob_pct: tidy(fair * 100),
             fair_price: tidy(1 / fair), edge_pct: edge, kelly_fraction: tidy(kelly(fair, eff)),
-            sharp_book: sharpKey, devig: p.devig as string, books_compared: books, is_live: e.commence <= ctx.now,
+            sharp_book: sharpKey, devig: p.devig as string, books_compared: books, is_live: inPlay(e, ctx.now),
             age_seconds: Math.max(0, (ctx.now - oldest) / 1000),
           });
         }
@@ -523,7 +530,7 @@ export function analyticsRoutes(s: Services): Route[] {
         : p.include_prediction_markets === true;
       const rows: { bytes: Buffer }[] = [];
       for (const e of events(ctx, true)) {
-        const live = e.commence <= ctx.now;
+        const live = inPlay(e, ctx.now);
         if (subset === null) {
           // a started game whose pregame quotes the shards have not dropped yet (the next tick does): its maintained
           // consensus still counts them, and a pregame price is not an in-play one
@@ -640,7 +647,7 @@ export function analyticsRoutes(s: Services): Route[] {
         const price = rm.price(r, o);
         const lu = Math.max(rm.changedAt(r, o), rm.verifiedAt(r, o));
         // stale, or of a started game observed before the start (a pregame price: freshAt)
-        if (price === 0 || now - lu > STALE_MS[book] || (lu < e.commence && e.commence <= now)) continue;
+        if (price === 0 || now - lu > STALE_MS[book] || (lu < e.commence && inPlay(e, now))) continue;
         addQuote(l.outcomes[o], price, book);
         counted = true;
       }
@@ -685,7 +692,7 @@ export function analyticsRoutes(s: Services): Route[] {
       for (const e of events(ctx, true)) {
         const a = view.event(e.idx);
         if (a === undefined) continue;
-        const live = e.commence <= ctx.now;
+        const live = inPlay(e, ctx.now);
         // a started game whose pregame quotes the shards have not dropped yet: its middles may pair them (consensus)
         if (live && !hub.inPlay(e, ctx.now)) continue;
         const d = view.midData();

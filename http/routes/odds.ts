@@ -286,6 +286,9 @@ export class OddsView {
           if (!q.live && q.maxAgeMs === Infinity) events.push(ev);
           continue;
         }
+        // /live serves games only (as /ws/live): a started event market asked for by markets=outrights was let in
+        // and its records went down the props merge (a NaN point: a 500)
+        if (q.live && ev.kind !== 'game') continue;
         const started = ev.commence <= now;
         // at now == commence the event counts as started, so the body is stale from that very millisecond
         if (!started) validUntil = Math.min(validUntil, ev.commence);
@@ -408,7 +411,8 @@ export class OddsView {
         // DFS legs at the midpoint (http/routes/prop-rules.ts)
         canon ??= canonicalInEvent(ev.records.map((r) => rm.player(r)), this.s.hub.players);
         for (const r of ev.records) {
-          if (rm.book(r) !== bookId || MARKETS[rm.market(r)].kind !== 'prop') continue;
+          // outrights are kept as props are (a selection per line) but served as their own market (outrightsEntry)
+          if (rm.book(r) !== bookId || MARKETS[rm.market(r)].kind !== 'prop' || rm.market(r) === OUTRIGHT) continue;
           const mdef = MARKETS[rm.market(r)];
           if (q.propMarkets !== null && !q.propMarkets.has(mdef.key)) continue;
           const player = this.s.hub.players.name(canon.get(rm.player(r))!);
