@@ -45,6 +45,19 @@ t.test('params - numbers are decimal notation; Number() would take hex, binary, 
   }
 });
 
+t.test('params - a number of more than 64 characters is 422; the digit pattern matches a run one way', async (t) => {
+  const tiny = `line=0.${'0'.repeat(100)}1`;
+  const r = parse(tiny);
+  t.same(r.ok ? r.params : r.detail.map((d) => d.type), ['string_too_long'], 'a 103-character number: 422 (it was taken as 0)');
+  t.same(parse(`line=${'1'.repeat(64)}`).ok ? 'parsed' : 'refused', 'refused', '64 digits: parsed, then out of the line\'s bounds');
+  t.same(parse(`line=0.${'0'.repeat(61)}1`).ok, true, 'a 64-character number: taken');
+  // regression (security audit): `\d+\.?\d*` split a long digit run between its two parts every way before failing
+  for (const q of [`line=${'1'.repeat(60)}x`, `line=${'1'.repeat(30)}.${'1'.repeat(30)}x`]) {
+    const bad = parse(q);
+    t.same(bad.ok ? bad.params : bad.detail.map((d) => d.type), ['float_parsing'], `${q.slice(0, 12)}...x: float_parsing`);
+  }
+});
+
 t.test('params - bounds, and integers beyond 2^53 without a bound', async (t) => {
   const types = (q: string) => { const r = parse(q); return r.ok ? r.params : r.detail.map((d) => d.type); };
   t.same(types('limit=0'), ['greater_than_equal'], 'limit=0: below min');

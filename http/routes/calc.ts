@@ -87,7 +87,8 @@ function percents(name: string, raw: string | undefined, n: number): number[] {
   if (items.length !== n) invalid(name, `must list one percent per price (${n})`, raw);
   return items.map((item) => {
     const text = item.trim();
-    const x = /^(\d+\.?\d*|\.\d+)$/.test(text) ? Number(text) : Number.NaN;
+    // one way to match each text (http/params.ts DECIMAL: `\d+\.?\d*` backtracked quadratically on long digit runs)
+    const x = /^(\d+(\.\d*)?|\.\d+)$/.test(text) ? Number(text) : Number.NaN;
     if (!(x >= 0 && x < 100)) invalid(name, 'each must be a percent from 0 up to (not including) 100', raw);
     return x;
   });
