@@ -223,6 +223,14 @@ export async function recordToken(db: Database, t: { accountId: number | null; p
     values (${t.accountId}, ${t.purpose}, ${t.tokenHash}, ${t.emailHash}, ${new Date(t.now)}, ${new Date(t.now + t.ttlMs)})`;
 }
 
+/** Deletes the tokens and bare requests no one can use or count any more: expired over an hour ago (the count of
+ *  requests per address looks back one hour). Without it each login-link request for a new address added a row for
+ *  good. */
+export async function pruneTokens(db: Database, now: number): Promise<number> {
+  const rows = await db.sql`delete from login_tokens where expires_at < ${new Date(now - 3_600_000)} returning 1`;
+  return rows.length;
+}
+
 /** Requests recorded for this address hash since `since` (a bound on mails per address). */
 export async function countTokenRequests(db: Database, emailHash: string, since: number): Promise<number> {
   const [row] = await db.sql<{ n: number }[]>`

@@ -195,6 +195,31 @@ t.test('magic link - one answer for every address, a mail only to an account, a 
   t.equal((await app.post('/v1/agent/login', { token: token2 })).status, 400, 'an expired link: 400');
 });
 
+t.test('magic link - 30 per client address an hour; expired tokens are deleted (each request for a new address added a row for good)', async (t) => {
+  const ip = nextIp();
+  for (let i = 0; i < 30; i++) {
+    const res = await app.post('/v1/agent/magic-link', { email: `flood${i}@example.com` }, from(ip));
+    t.equal(res.status, 200, `request ${i + 1}: 200`);
+    await res.arrayBuffer();
+  }
+  const over = await app.post('/v1/agent/magic-link', { email: 'flood30@example.com' }, from(ip));
+  t.equal(over.status, 429, 'the 31st from one client: 429');
+  t.ok(Number(over.headers.get('retry-after')) > 0, 'with Retry-After');
+  t.equal(((await over.json()) as ErrBody).error_code, 'EXCEEDED_FREQ_LIMIT', 'EXCEEDED_FREQ_LIMIT');
+  const another = await app.post('/v1/agent/magic-link', { email: 'flood30@example.com' }, from(nextIp()));
+  t.equal(another.status, 200, 'another client: 200');
+  await another.arrayBuffer();
+  const count = async () => Number((await app.app.services.db.sql`select count(*)::int as n from login_tokens where email_hash is not null and purpose = 'login' and account_id is null`)[0]!.n);
+  t.ok((await count()) >= 31, 'the bare requests are recorded');
+  // two hours later the next request deletes what expired over an hour ago
+  clock.freeze(mid + 2 * 3_600_000);
+  t.teardown(() => { clock.freeze(mid); });
+  await (await app.post('/v1/agent/magic-link', { email: 'later@example.com' }, from(nextIp()))).arrayBuffer();
+  const deadline = Date.now() + 5000;
+  while ((await count()) > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.equal(await count(), 1, 'only the new request is left');
+});
+
 t.test('checkout link - the local page when billing is not configured, the template when it is', async (t) => {
   const res = await app.post('/v1/agent/checkout-link', { email: 'owner@example.com', tier: 'pro' });
   t.equal(res.status, 200, '200');

@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ApiError } from '../../engine/errors.js';
 import { PAID_TIERS, TIER_CREDITS, isTier, type Tier } from '../../engine/tiers.js';
-import { consumeToken, countTokenRequests, recordToken } from '../../sql/accounts.js';
+import { consumeToken, countTokenRequests, pruneTokens, recordToken } from '../../sql/accounts.js';
 import { sendMail } from '../../workers/webhook-mail.js';
 import { normalEmail } from '../accounts.js';
 import { emailField, invalidField, jsonObject, optionalString } from '../body.js';
@@ -30,6 +30,10 @@ export const LOGIN_TOKEN_TTL_MS = 15 * 60_000;
 export const CLAIM_TOKEN_TTL_MS = 7 * 86_400_000;
 /** login-link requests recorded per address per hour; past it the answer is the same and nothing is sent */
 export const MAGIC_LINKS_PER_HOUR = 5;
+/** login-link requests per client address per hour: each one for a new e-mail address wrote a row (429 past it) */
+export const MAGIC_LINK_CLIENT_PER_HOUR = 30;
+/** how often the expired tokens are deleted, at most (on the next sign-up or login-link request) */
+const TOKEN_PRUNE_MS = 10 * 60_000;
 const AGENT_BODY = 4 * 1024;
 const AGENT_ID = /^[\x21-\x7e]+$/;
 
@@ -84,6 +88,13 @@ function linkPage(title: string, action: string, token: string, button: string):
 
 export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
   const signups = new WindowLimiter(SIGNUPS_PER_HOUR, 3_600_000);
+  const linkClients = new WindowLimiter(MAGIC_LINK_CLIENT_PER_HOUR, 3_600_000);
+  let prunedAt = 0;
+  const prune = (now: number) => {
+    if (now - prunedAt < TOKEN_PRUNE_MS) return;
+    prunedAt = now;
+    void pruneTokens(s.db, now).catch((e: unknown) => cfg.log?.(`login token pruning failed: ${String(e)}`));
+  };
   const mail = (to: string, subject: string, body: string) => {
     if (cfg.smtpUrl === null) return;
     // not awaited: the answer must not wait on (or reveal) the mail server
@@ -148,11 +159,15 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
       path: '/v1/agent/magic-link',
       auth: 'none',
       tag: 'account',
-      summary: 'Mails a one-time login link to the address if it has an account; always the same 200',
+      summary: `Mails a one-time login link to the address if it has an account; always the same 200 (${MAGIC_LINK_CLIENT_PER_HOUR} per client address per hour)`,
       maxBody: AGENT_BODY,
+      errors: ['EXCEEDED_FREQ_LIMIT'],
       requestBody: { type: 'object', required: ['email'], properties: { email: { type: 'string' } } },
       response: object({ status: { const: 'ok' }, message: str }),
       handle: async (ctx) => {
+        const wait = linkClients.hit(ctx.ip, ctx.now);
+        if (wait > 0) throw new ApiError('EXCEEDED_FREQ_LIMIT', `Login links allow ${MAGIC_LINK_CLIENT_PER_HOUR} requests an hour per address; retry in ${wait} s`, undefined, { retryAfter: wait });
+        prune(ctx.now);
         const email = emailField(jsonObject(ctx, ['email']), 'email');
         const emailHash = sha256(normalEmail(email));
         const a = s.accounts.accountByEmail(email);
