@@ -55,6 +55,17 @@ function clientBook(c: Client): Map<string, number> {
   return out;
 }
 
+/** a client's masked text frame (RFC 6455) of `text`, written straight to the socket by the burst test */
+function frame(text: string): Buffer {
+  const payload = Buffer.from(text, 'utf8');
+  const mask = Buffer.from([1, 2, 3, 4]);
+  const len = payload.length;
+  const head = len < 126 ? Buffer.from([0x81, 0x80 | len]) : Buffer.from([0x81, 0x80 | 126, len >> 8, len & 0xff]);
+  const body = Buffer.alloc(len);
+  for (let i = 0; i < len; i++) body[i] = payload[i]! ^ mask[i % 4]!;
+  return Buffer.concat([head, mask, body]);
+}
+
 t.test('ws streams', async (t) => {
   const app = await startTestApp(t);
   const apiKey = await app.key('business');
@@ -280,6 +291,22 @@ t.test('ws streams', async (t) => {
     t.same(await booksOf('regions=us'), rest, 'regions=us: the books /odds serves for us');
     t.notOk(rest.includes('pinnacle'), 'pinnacle is not a us book');
     t.same(await booksOf('regions=us&bookmakers=pinnacle'), ['pinnacle'], 'bookmakers win');
+  });
+
+  t.test('a burst of subscribes gets one snapshot, with the last filters (regression: one built on the spot per message)', async (t) => {
+    const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}`);
+    await c.until((f) => f.type === 'snapshot');
+    const books = ['draftkings', 'betmgm', 'pinnacle', 'betrivers', 'fanduel'];
+    // written in one go, so the server reads them together, as a client in a loop sends them
+    const burst = Array.from({ length: 20 }, (_, i) => JSON.stringify({ op: 'subscribe', bookmakers: books[i % books.length] }));
+    (c.ws as unknown as { _socket: { write(b: Buffer): void } })._socket.write(Buffer.concat(burst.map(frame)));
+    const last = await c.until((f) => f.type === 'snapshot' && f.reason === 'subscribed');
+    await c.settle(300);
+    const snaps = c.frames.filter((f) => f.type === 'snapshot' && f.reason === 'subscribed' && (f.seg === undefined || f.seg === 'start'));
+    t.equal(snaps.length, 1, `one snapshot for 20 subscribes (got ${snaps.length})`);
+    const seen = new Set(last.events!.flatMap((e) => e.bookmakers.map((b) => b.key)));
+    t.same([...seen], [books[19 % books.length]], 'built with the last subscribe\'s filters');
+    c.ws.close();
   });
 
   t.test('filters on connect and by a subscribe message; bad messages get an error frame', async (t) => {

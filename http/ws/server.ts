@@ -477,7 +477,14 @@ export class Streams {
         st.dirty = true;
         st.dirtySince = this.s.now();
       }
-    } else this.snapshot(ws, 'subscribed');
+    } else {
+      // through the snapshot queue, as a new socket's first snapshot: built on the spot, a client sending subscribes
+      // with changing filters (no shared snapshot) held the main thread a megabyte snapshot at a time (200 of them:
+      // /healthz past 3 s). Out of the channel until it is sent (no delta under filters its book does not have yet);
+      // subscribes meanwhile only change the filters it is built with
+      st.channel?.sockets.delete(ws);
+      this.enqueue(ws, 'subscribed');
+    }
   }
 
   /** whether a reply (pong, error) may be sent: not when the socket is above the low watermark, which then marks it
