@@ -10,6 +10,8 @@ export interface Move {
   book: number;
   outcome: number;
   point: number;
+  /** the quote's point before the move (a line move at the same price changes only this) */
+  fromPoint: number;
   from: number;
   to: number;
 }
@@ -27,8 +29,9 @@ export class MoveLog {
   private readonly ring: (Move | undefined)[];
   private head = 0;
   private size = 0;
-  /** last price per quote: event -> (line key * 3 + outcome) -> price */
+  /** last price and point per quote: event -> (line key * 3 + outcome) -> price, and -> point */
   private readonly last = new Map<number, Map<number, number>>();
+  private readonly lastPoint = new Map<number, Map<number, number>>();
   /** every move from this time on is held (NaN before the first price): the first price seen, then the time of the
    *  newest move the ring has let go. A window opening earlier is answered from what is held, and says so. */
   heldSince = Number.NaN;
@@ -40,21 +43,29 @@ export class MoveLog {
   /** A price seen for a quote; a change from the last one seen is a move. */
   price(t: number, event: number, market: number, player: number, book: number, outcome: number, point: number, price: number): void {
     let m = this.last.get(event);
-    if (m === undefined) this.last.set(event, (m = new Map()));
+    let pts = this.lastPoint.get(event);
+    if (m === undefined || pts === undefined) {
+      this.last.set(event, (m = new Map()));
+      this.lastPoint.set(event, (pts = new Map()));
+    }
     const key = ((market * 2097152 + (player + 1)) * 1024 + book) * 3 + outcome;
     const prev = m.get(key);
+    const prevPoint = pts.get(key);
     m.set(key, price);
+    pts.set(key, point);
     if (this.heldSince !== this.heldSince) this.heldSince = t;
-    if (prev === undefined || prev === price) return;
+    // a book that moves to another line at the same price moved its quote too (README: a line move is a move)
+    if (prev === undefined || (prev === price && Object.is(prevPoint, point))) return;
     const dropped = this.ring[this.head];
     if (dropped !== undefined && dropped.t > this.heldSince) this.heldSince = dropped.t;
-    this.ring[this.head] = { t, event, market, player, book, outcome, point, from: prev, to: price };
+    this.ring[this.head] = { t, event, market, player, book, outcome, point, fromPoint: prevPoint ?? Number.NaN, from: prev, to: price };
     this.head = (this.head + 1) % this.capacity;
     if (this.size < this.capacity) this.size++;
   }
 
   dropEvent(event: number): void {
     this.last.delete(event);
+    this.lastPoint.delete(event);
   }
 
   /** the quotes that moved since `since`, largest change in implied probability first */
@@ -79,7 +90,10 @@ export class MoveLog {
       const k = ((mv.market * 2097152 + (mv.player + 1)) * 1024 + mv.book) * 3 + mv.outcome;
       const cur = inEvent!.get(k);
       if (cur === undefined) {
-        const m: Mover = { event: mv.event, market: mv.market, player: mv.player, book: mv.book, outcome: mv.outcome, point: mv.point, from: mv.from, to: mv.to, moves: 1, first_at: mv.t, last_at: mv.t, prob_change_pct: 0 };
+        const m: Mover = {
+          event: mv.event, market: mv.market, player: mv.player, book: mv.book, outcome: mv.outcome, point: mv.point, fromPoint: mv.fromPoint,
+          from: mv.from, to: mv.to, moves: 1, first_at: mv.t, last_at: mv.t, prob_change_pct: 0,
+        };
         inEvent!.set(k, m);
         all.push(m);
       } else {
@@ -89,7 +103,7 @@ export class MoveLog {
         cur.last_at = mv.t;
       }
     }
-    const out = all.filter((m) => m.from !== m.to);
+    const out = all.filter((m) => m.from !== m.to || !Object.is(m.fromPoint, m.point));
     for (const m of out) m.prob_change_pct = Math.round((1 / m.to - 1 / m.from) * 1e6) / 1e4;
     out.sort((a, b) => Math.abs(b.prob_change_pct) - Math.abs(a.prob_change_pct) || b.last_at - a.last_at);
     return out.slice(0, limit);

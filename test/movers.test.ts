@@ -28,3 +28,13 @@ t.test('movers - a full ring lets its oldest moves go, and heldSince says from w
   const m = log.movers(0, 10)[0];
   t.same([m.from, m.to, m.moves], [2.2, 2.5, 3], 'a window reaching further starts at the oldest move held (2.2 at 3 s)');
 });
+
+t.test('movers - a book moving to another line at the same price moved its quote (regression: not seen)', async (t) => {
+  const log = new MoveLog(10);
+  log.price(1000, 1, 2, -1, 5, 0, -4.5, 1.91);
+  log.price(2000, 1, 2, -1, 5, 0, -7.5, 1.91);
+  log.price(3000, 1, 2, -1, 5, 0, -3.5, 1.91);
+  log.price(4000, 1, 2, -1, 5, 0, -3.5, 1.91);
+  const [m] = log.movers(0, 10);
+  t.same([m?.moves, m?.fromPoint, m?.point, m?.from, m?.to], [2, -4.5, -3.5, 1.91, 1.91], 'two line moves (a verification at -3.5 is none): from -4.5 to -3.5');
+});

@@ -167,6 +167,20 @@ t.test('status over a simulated clock', async (t) => {
     t.equal((await cover(60)).complete, true, 'a minute back: complete');
     rows = ((await (await app.get('/v1/meta/movers?window_s=60')).json()) as { movers: M[] }).movers;
     t.same(rows.map((r) => [r.book, r.from_price, r.to_price]), [['lowvig', 2.0, 2.1], ['smarkets', 1.95, 1.96]], 'a narrower window: the price when it opened');
+    // a spread moved to another line at the same price is a move; the away side's point is its own (+, as /odds
+    // shows it; regression: the home line on both sides, and the move not seen)
+    const ev3 = { ...ev, id: 'st_3' };
+    const spread = (point: number, ts: number) => [
+      { book: 'betrivers', event_id: ev3.id, market: 'spreads', outcome: ev3.home_team, point, price: 1.91, ts },
+      { book: 'betrivers', event_id: ev3.id, market: 'spreads', outcome: ev3.away_team, point: -point, price: 1.91, ts },
+    ];
+    await app.ingest({ events: [ev3], prices: spread(-4.5, t1 - 50_000) });
+    await app.ingest({ prices: spread(-7.5, t1 - 40_000) });
+    type P = M & { point: number | null; from_point: number | null };
+    const lines = ((await (await app.get('/v1/meta/movers?window_s=600&limit=100')).json()) as { movers: P[] }).movers.filter((r) => r.book === 'betrivers');
+    t.same(lines.map((r) => [r.outcome, r.from_point, r.point, r.from_price, r.to_price]).sort(), [
+      ['Boston Celtics', -4.5, -7.5, 1.91, 1.91], ['Miami Heat', 4.5, 7.5, 1.91, 1.91],
+    ], 'the line move at one price on both sides, each at its own point');
     rows = ((await (await app.get('/v1/meta/movers?sport_key=icehockey_nhl')).json()) as { movers: M[] }).movers;
     t.same(rows, [], 'another sport: none');
     for (const q of ['window_s=59', 'window_s=86401', 'limit=0', 'limit=101', 'sport_key=nosport']) t.equal((await app.get(`/v1/meta/movers?${q}`)).status, 422, `${q}: 422`);

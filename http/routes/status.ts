@@ -4,6 +4,7 @@
 
 import { BOOKMAKERS, MARKETS, bookByKey } from '../../engine/catalogue.js';
 import { outcomeLabel } from '../../engine/ingest.js';
+import { outcomePoint } from '../../engine/webhook-events.js';
 import { API_VERSION } from '../openapi.js';
 import { invalid } from '../params.js';
 import { isoMillis, isoSeconds } from '../services.js';
@@ -84,7 +85,7 @@ const MoversSchema = object({
     type: 'array',
     items: object({
       event_id: str, sport_key: str, commence_time: iso, home_team: strOrNull, away_team: strOrNull, market_key: str, player: strOrNull,
-      book: str, outcome: str, point: numOrNull, from_price: num, to_price: num, moves: int, first_move_at: iso, last_move_at: iso,
+      book: str, outcome: str, point: numOrNull, from_point: { ...numOrNull, description: 'the line when the window opened (differs from point after a line move)' }, from_price: num, to_price: num, moves: int, first_move_at: iso, last_move_at: iso,
       prob_change_pct: num,
     }),
   },
@@ -218,7 +219,8 @@ export function statusRoutes(s: Services, status: StatusService): Route[] {
           return {
             event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: ev.home || null, away_team: ev.away || null,
             market_key: MARKETS[m.market].key, player: m.player < 0 ? null : s.hub.players.name(m.player), book: BOOKMAKERS[m.book].key,
-            outcome: outcomeLabel(ev, m.market, m.outcome), point: Number.isNaN(m.point) ? null : m.point, from_price: m.from, to_price: m.to,
+            outcome: outcomeLabel(ev, m.market, m.outcome), point: outcomePoint(m.market, m.point, m.outcome),
+            from_point: outcomePoint(m.market, m.fromPoint, m.outcome), from_price: m.from, to_price: m.to,
             moves: m.moves, first_move_at: isoMillis(m.first_at), last_move_at: isoMillis(m.last_at), prob_change_pct: m.prob_change_pct,
           };
         });
