@@ -44,6 +44,10 @@ t.test('signup - a free account and its key, shown once; the same e-mail never g
   t.equal(check.status, 200, 'the key works at once');
   const body = (await check.json()) as { subscription: { state: string }; account_id: number };
   t.same([body.account_id, body.subscription.state], [s.account_id, 'free'], 'its account, free');
+  // the caller's agent_id reaches any mailbox: quoted as the program's own, unverified name (regression: a sentence
+  // of ours, "by agent <text>", which carried a phishing line)
+  const mail = await mailTo('agent.one@example.com', /claim\?token=/);
+  t.match(mail, /by a program that gave its name as "agent-7" \(not verified\)/, 'the agent id quoted and marked unverified');
 
   const again = await app.post('/v1/agent/signup', { email: 'Agent.One@Example.com' }, from(ip));
   t.equal(again.status, 409, 'the same address in another case: 409');

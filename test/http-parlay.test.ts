@@ -186,3 +186,30 @@ t.test('parlay verdict', async (t) => {
     t.ok(op.responses['200'].content['application/json'].schema.properties.best_book, 'response schema');
   });
 });
+
+t.test('parlay verdict - a parlay at its fair price: EV 0 and an expected profit of 0 (float noise served as 0)', async (t) => {
+  // 1.91 and 1.8 at both books, their lines without margin (other sides 1 / (1 - 1/d)): fair 1/1.91 and 1/1.8, a
+  // parlay at exactly its fair price whose P * D - 1 is -1.1e-16 in doubles. Regression: expected_profit
+  // -1.11022302463e-14 beside ev_pct 0
+  const app = await startTestApp(t);
+  const key = await app.key('business');
+  const now = Date.now();
+  const g = (id: string, home: string, away: string, h: number) => ({ id, sport_key: 'basketball_nba', commence_time: now + h * 3_600_000, home_team: home, away_team: away });
+  const a = g('pe_1', 'Boston Celtics', 'Miami Heat', 1);
+  const b = g('pe_2', 'Denver Nuggets', 'Utah Jazz', 2);
+  const fairLine = (e: typeof a, book: string, home: number) => [
+    { book, event_id: e.id, market: 'h2h', outcome: e.home_team, price: home },
+    { book, event_id: e.id, market: 'h2h', outcome: e.away_team, price: 1 / (1 - 1 / home) },
+  ];
+  const r = await app.ingest({ events: [a, b], prices: [
+    ...fairLine(a, 'pinnacle', 1.91), ...fairLine(a, 'draftkings', 1.91), ...fairLine(b, 'pinnacle', 1.8), ...fairLine(b, 'draftkings', 1.8),
+  ] });
+  t.same(r.json.rejected, [], 'accepted');
+  const res = await app.post('/v1/parlay/verdict', {
+    legs: [{ sport: 'basketball_nba', side: 'home', team: 'celtics' }, { sport: 'basketball_nba', side: 'home', team: 'nuggets' }],
+    books: ['draftkings'], stake: 100,
+  }, { 'x-api-key': key });
+  const body = (await res.json()) as Json;
+  t.equal(res.status, 200, '200');
+  t.same([body.ev_pct, body.payout.expected_profit], [0, 0], 'EV 0 and an expected profit of 0');
+});

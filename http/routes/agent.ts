@@ -136,7 +136,9 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
         await recordToken(s.db, { accountId: a.id, purpose: 'claim', tokenHash: sha256(claim), emailHash: sha256(normalEmail(email)), now: ctx.now, ttlMs: CLAIM_TOKEN_TTL_MS });
         const claimUrl = `${cfg.publicUrl()}/v1/agent/claim?token=${claim}`;
         const upgrade = checkoutUrl(cfg, 'starter', email).url;
-        mail(email, 'Your linewire account', `An account was opened for this address${agentId !== null ? ` by agent ${agentId}` : ''}.\n\n` +
+        // the agent id is the caller's own text, sent to any address: quoted and said to be unverified, never a
+        // sentence of ours (a phishing line went out as "by agent IMPORTANT: your account is suspended...")
+        mail(email, 'Your linewire account', `An account was opened for this address${agentId !== null ? ` by a program that gave its name as "${agentId}" (not verified)` : ''}.\n\n` +
           `To claim it, open ${claimUrl} (valid 7 days).\n\nIf you did not expect this, ignore this message.`);
         return json({
           api_key: created.key,

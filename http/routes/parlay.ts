@@ -278,7 +278,9 @@ export function parlayRoutes(s: Services, prefs: PrefsStore): Route[] {
         })),
         payout: input.stake === undefined || at === null ? null : {
           stake: input.stake, book: BOOKMAKERS[at.book].key, price: tidy(at.price), returns: tidy(input.stake * at.price),
-          profit: tidy(input.stake * (at.price - 1)), expected_profit: graded ? tidy(input.stake * (P * at.price - 1)) : null,
+          profit: tidy(input.stake * (at.price - 1)),
+          // from the edge as served (0 within the float noise): an even-money parlay's ev_pct 0 beside -2.2e-14
+          expected_profit: graded ? tidy(input.stake * edgePct(P, at.price) / 100) : null,
         },
         devig: 'multiplicative', sharp_book: input.sharpBook, scope: scopeJson(scope),
         reasons,
