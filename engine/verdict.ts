@@ -186,6 +186,10 @@ export function resolveBet(rm: ReadModel, names: PlayerNames, ev: EventView, spo
   if (slot < 0) {
     c.invalid('side', mdef.shape === 'over_under' ? 'must be over or under' : `must be ${ev.home}, ${ev.away}, home or away${mdef.shape === 'three_way' ? ' or draw' : ''}`, q.side);
   }
+  // a line or a player the market has not: 422, not graded as the moneyline (a spread's leg sent without its
+  // market was graded as the moneyline and answered 200)
+  if ((mdef.key === 'h2h' || mdef.key === 'h2h_3_way') && q.line !== undefined) c.invalid('line', `is for spreads, totals and props: ${mdef.key} has no line (set market)`, q.line);
+  if (mdef.kind !== 'prop' && q.player !== undefined) c.invalid('player', `is for player props: ${mdef.key} has no player (set market)`, q.player);
   let players = [-1];
   let player = -1;
   if (mdef.kind === 'prop') {

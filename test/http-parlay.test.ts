@@ -187,6 +187,18 @@ t.test('parlay verdict', async (t) => {
   });
 });
 
+t.test('parlay verdict - a leg with a line but no market is 422 naming its line (it was graded as the moneyline)', async (t) => {
+  const app = await startTestApp(t);
+  const key = await app.key('business');
+  const e = { id: 'pl_line', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Boston Celtics', away_team: 'Miami Heat' };
+  await app.ingest({ events: [e], prices: [
+    { book: 'pinnacle', event_id: e.id, market: 'h2h', outcome: e.home_team, price: 1.9 }, { book: 'pinnacle', event_id: e.id, market: 'h2h', outcome: e.away_team, price: 1.95 },
+  ] });
+  const res = await app.post('/v1/parlay/verdict', { legs: [{ sport: 'basketball_nba', side: 'home', team: 'celtics', line: -3.5 }, { sport: 'basketball_nba', side: 'away', team: 'celtics' }] }, { 'x-api-key': key });
+  t.equal(res.status, 422, '422');
+  t.same(((await res.json()) as Json).detail[0].loc, ['body', 'legs', 0, 'line'], 'naming legs.0.line');
+});
+
 t.test('parlay verdict - a parlay at its fair price: EV 0 and an expected profit of 0 (float noise served as 0)', async (t) => {
   // 1.91 and 1.8 at both books, their lines without margin (other sides 1 / (1 - 1/d)): fair 1/1.91 and 1/1.8, a
   // parlay at exactly its fair price whose P * D - 1 is -1.1e-16 in doubles. Regression: expected_profit

@@ -141,7 +141,9 @@ t.test('verdict', async (t) => {
     for (const q of ['&team=heat', '&team=heat&side=nobody', '&team=heat&side=home&price=abc', '&team=heat&side=home&price=-50',
       '&team=heat&side=home&kelly=2', '&side=home', '&team=heat&side=home&market=foo',
       // a DFS board graded (its per-entry payouts as a price), a DFS board or a prediction market as the fair line
-      '&team=heat&side=home&book=prizepicks', '&team=heat&side=home&sharpBook=prizepicks', '&team=heat&side=home&sharpBook=kalshi']) {
+      '&team=heat&side=home&book=prizepicks', '&team=heat&side=home&sharpBook=prizepicks', '&team=heat&side=home&sharpBook=kalshi',
+      // a line or a player on the moneyline (regression: graded as the moneyline, 200)
+      '&team=heat&side=home&line=3.5', '&team=heat&side=home&player=Jimmy%20Butler', '&team=heat&side=home&market=totals&player=Jimmy%20Butler']) {
       const { res } = await v(q);
       t.equal(res.status, 422, `${q}: 422`);
       t.equal(res.headers.get('x-requests-last'), '0', 'charged nothing');
