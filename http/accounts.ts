@@ -62,6 +62,8 @@ export class KeyState {
   dirty = false;
   lastRequestAt = 0;
   revoked = false;
+  /** made by a holder of the account's e-mail, the operator or a verified key (sql/keys.ts KeyRow.verified) */
+  verified = true;
   constructor(
     readonly id: number,
     readonly hash: string,
@@ -139,6 +141,7 @@ export class Accounts {
     const existing = this.byId.get(row.id);
     if (existing !== undefined) return existing;
     const k = new KeyState(row.id, row.keyHash, row.prefix, a, row.createdAt.getTime());
+    k.verified = row.verified;
     k.lastRequestAt = row.lastRequestAt?.getTime() ?? 0;
     k.revoked = row.revoked;
     a.keys.push(k);
@@ -353,17 +356,25 @@ export class Accounts {
   }
 
   /** Opens an account with one key (its first period starts now), or adds a key to `accountId`. */
-  async create(opts: { tier: Tier; credits?: number; email?: string | null; key?: string; accountId?: number; intendedUse?: string | null; agentId?: string | null }): Promise<{ key: string; state: KeyState }> {
+  async create(opts: { tier: Tier; credits?: number; email?: string | null; key?: string; accountId?: number; intendedUse?: string | null; agentId?: string | null;
+    verified?: boolean; }): Promise<{ key: string; state: KeyState }> {
     const { key, row } = await createKey(this.db, { ...opts, now: this.now() });
     const state = this.addKey(row);
     this.onKeyChange?.({ op: 'created', hash: row.keyHash });
     return { key, state };
   }
 
+  /** Whether `k` may make and revoke the account's keys: a key of a self-serve sign-up (anyone can sign up with any
+   *  address) may until the account holds a verified key (the address's holder logged in by its mailed link); from
+   *  then on only verified keys may, so a stranger who signed up with someone's address cannot revoke theirs. */
+  managesKeys(k: KeyState): boolean {
+    return k.verified || !k.account.keys.some((o) => o.verified && !o.revoked);
+  }
+
   /** Adds a key to an account unless it holds `maxActive` active keys (null then), checked in the database so that
    *  concurrent requests cannot pass the count together. */
-  async createWithin(accountId: number, maxActive: number): Promise<{ key: string; state: KeyState } | null> {
-    const made = await createKeyWithin(this.db, accountId, maxActive, this.now());
+  async createWithin(accountId: number, maxActive: number, verified = true): Promise<{ key: string; state: KeyState } | null> {
+    const made = await createKeyWithin(this.db, accountId, maxActive, this.now(), verified);
     if (made === null) return null;
     const state = this.addKey(made.row);
     this.onKeyChange?.({ op: 'created', hash: made.row.keyHash });

@@ -33,6 +33,8 @@ export interface KeyRow {
   createdAt: Date;
   lastRequestAt: Date | null;
   revoked: boolean;
+  /** made by a holder of the account's e-mail (a magic-link login), the operator, or a verified key; not by a sign-up */
+  verified: boolean;
 }
 
 /** api_keys joined with accounts as postgres.js returns it: bigint columns arrive as strings. */
@@ -50,6 +52,7 @@ interface KeyRecord {
   created_at: Date;
   last_request_at: Date | null;
   revoked_at: Date | null;
+  verified: boolean;
 }
 
 export const PREFIX_LENGTH = 8;
@@ -67,6 +70,8 @@ export interface CreateKeyOptions {
   now?: number;
   intendedUse?: string | null;
   agentId?: string | null;
+  /** false for a self-serve sign-up's key (api_keys.verified); default true */
+  verified?: boolean;
 }
 
 /**
@@ -81,7 +86,7 @@ export async function createKey(db: Database, opts: CreateKeyOptions): Promise<{
   const prefix = key.slice(0, PREFIX_LENGTH);
   const at = opts.now === undefined ? null : new Date(opts.now);
   if (opts.accountId !== undefined) {
-    const rec = await insertAccountKey(db.sql, hash, prefix, opts.accountId, at);
+    const rec = await insertAccountKey(db.sql, hash, prefix, opts.accountId, at, opts.verified ?? true);
     if (rec === undefined) throw new Error(`no account ${opts.accountId}`);
     return { key, row: toKeyRow(rec) };
   }
@@ -96,10 +101,10 @@ export async function createKey(db: Database, opts: CreateKeyOptions): Promise<{
               coalesce(${at}::timestamptz, now()))
       returning *),
     k as (
-      insert into api_keys (key_hash, prefix, account_id, created_at)
-      select ${hash}, ${prefix}, a.id, a.created_at from a
+      insert into api_keys (key_hash, prefix, account_id, created_at, verified)
+      select ${hash}, ${prefix}, a.id, a.created_at, ${opts.verified ?? true} from a
       returning *)
-    select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at,
+    select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at, k.verified,
            a.tier, a.email, a.credits_remaining, a.credits_used, a.period_start, a.period_end
     from k join a on a.id = k.account_id`;
   return { key, row: toKeyRow(rec!) };
@@ -108,33 +113,34 @@ export async function createKey(db: Database, opts: CreateKeyOptions): Promise<{
 /** Adds a key to an account unless it holds `maxActive` active keys already (null then). Creations for one account
  *  are serialised by a transaction lock, so concurrent requests cannot all pass the count (each node of a cluster
  *  too: the lock is the database's). */
-export async function createKeyWithin(db: Database, accountId: number, maxActive: number, now?: number): Promise<{ key: string; row: KeyRow } | null> {
+export async function createKeyWithin(db: Database, accountId: number, maxActive: number, now?: number, verified = true): Promise<{ key: string; row: KeyRow } | null> {
   const key = generateKey();
   const at = now === undefined ? null : new Date(now);
   return db.sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtext('linewire:keys:' || ${accountId}::text))`;
     const [{ n }] = await tx<{ n: string }[]>`select count(*) as n from api_keys where account_id = ${accountId} and revoked_at is null`;
     if (Number(n) >= maxActive) return null;
-    const rec = await insertAccountKey(tx, hashKey(key), key.slice(0, PREFIX_LENGTH), accountId, at);
+    const rec = await insertAccountKey(tx, hashKey(key), key.slice(0, PREFIX_LENGTH), accountId, at, verified);
     if (rec === undefined) throw new Error(`no account ${accountId}`);
     return { key, row: toKeyRow(rec) };
   });
 }
 
-async function insertAccountKey(sql: postgres.Sql | postgres.TransactionSql, hash: string, prefix: string, accountId: number, at: Date | null): Promise<KeyRecord | undefined> {
+async function insertAccountKey(sql: postgres.Sql | postgres.TransactionSql, hash: string, prefix: string, accountId: number, at: Date | null,
+  verified: boolean): Promise<KeyRecord | undefined> {
   const [rec] = await sql<KeyRecord[]>`
     with k as (
-      insert into api_keys (key_hash, prefix, account_id, created_at)
-      values (${hash}, ${prefix}, ${accountId}, coalesce(${at}::timestamptz, now()))
+      insert into api_keys (key_hash, prefix, account_id, created_at, verified)
+      values (${hash}, ${prefix}, ${accountId}, coalesce(${at}::timestamptz, now()), ${verified})
       returning *)
-    select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at,
+    select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at, k.verified,
            a.tier, a.email, a.credits_remaining, a.credits_used, a.period_start, a.period_end
     from k join accounts a on a.id = k.account_id`;
   return rec;
 }
 
 const SELECT_KEYS = `
-  select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at,
+  select k.id, k.key_hash, k.prefix, k.account_id, k.created_at, k.last_request_at, k.revoked_at, k.verified,
          a.tier, a.email, a.credits_remaining, a.credits_used, a.period_start, a.period_end
   from api_keys k join accounts a on a.id = k.account_id`;
 
@@ -194,6 +200,7 @@ function toKeyRow(r: KeyRecord): KeyRow {
     periodEnd: r.period_end,
     createdAt: r.created_at,
     lastRequestAt: r.last_request_at,
+    verified: r.verified,
     revoked: r.revoked_at !== null,
   };
 }

@@ -224,6 +224,36 @@ t.test('magic link - 30 per client address an hour; expired tokens are deleted (
   t.equal(await count(), 1, 'only the new request is left');
 });
 
+t.test('signup - a stranger who signed up with the address cannot revoke the owner\'s keys once the owner logged in', async (t) => {
+  // regression (security audit): anyone can sign up with any address and gets the key; after the owner logged in by
+  // the mailed link, the stranger's key listed and revoked the owner's
+  const email = 'victim@example.com';
+  const stranger = (await (await app.post('/v1/agent/signup', { email }, from(nextIp()))).json()) as Signup;
+  const k1 = { 'X-API-Key': stranger.api_key };
+  const spare = (await (await app.post('/v1/keys', {}, k1)).json()) as { api_key: string; id: number };
+  t.ok(spare.api_key, 'before the owner shows up, a sign-up key manages keys (the agent flow)');
+  await (await app.post('/v1/agent/magic-link', { email }, from(nextIp()))).arrayBuffer();
+  const token = /login\?token=([A-Za-z0-9_-]+)/.exec(await mailTo(email, /login\?token=/))![1]!;
+  const owner = (await (await app.post('/v1/agent/login', { token })).json()) as { api_key: string };
+  const k2 = { 'X-API-Key': owner.api_key };
+  const keys = (await (await app.get('/v1/keys', k2)).json()) as { id: number; current?: boolean }[];
+  const ownerId = keys.find((k) => k.current === true)!.id;
+  for (const [what, res] of [
+    ['revoke the owner\'s key', await fetch(`${app.base}/v1/keys/${ownerId}`, { method: 'DELETE', headers: k1 })],
+    ['make a key', await app.post('/v1/keys', {}, k1)],
+    ['a key made by it before revoke one', await fetch(`${app.base}/v1/keys/${ownerId}`, { method: 'DELETE', headers: { 'X-API-Key': spare.api_key } })],
+  ] as const) {
+    t.equal(res.status, 403, `the sign-up key may not ${what}: 403`);
+    t.equal(((await res.json()) as ErrBody).error_code, 'KEY_NOT_VERIFIED', 'KEY_NOT_VERIFIED');
+  }
+  t.equal((await app.get('/v1/usage', k1)).status, 200, 'it still reads data (the account\'s credits)');
+  const ids = ((await (await app.get('/v1/keys', k1)).json()) as { id: number; current?: boolean }[]).filter((k) => k.current === true).map((k) => k.id);
+  const gone = await fetch(`${app.base}/v1/keys/${ids[0]}`, { method: 'DELETE', headers: k2 });
+  t.equal(gone.status, 200, 'the owner revokes the stranger\'s key');
+  t.equal((await app.get('/v1/usage', k1)).status, 401, 'which then fails');
+  t.equal((await app.get('/v1/usage', k2)).status, 200, 'the owner\'s key works');
+});
+
 t.test('checkout link - the local page when billing is not configured, the template when it is', async (t) => {
   const res = await app.post('/v1/agent/checkout-link', { email: 'owner@example.com', tier: 'pro' });
   t.equal(res.status, 200, '200');

@@ -125,7 +125,8 @@ export function agentRoutes(s: Services, cfg: AgentConfig): Route[] {
         if (s.accounts.accountByEmail(email) !== undefined) throw new ApiError('ACCOUNT_EXISTS');
         let created;
         try {
-          created = await s.accounts.create({ tier: 'free', email, intendedUse, agentId });
+          // unverified: anyone can sign up with any address (Accounts.managesKeys)
+          created = await s.accounts.create({ tier: 'free', email, intendedUse, agentId, verified: false });
         } catch (e) {
           // two sign-ups of one address at once: the unique index lets one through
           if ((e as { code?: string }).code === '23505') throw new ApiError('ACCOUNT_EXISTS');

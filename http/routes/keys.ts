@@ -39,13 +39,15 @@ export function keyRoutes(s: Services): Route[] {
       tag: 'account',
       summary: `A new key for the caller's account, shown once (at most ${MAX_KEYS_PER_ACCOUNT} active keys)`,
       okStatus: 201,
-      errors: ['KEY_LIMIT'],
+      errors: ['KEY_LIMIT', 'KEY_NOT_VERIFIED'],
       response: NewKeySchema,
       handle: async (ctx) => {
         const a = ctx.key!.account;
+        if (!s.accounts.managesKeys(ctx.key!)) throw new ApiError('KEY_NOT_VERIFIED');
         if (a.keys.filter((k) => !k.revoked).length >= MAX_KEYS_PER_ACCOUNT) throw new ApiError('KEY_LIMIT');
-        // counted again in the database: requests made at once all passed the count above (24 of 30 were made)
-        const made = await s.accounts.createWithin(a.id, MAX_KEYS_PER_ACCOUNT);
+        // counted again in the database: requests made at once all passed the count above (24 of 30 were made); a
+        // key made by a sign-up's key is no more verified than it
+        const made = await s.accounts.createWithin(a.id, MAX_KEYS_PER_ACCOUNT, ctx.key!.verified);
         if (made === null) throw new ApiError('KEY_LIMIT');
         const { key, state } = made;
         return json({ api_key: key, ...keyJson(state) }, 201);
@@ -57,9 +59,10 @@ export function keyRoutes(s: Services): Route[] {
       auth: 'key',
       tag: 'account',
       summary: 'Revoke one of the account\'s keys at once',
-      errors: ['KEY_NOT_FOUND'],
+      errors: ['KEY_NOT_FOUND', 'KEY_NOT_VERIFIED'],
       response: RevokedSchema,
       handle: async (ctx) => {
+        if (!s.accounts.managesKeys(ctx.key!)) throw new ApiError('KEY_NOT_VERIFIED');
         const raw = ctx.args[0]!;
         const k = /^\d{1,15}$/.test(raw) ? await s.accounts.revoke(Number(raw), ctx.key!.account.id) : null;
         if (k === null) throw new ApiError('KEY_NOT_FOUND');
