@@ -34,7 +34,7 @@ export const ERRORS = {
   ACCOUNT_NOT_FOUND: def('ACCOUNT_NOT_FOUND', 404, 'No such account'),
   KEY_NOT_FOUND: def('KEY_NOT_FOUND', 404, 'No such API key'),
   KEY_LIMIT: def('KEY_LIMIT', 409, 'The account holds the most active keys allowed; revoke one first'),
-  KEY_NOT_VERIFIED: def('KEY_NOT_VERIFIED', 403, 'This key was made by a sign-up, and the account\'s e-mail holder has logged in since: make and revoke keys with a key from the login link (POST /v1/agent/magic-link)'),
+  KEY_NOT_VERIFIED: def('KEY_NOT_VERIFIED', 403, 'This key was made by a sign-up, and the account\'s e-mail holder has logged in since: manage keys and webhook subscriptions with a key from the login link (POST /v1/agent/magic-link)'),
   SIMULATOR_NOT_RUNNING: def('SIMULATOR_NOT_RUNNING', 409, 'The built-in simulator does not run on this node (FEED has no sim): there is nothing to stall'),
   INVALID_LOGIN_TOKEN: def('INVALID_LOGIN_TOKEN', 400, 'The link is unknown, used or expired; request a new one'),
   BODY_TOO_LARGE: def('BODY_TOO_LARGE', 413, 'The request body is too large'),

@@ -3,7 +3,7 @@
 // mails through SMTP_URL, and the upgrade URL from CHECKOUT_URL_TEMPLATE or a local page.
 
 import t from 'tap';
-import { TestClock, startTestApp, type TestApp } from './helpers/app.js';
+import { ADMIN_KEY, TestClock, startTestApp, type TestApp } from './helpers/app.js';
 import { startSmtp } from './helpers/webhook-receiver.js';
 
 interface Signup { api_key: string; account_id: number; claim_url: string; upgrade_url: string; instructions: string; tier: string; credits: number }
@@ -247,6 +247,18 @@ t.test('signup - a stranger who signed up with the address cannot revoke the own
     t.equal(((await res.json()) as ErrBody).error_code, 'KEY_NOT_VERIFIED', 'KEY_NOT_VERIFIED');
   }
   t.equal((await app.get('/v1/usage', k1)).status, 200, 'it still reads data (the account\'s credits)');
+  // nor change the owner's webhook subscriptions (the account made pro by the operator for them)
+  const up = await fetch(`${app.base}/v1/admin/accounts/${stranger.account_id}`, { method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ tier: 'pro' }) });
+  t.equal(up.status, 200, 'made pro');
+  const hook = (await (await app.post('/v1/webhooks', { url: 'https://93.184.216.34/hook', events: ['arb_flagged'] }, k2)).json()) as { id: number };
+  t.ok(hook.id, 'the owner subscribes');
+  for (const [what, res] of [
+    ['pause it', await fetch(`${app.base}/v1/webhooks/${hook.id}`, { method: 'PATCH', headers: { ...k1, 'content-type': 'application/json' }, body: JSON.stringify({ is_active: false }) })],
+    ['delete it', await fetch(`${app.base}/v1/webhooks/${hook.id}`, { method: 'DELETE', headers: k1 })],
+  ] as const) {
+    t.equal(res.status, 403, `the sign-up key may not ${what}: 403`);
+    t.equal(((await res.json()) as ErrBody).error_code, 'KEY_NOT_VERIFIED', 'KEY_NOT_VERIFIED');
+  }
   const ids = ((await (await app.get('/v1/keys', k1)).json()) as { id: number; current?: boolean }[]).filter((k) => k.current === true).map((k) => k.id);
   const gone = await fetch(`${app.base}/v1/keys/${ids[0]}`, { method: 'DELETE', headers: k2 });
   t.equal(gone.status, 200, 'the owner revokes the stranger\'s key');

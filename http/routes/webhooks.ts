@@ -404,8 +404,10 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       method: 'PATCH', path: '/v1/webhooks/{webhook_id}', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Update url / destination_url, events, sport_filter / filters, format, is_active (true re-enables and clears the failure count)',
       maxBody: 64 * 1024, cost: () => 0, response: WebhookSchema, requestBody: WebhookPatchBody,
-      errors: ['WEBHOOK_NOT_FOUND', 'UNSUPPORTED_EVENT_TYPE'],
+      errors: ['WEBHOOK_NOT_FOUND', 'UNSUPPORTED_EVENT_TYPE', 'KEY_NOT_VERIFIED'],
       handle: async (ctx) => {
+        // a sign-up's key may not change the subscriptions once the address's holder has logged in (Accounts.managesKeys)
+        if (!s.accounts.managesKeys(ctx.key!)) throw new ApiError('KEY_NOT_VERIFIED');
         const sub = find(ctx);
         const b = jsonObject(ctx);
         const v = sub.row.variant;
@@ -449,9 +451,10 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
     },
     {
       method: 'DELETE', path: '/v1/webhooks/{webhook_id}', auth: 'key', tag: 'webhooks', tier: 'pro', summary: 'Remove a subscription and its delivery records',
-      cost: () => 0, errors: ['WEBHOOK_NOT_FOUND'],
+      cost: () => 0, errors: ['WEBHOOK_NOT_FOUND', 'KEY_NOT_VERIFIED'],
       response: { type: 'object', required: ['id', 'deleted'], properties: { id: { type: ['integer', 'string'] }, deleted: { const: true } } },
       handle: async (ctx) => {
+        if (!s.accounts.managesKeys(ctx.key!)) throw new ApiError('KEY_NOT_VERIFIED');
         const sub = find(ctx);
         await deleteWebhook(s.db, sub.row.pk);
         svc.remove(sub.row.pk);
