@@ -3,7 +3,7 @@
 
 import t from 'tap';
 import { TrustedProxies, normaliseAddress } from '../http/client-ip.js';
-import { WindowLimiter } from '../http/ip-limiter.js';
+import { WindowLimiter, clientKey } from '../http/ip-limiter.js';
 
 t.test('client ip - addresses are spelled one way', async (t) => {
   t.equal(normaliseAddress('0000:0000:0000:0000:0000:ffff:7f00:0001'), '127.0.0.1', 'uWebSockets.js expanded mapped IPv4');
@@ -41,4 +41,18 @@ t.test('window limiter - a fixed number per window, Retry-After to the next wind
   l.hit('c', 11 * 3_600_000);
   l.hit('d', 11 * 3_600_000);
   t.equal(l.hit('e', 11 * 3_600_000), 0, 'past maxAddresses the map is swept, never grows without bound');
+});
+
+t.test('window limiter - an IPv6 client is counted per /64 network (regression: per address, unlimited sign-ups)', async (t) => {
+  t.equal(clientKey('2001:db8:1:2::1'), '2001:db8:1:2::/64', 'compressed');
+  t.equal(clientKey('2001:0db8:0001:0002:ffff:0000:0000:0009'), '2001:db8:1:2::/64', 'expanded, same network');
+  t.equal(clientKey('2001:db8::1'), '2001:db8:0:0::/64', 'zeros filled');
+  t.equal(clientKey('::1'), '0:0:0:0::/64', 'loopback');
+  t.equal(clientKey('198.51.100.7'), '198.51.100.7', 'IPv4 as it is');
+  const l = new WindowLimiter(2, 3_600_000);
+  const t0 = 10 * 3_600_000;
+  t.equal(l.hit('2001:db8:1:2::1', t0), 0, 'first');
+  t.equal(l.hit('2001:db8:1:2::abcd', t0), 0, 'another address of the /64: second');
+  t.ok(l.hit('2001:db8:1:2:1:2:3:4', t0) > 0, 'a third of the same /64 waits');
+  t.equal(l.hit('2001:db8:1:3::1', t0), 0, 'another /64 counts apart');
 });
