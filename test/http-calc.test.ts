@@ -8,7 +8,7 @@ const app = await startTestApp(t);
 // a paid tier: the bad-input sweep below sends more than the free tier's 60 requests a second
 const key = await app.key('pro', 1000);
 
-interface ErrBody { error_code: string; detail?: { loc: unknown[]; msg: string }[] }
+interface ErrBody { message: string; error_code: string; detail?: { loc: unknown[]; msg: string }[] }
 async function calc<T = any>(path: string, k: string | null = key): Promise<{ res: Response; body: T }> {
   const res = await app.get(`/v1/calc/${path}`, k === null ? {} : { 'X-API-Key': k });
   return { res, body: (await res.json()) as T };
@@ -170,6 +170,11 @@ t.test('calc - ev: a price against a sharp line, by de-vig method', async (t) =>
   // additive drives the 1/100 side of 1.05 / 6 / 100 negative: that method has no price for it
   const n = await calc<ErrBody>('ev?price=150&sharp=1.05,6,100&outcome=2&devig=additive');
   t.same([n.res.status, n.body.detail?.[0]?.loc], [422, ['query', 'devig']], 'additive flags the longshot: 422 on devig');
+  t.match(n.body.message, /additive goes negative/, 'saying why');
+  // odds_ratio on a line at -10,000,000 a side: no fair probability, for its own reason (regression: blamed additive)
+  const o = await calc<ErrBody>('ev?price=2&sharp=1.00001,1.00001&outcome=0&devig=odds_ratio');
+  t.equal(o.res.status, 422, 'odds_ratio: no fair probability there');
+  t.notMatch(o.body.message, /additive/, 'and its 422 does not blame additive');
   const w = await calc('ev?price=150&sharp=1.05,6,100&outcome=2&devig=worst_case');
   t.equal(w.res.status, 200, 'worst_case prices it');
   t.equal(w.body.by_method.additive.fair_prob_pct, null, 'by_method: additive null for the flagged side');

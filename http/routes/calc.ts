@@ -231,7 +231,13 @@ export function calcRoutes(): Route[] {
           by[m] = { fair_prob_pct: f === null ? null : tidy(f * 100), edge_pct: f === null ? null : edgePct(f, e) };
           if (m === p.devig && f !== null) fair = f;
         }
-        if (!(fair > 0 && fair < 1)) invalid('devig', `${p.devig as string} gives this side no fair probability (additive goes negative on a longshot); choose another method`, p.devig);
+        // why, per method: only additive goes negative (a longshot); the solved methods fail to converge on an
+        // extreme line (a message that blamed additive for odds_ratio on 1.00001 / 1.00001 misled)
+        if (!(fair > 0 && fair < 1)) {
+          const why = p.devig === 'additive' ? 'additive goes negative on a longshot' : p.devig === 'worst_case' ? 'none of the methods it takes gives one'
+            : 'its solution does not converge on prices this extreme';
+          invalid('devig', `${p.devig as string} gives this side no fair probability (${why}); choose another method`, p.devig);
+        }
         return ok(evJson({
           ...priceOf(d), effective_price: tidy(e), outcome: o, sharp_prices: sharp.map(tidy), devig: p.devig, fair_prob_pct: tidy(fair * 100),
           fair_price: tidy(1 / fair), edge_pct: edgePct(fair, e), is_positive_ev: hasEdge(fair, e),
