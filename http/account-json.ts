@@ -21,6 +21,7 @@ export function keyJson(k: KeyState, current = false): Record<string, unknown> {
     created_at_iso: isoSeconds(k.createdAt),
     last_request_at_iso: isoOrNull(k.lastRequestAt),
     revoked: k.revoked,
+    verified: k.verified,
     ...(current ? { current: true } : {}),
   };
 }
@@ -68,9 +69,10 @@ const iso = { type: 'string', format: 'date-time' } as const;
 
 export const KeySchema = {
   type: 'object',
-  required: ['id', 'prefix', 'created_at_iso', 'last_request_at_iso', 'revoked'],
+  required: ['id', 'prefix', 'created_at_iso', 'last_request_at_iso', 'revoked', 'verified'],
   properties: {
     id: int, prefix: str, created_at_iso: iso, last_request_at_iso: isoOrNullSchema, revoked: { type: 'boolean' },
+    verified: { type: 'boolean', description: 'false for a self-serve sign-up\'s key and the keys it made: once the account holds a verified key, such a key may not manage keys or webhooks' },
     current: { const: true, description: 'only on the key that made the request' },
   },
   additionalProperties: false,

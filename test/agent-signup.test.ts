@@ -236,8 +236,9 @@ t.test('signup - a stranger who signed up with the address cannot revoke the own
   const token = /login\?token=([A-Za-z0-9_-]+)/.exec(await mailTo(email, /login\?token=/))![1]!;
   const owner = (await (await app.post('/v1/agent/login', { token })).json()) as { api_key: string };
   const k2 = { 'X-API-Key': owner.api_key };
-  const keys = (await (await app.get('/v1/keys', k2)).json()) as { id: number; current?: boolean }[];
+  const keys = (await (await app.get('/v1/keys', k2)).json()) as { id: number; current?: boolean; verified: boolean }[];
   const ownerId = keys.find((k) => k.current === true)!.id;
+  t.same(keys.map((k) => k.verified), [false, false, true], 'GET /v1/keys says which keys are verified: the sign-up\'s, the one it made, the owner\'s');
   for (const [what, res] of [
     ['revoke the owner\'s key', await fetch(`${app.base}/v1/keys/${ownerId}`, { method: 'DELETE', headers: k1 })],
     ['make a key', await app.post('/v1/keys', {}, k1)],
