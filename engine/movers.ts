@@ -25,13 +25,18 @@ export interface Mover extends Omit<Move, 't'> {
   prob_change_pct: number;
 }
 
+/** a quote's last price and point as the log saw them */
+class LastQuote {
+  constructor(public price: number, public point: number) {}
+}
+
 export class MoveLog {
   private readonly ring: (Move | undefined)[];
   private head = 0;
   private size = 0;
-  /** last price and point per quote: event -> (line key * 3 + outcome) -> price, and -> point */
-  private readonly last = new Map<number, Map<number, number>>();
-  private readonly lastPoint = new Map<number, Map<number, number>>();
+  /** last price and point per quote: event -> (line key * 3 + outcome) -> its record, changed in place (one probe a
+   *  price, on the main thread for every change record) */
+  private readonly last = new Map<number, Map<number, LastQuote>>();
   /** every move from this time on is held (NaN before the first price): the first price seen, then the time of the
    *  newest move the ring has let go. A window opening earlier is answered from what is held, and says so. */
   heldSince = Number.NaN;
@@ -43,29 +48,29 @@ export class MoveLog {
   /** A price seen for a quote; a change from the last one seen is a move. */
   price(t: number, event: number, market: number, player: number, book: number, outcome: number, point: number, price: number): void {
     let m = this.last.get(event);
-    let pts = this.lastPoint.get(event);
-    if (m === undefined || pts === undefined) {
-      this.last.set(event, (m = new Map()));
-      this.lastPoint.set(event, (pts = new Map()));
-    }
+    if (m === undefined) this.last.set(event, (m = new Map()));
     const key = ((market * 2097152 + (player + 1)) * 1024 + book) * 3 + outcome;
-    const prev = m.get(key);
-    const prevPoint = pts.get(key);
-    m.set(key, price);
-    pts.set(key, point);
     if (this.heldSince !== this.heldSince) this.heldSince = t;
+    const q = m.get(key);
+    if (q === undefined) {
+      m.set(key, new LastQuote(price, point));
+      return;
+    }
+    const prev = q.price;
+    const prevPoint = q.point;
+    q.price = price;
+    q.point = point;
     // a book that moves to another line at the same price moved its quote too (README: a line move is a move)
-    if (prev === undefined || (prev === price && Object.is(prevPoint, point))) return;
+    if (prev === price && Object.is(prevPoint, point)) return;
     const dropped = this.ring[this.head];
     if (dropped !== undefined && dropped.t > this.heldSince) this.heldSince = dropped.t;
-    this.ring[this.head] = { t, event, market, player, book, outcome, point, fromPoint: prevPoint ?? Number.NaN, from: prev, to: price };
+    this.ring[this.head] = { t, event, market, player, book, outcome, point, fromPoint: prevPoint, from: prev, to: price };
     this.head = (this.head + 1) % this.capacity;
     if (this.size < this.capacity) this.size++;
   }
 
   dropEvent(event: number): void {
     this.last.delete(event);
-    this.lastPoint.delete(event);
   }
 
   /** the quotes that moved since `since`, largest change in implied probability first */
