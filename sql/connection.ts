@@ -282,3 +282,15 @@ async function clearStaleSocket(path: string, dataDir: string): Promise<void> {
   if (live) throw new Error(`embedded database in ${dataDir} is in use by another process (${path} answers)`);
   unlinkSync(path);
 }
+
+/**
+ * The SQLSTATE class (its first two characters) of an error the database sent (postgres.js' PostgresError), or
+ * null for any other error (a Node error's code such as EPIPE is not a SQLSTATE).
+ * Class 22 (data exception) and 23 (integrity constraint violation) refuse a statement for its data: retrying the
+ * same statement fails again.
+ */
+export function sqlStateClass(e: unknown): string | null {
+  if (!(e instanceof Error) || e.name !== 'PostgresError') return null;
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code.slice(0, 2) : null;
+}

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, stat
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { openDatabase, ping } from '../sql/connection.js';
+import { openDatabase, ping, sqlStateClass } from '../sql/connection.js';
 import { freshDataDir, testDatabases, testSchemaName } from './helpers/db.js';
 
 const SOCKET = '.s.PGSQL.5432';
@@ -15,6 +15,20 @@ for (const d of testDatabases()) {
       t.teardown(() => db.close());
       const ms = await ping(db);
       t.ok(Number.isFinite(ms) && ms >= 0, `finite, non-negative (${ms.toFixed(3)} ms)`);
+    });
+
+    t.test('sqlStateClass - the class of a real server error, null for others', async (t) => {
+      const db = await d.open({ migrate: false });
+      t.teardown(() => db.close());
+      const err = await db.sql`select 'x'::int`.catch((e: unknown) => e);
+      t.equal(sqlStateClass(err), '22', 'invalid integer text is a data exception (22P02)');
+      const dup = await db.sql`select 1/0`.catch((e: unknown) => e);
+      t.equal(sqlStateClass(dup), '22', 'division by zero (22012)');
+      const missing = await db.sql`select * from no_such_table_here`.catch((e: unknown) => e);
+      t.equal(sqlStateClass(missing), '42', 'undefined table (42P01)');
+      t.equal(sqlStateClass(new Error('socket hang up')), null, 'no code');
+      t.equal(sqlStateClass(Object.assign(new Error('x'), { code: 'EPIPE' })), null, 'a Node error code is not a SQLSTATE');
+      t.equal(sqlStateClass(null), null, 'null');
     });
 
     t.test('close - twice is harmless', async (t) => {

@@ -7,7 +7,7 @@
 import { lineKey, PregameEvent, type EventMeta, type PregameLine } from '../engine/closing.js';
 import { CHANGE, CHG } from '../engine/records.js';
 import type { EventView } from '../engine/read-model.js';
-import type { Database } from '../sql/connection.js';
+import { sqlStateClass, type Database } from '../sql/connection.js';
 import { captureClosing, dropOpenEvent, loadOpenEvents, upsertHistoryEvents, upsertPregame } from '../sql/history.js';
 import type { PregameQuote } from '../engine/closing.js';
 import type { ChangeBatch, Hub } from './hub.js';
@@ -45,8 +45,7 @@ interface Taken {
 
 /** a PostgreSQL data exception (SQLSTATE class 22: invalid text, out-of-range values), which no retry cures */
 function isDataException(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('22');
+  return sqlStateClass(e) === '22';
 }
 
 export class HistoryService {

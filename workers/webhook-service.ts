@@ -35,7 +35,7 @@ import { renderBody } from '../engine/webhook-format.js';
 import { newDeliveryId, newEventId } from '../engine/webhook-sign.js';
 import type { Registry } from 'prom-client';
 import type { Accounts } from '../http/accounts.js';
-import type { Database } from '../sql/connection.js';
+import { sqlStateClass, type Database } from '../sql/connection.js';
 import {
   claimDue, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, insertTrackedEvents, loadTrackedEvents, markNotification, outboxBacklog, pruneDeliveries, pruneTrackedEvents, recordResults,
   releaseClaims, renewClaims, scheduledStarts, unsentNotifications, writeOutbox, type AttemptResult, type Claim, type DueDelivery,
@@ -987,8 +987,8 @@ function sameRow(a: WebhookRow, b: WebhookRow): boolean {
 /** A statement the database refused for its data (SQLSTATE class 22, data exception, or 23, integrity constraint):
  *  the same statement fails again however often it is retried. */
 function refusedData(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
+  const c = sqlStateClass(e);
+  return c === '22' || c === '23';
 }
 
 function isOk(r: SendResult): boolean {
