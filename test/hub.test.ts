@@ -1,4 +1,5 @@
 import t from 'tap';
+import { BOOK_INDEX, MARKET_INDEX } from '../engine/ingest.js';
 import { ARB } from '../engine/records.js';
 import { Hub, shardOf } from '../workers/hub.js';
 
@@ -134,6 +135,41 @@ t.test('hub - analytics listeners see the read model with the batch applied, how
   }, now)));
   t.equal(checked, 32, 'sixteen arbitrages opened, two legs each');
   t.same(wrong, [], 'every leg\'s price was in the read model');
+});
+
+t.test('hub - a read of the analytics in the gap between a batch\'s quotes and its analytics waits for the analytics', async (t) => {
+  // a batch alone in flight is answered quotes first: /odds has the moved price while the view still holds the
+  // arbitrage the move closed (a 6 % arbitrage served on a price the book no longer offered). Hub.consistent runs the
+  // read once the view has caught up.
+  const hub = new Hub(1);
+  await hub.start();
+  t.teardown(() => hub.close());
+  await hub.ingest({ events: [ev('gap1', 'basketball_nba', 'H', 'A')] }, now);
+  const price = (book: string, outcome: string, p: number) => ({ book, event_id: 'gap1', market: 'h2h', outcome, price: p });
+  await hub.ingest({ prices: [price('draftkings', 'H', 2.1), price('draftkings', 'A', 1.8), price('fanduel', 'H', 1.75), price('fanduel', 'A', 2.15)] }, now);
+  const idx = hub.eventIds.peek('gap1');
+  const arbs = () => hub.analytics.event(idx)?.arbs.size ?? 0;
+  const H2H = MARKET_INDEX.get('h2h')!;
+  const DK = BOOK_INDEX.get('draftkings')!;
+  t.equal(arbs(), 1, 'the arbitrage is open');
+  const reads: { sync: boolean; dk: number; arbs: number }[] = [];
+  let pending: Promise<unknown> | null = null;
+  hub.onBatch(() => {
+    const dk = hub.readModel.quotePrice(idx, H2H, NaN, -1, 0, DK);
+    const r = hub.consistent(() => ({ dk: hub.readModel.quotePrice(idx, H2H, NaN, -1, 0, DK), arbs: arbs() }));
+    if (r instanceof Promise) pending = r.then((v) => reads.push({ sync: false, ...v }));
+    else reads.push({ sync: true, ...r });
+    t.ok(dk > 0, 'the read model has the quote');
+  });
+  // a batch alone in flight, with enough other prices that its analytics take a while
+  const filler = Array.from({ length: 200 }, (_, i) => ({ book: 'betmgm', event_id: 'gap1', market: 'totals', outcome: i % 2 === 0 ? 'Over' : 'Under', point: 200 + Math.floor(i / 2), price: 1.9 }));
+  await hub.ingest({ prices: [...filler, price('draftkings', 'H', 1.5), price('draftkings', 'A', 1.9)] }, now);
+  await pending;
+  t.ok(reads.length >= 1, 'the listener read the view');
+  t.ok(reads.some((r) => !r.sync), 'the read made in the quotes\' listener waited');
+  t.same(reads.filter((r) => r.arbs !== 0), [], 'no read saw the closed arbitrage');
+  t.equal(arbs(), 0, 'closed');
+  t.equal(hub.consistent(() => 7), 7, 'with nothing behind, a read runs at once');
 });
 
 t.test('hub - an arbitrage is detected at the time of the batch that opened it, not at the wall clock of its applying', async (t) => {

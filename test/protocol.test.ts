@@ -47,10 +47,12 @@ t.test('protocol - CHANGES in a recycled buffer read back only what the header c
   const spare = new ArrayBuffer(64 * 1024);
   new Float64Array(spare).fill(42);
   const rec = new Float64Array(3 * CHG.STRIDE).map((_, i) => i / 2);
-  const msg: ChangesMsg = { t: MSG.CHANGES, seqs: [5, 6], n: 3, rec, applied: 3, stale: 0, quotes: 17, ...noAnalytics };
+  const msg: ChangesMsg = { t: MSG.CHANGES, seqs: [5, 6], n: 3, rec, applied: 3, stale: 0, quotes: 17, quotesFirst: true, ...noAnalytics };
   const back = decode<ChangesMsg>(encode(msg, spare));
   t.same(back.seqs, [5, 6], 'seqs');
   t.same([back.n, back.applied, back.quotes, back.nCons, back.nEv], [3, 3, 17, 0, 0], 'counts');
+  t.equal(back.quotesFirst, true, 'the quotes-first flag');
+  t.equal(decode<ChangesMsg>(encode({ ...msg, quotesFirst: false }, null)).quotesFirst, false, 'and its absence');
   t.same(Array.from(back.rec), Array.from(rec), 'records');
   t.equal(back.cons.length, 0, 'no consensus records read from the left-overs');
 });

@@ -17,6 +17,17 @@ export const MAX_INGEST_PRICES = 200_000;
 /** observations per APPLY of a large ingest: each full chunk is sent while the rest is parsed, so the shard's work
  *  overlaps the main thread's parsing instead of following it (bench/analytics.ts 2b, one batch in flight) */
 const CHUNK = 512;
+/** The longest an analytics read waits for a shard's analytics to catch up with its quotes (Hub.consistent): a
+ *  safety bound; a batch's analytics normally follow its quotes within milliseconds. */
+const CONSISTENT_WAIT_MS = 1000;
+
+/** A read waiting for the analytics of the shards that were behind when it came. */
+interface Waiter {
+  run: () => void;
+  /** the shards behind at arrival, and each one's count of catch-ups then */
+  shards: number[];
+  epochs: number[];
+}
 
 export interface IngestResult {
   events: number;
@@ -96,6 +107,13 @@ export class Hub {
   /** games whose start was handed to their shard and not yet answered */
   private readonly kicking = new Set<number>();
   readonly counters = { observations: 0, accepted: 0, rejected: 0, stale: 0, changeRecords: 0, shardRestarts: 0 };
+  /** per shard: its early batch's quotes are in the read model and their analytics are not yet in the view */
+  private readonly behind: boolean[] = [];
+  private behindCount = 0;
+  /** per shard: how many times its analytics caught up with its quotes */
+  private readonly caughtUp: number[] = [];
+  private waiters: Waiter[] = [];
+  private waitTimer: NodeJS.Timeout | null = null;
 
   constructor(shards: number, readonly now: () => number = Date.now, opts: { analytics?: boolean } = {}) {
     this.pool = new ShardPool({
@@ -110,7 +128,54 @@ export class Hub {
       },
       onRestart: () => this.counters.shardRestarts++,
     });
-    for (let i = 0; i < shards; i++) this.outs.push(new RecordBuffer(OBS.STRIDE, 1024));
+    for (let i = 0; i < shards; i++) {
+      this.outs.push(new RecordBuffer(OBS.STRIDE, 1024));
+      this.behind.push(false);
+      this.caughtUp.push(0);
+    }
+  }
+
+  /**
+   * Runs a read of the analytics view when the view agrees with the read model, now or later. A batch alone in flight
+   * is answered quotes first (the read model gets its prices while the shard brings the analytics up to date): in
+   * that gap /odds already shows a moved price while an arbitrage still has its old leg, an EV row its sharp's old
+   * line. A read that comes then waits for the analytics of the shards behind at its arrival (milliseconds), and
+   * runs synchronously as they are applied, so it sees the same state /odds would. Bounded by CONSISTENT_WAIT_MS.
+   */
+  consistent<T>(read: () => T): T | Promise<T> {
+    if (this.behindCount === 0) return read();
+    return new Promise<T>((resolve, reject) => {
+      const shards: number[] = [];
+      const epochs: number[] = [];
+      for (let i = 0; i < this.behind.length; i++) {
+        if (!this.behind[i]) continue;
+        shards.push(i);
+        epochs.push(this.caughtUp[i]);
+      }
+      this.waiters.push({
+        run: () => {
+          try { resolve(read()); } catch (e) { reject(e); }
+        },
+        shards, epochs,
+      });
+      this.waitTimer ??= setTimeout(() => this.release(true), CONSISTENT_WAIT_MS);
+    });
+  }
+
+  /** Runs the waiting reads whose shards have all caught up since they came (all of them when `all`). */
+  private release(all: boolean): void {
+    const ready: Waiter[] = [];
+    const rest: Waiter[] = [];
+    for (const w of this.waiters) {
+      const ok = all || this.behindCount === 0 || w.shards.every((s, i) => this.caughtUp[s] !== w.epochs[i]);
+      (ok ? ready : rest).push(w);
+    }
+    this.waiters = rest;
+    if (rest.length === 0 && this.waitTimer !== null) {
+      clearTimeout(this.waitTimer);
+      this.waitTimer = null;
+    }
+    for (const w of ready) w.run();
   }
 
   start(): Promise<void> {
@@ -118,6 +183,7 @@ export class Hub {
   }
 
   close(): Promise<void> {
+    if (this.waiters.length > 0) this.release(true);
     return this.pool.close();
   }
 
@@ -328,6 +394,22 @@ export class Hub {
   }
 
   private onChanges(shard: number, msg: ChangesMsg): void {
+    // behind before the quotes' listeners run: a read they make waits too
+    if (msg.quotesFirst && !this.behind[shard]) {
+      this.behind[shard] = true;
+      this.behindCount++;
+    }
+    this.changes(shard, msg);
+    if (!msg.quotesFirst && this.behind[shard]) {
+      // the shard's next answer after its quotes first (the batch's analytics, or a restarted shard's restore)
+      this.behind[shard] = false;
+      this.behindCount--;
+      this.caughtUp[shard]++;
+      if (this.waiters.length > 0) this.release(false);
+    }
+  }
+
+  private changes(shard: number, msg: ChangesMsg): void {
     this.counters.stale += msg.stale;
     this.counters.changeRecords += msg.n;
     const a = this.analytics;
@@ -336,8 +418,7 @@ export class Hub {
     // its quotes with this batch's, whether the shard answered the batch in one message or in two (quotes first)
     const touched = msg.n === 0 ? null : this.readModel.apply(msg.rec, msg.n);
     // a batch alone in flight is answered quotes first (seqs empty, no analytics), its analytics in the next message
-    const analyticsFollow = msg.seqs.length === 0 && msg.n > 0 && msg.nCons + msg.nArb + msg.nFair + msg.nEv + msg.nMid === 0;
-    a.settleEvGrowth(shard, msg.rec, msg.n, this.priceOf, analyticsFollow);
+    a.settleEvGrowth(shard, msg.rec, msg.n, this.priceOf, msg.quotesFirst);
     const ch = a.changes;
     if (ch !== null && ch.arbOpened.length + ch.arbUpdated.length + ch.arbClosed.length + ch.evOpened.length + ch.evClosed.length + ch.evGrew.length > 0) {
       a.changes = noChanges();

@@ -61,6 +61,8 @@ export interface ChangesMsg extends AnalyticsBatch {
   stale: number;
   /** quotes held by the shard after this batch */
   quotes: number;
+  /** an early batch's quote records, sent ahead of its analytics: the shard's next CHANGES carries them */
+  quotesFirst: boolean;
   // and the analytics records (engine/records.ts CONSO, ARB, FAIR, EVQ, MID) with their counts
 }
 export type ToShard = ApplyMsg | RestoreMsg | RemoveMsg | TickMsg | SpareMsg | KickoffMsg;
@@ -72,7 +74,7 @@ const packr = new Packr({ useRecords: false, moreTypes: true });
 const APPLY_HEAD = { T: 0, SEQ: 1, N: 2, NOW: 3, EARLY: 4, MORE: 5, SIZE: 6 } as const;
 /** CHANGES: header, then the answered seqs, then the CHG, CONSO, ARB, FAIR, EVQ and MID records in that order. */
 const CHANGES_HEAD = {
-  T: 0, SEQS: 1, N: 2, APPLIED: 3, STALE: 4, QUOTES: 5, CONS: 6, ARB: 7, FAIR: 8, EV: 9, MID: 10, SIZE: 11,
+  T: 0, SEQS: 1, N: 2, APPLIED: 3, STALE: 4, QUOTES: 5, CONS: 6, ARB: 7, FAIR: 8, EV: 9, MID: 10, QFIRST: 11, SIZE: 12,
 } as const;
 
 /** A message in its own buffer, ready to transfer. */
@@ -134,6 +136,7 @@ function encodeChanges(msg: ChangesMsg, spare: ArrayBuffer | null): Float64Array
   buf[h.FAIR] = msg.nFair;
   buf[h.EV] = msg.nEv;
   buf[h.MID] = msg.nMid;
+  buf[h.QFIRST] = msg.quotesFirst ? 1 : 0;
   let at = h.SIZE;
   for (const seq of msg.seqs) buf[at++] = seq;
   for (const p of parts) {
@@ -171,7 +174,7 @@ export function decode<T extends ToShard | FromShard>(buf: Encoded): T {
   const nEv = buf[h.EV];
   const nMid = buf[h.MID];
   const msg: ChangesMsg = {
-    t: MSG.CHANGES, seqs, n, applied: buf[h.APPLIED], stale: buf[h.STALE], quotes: buf[h.QUOTES],
+    t: MSG.CHANGES, seqs, n, applied: buf[h.APPLIED], stale: buf[h.STALE], quotes: buf[h.QUOTES], quotesFirst: buf[h.QFIRST] === 1,
     rec: take(n, CHG.STRIDE), cons: take(nCons, CONSO.STRIDE), nCons, arb: take(nArb, ARB.STRIDE), nArb,
     fair: take(nFair, FAIR.STRIDE), nFair, ev: take(nEv, EVQ.STRIDE), nEv, mid: take(nMid, MID.STRIDE), nMid,
   };

@@ -37,7 +37,7 @@ function reply(seqs: number[], applied: number, stale: number): void {
   const n = out.length;
   const a = analytics === null ? nothing : analytics.flush(false);
   if (seqs.length === 0 && n === 0 && a.nCons + a.nArb + a.nFair + a.nEv + a.nMid === 0) return;
-  const msg: ChangesMsg = { t: MSG.CHANGES, seqs, n, rec: out.drain(), applied, stale, quotes: store.quoteCount, ...a };
+  const msg: ChangesMsg = { t: MSG.CHANGES, seqs, n, rec: out.drain(), applied, stale, quotes: store.quoteCount, quotesFirst: false, ...a };
   const buf = encode(msg, spare);
   if (buf.buffer === spare) spare = null;
   port!.postMessage(buf, [buf.buffer as ArrayBuffer]);
@@ -47,7 +47,7 @@ function reply(seqs: number[], applied: number, stale: number): void {
 function quotesFirst(): void {
   const n = out.length;
   const s = spares.pop() ?? null;
-  const msg: ChangesMsg = { t: MSG.CHANGES, seqs: [], n, rec: out.drain(), applied: 0, stale: 0, quotes: store.quoteCount, ...nothing };
+  const msg: ChangesMsg = { t: MSG.CHANGES, seqs: [], n, rec: out.drain(), applied: 0, stale: 0, quotes: store.quoteCount, quotesFirst: true, ...nothing };
   const buf = encode(msg, s);
   port!.postMessage(buf, [buf.buffer as ArrayBuffer]);
 }

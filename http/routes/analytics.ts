@@ -382,7 +382,7 @@ export function analyticsRoutes(s: Services): Route[] {
     cost: () => 10,
     response: { type: 'array', items: ArbRowSchema },
     responseHeaders: ANALYTICS_PAGE_HEADERS,
-    handle: (ctx) => page(arbRows(ctx, events(ctx, ctx.params.include_live === true)), ctx.params, arbJson, ARB_MAX_OFFSET),
+    handle: (ctx) => hub.consistent(() => page(arbRows(ctx, events(ctx, ctx.params.include_live === true)), ctx.params, arbJson, ARB_MAX_OFFSET)),
   };
 
   /** GET /v1/inplay/arbs: the arbitrages of events in play across sports, the set /arbitrage serves with
@@ -402,7 +402,7 @@ export function analyticsRoutes(s: Services): Route[] {
     cost: () => 10,
     response: { type: 'array', items: ArbRowSchema },
     responseHeaders: ANALYTICS_PAGE_HEADERS,
-    handle: (ctx) => {
+    handle: (ctx) => hub.consistent(() => {
       const p = ctx.params;
       const keys = p.sports === undefined ? SPORT_KEYS : [...new Set((p.sports as string[]).flatMap((k) => resolveSportKeys(k)!))];
       const since = ctx.now - (p.max_age_hours as number) * 3_600_000;
@@ -411,7 +411,7 @@ export function analyticsRoutes(s: Services): Route[] {
         for (const e of rm.sportEvents(key)) if (e.status !== 'final' && inPlay(e, ctx.now) && e.commence >= since) list.push(e);
       }
       return page(arbRows(ctx, list), p, arbJson, ARB_MAX_OFFSET);
-    },
+    }),
   };
 
   const ev: Route = {
@@ -433,7 +433,7 @@ export function analyticsRoutes(s: Services): Route[] {
     cost: () => 10,
     response: { type: 'array', items: EvRowSchema },
     responseHeaders: ANALYTICS_PAGE_HEADERS,
-    handle: (ctx) => {
+    handle: (ctx) => hub.consistent(() => {
       const p = ctx.params;
       const sharpKey = p.sharpBook as string;
       const sharp = BOOK_INDEX.get(sharpKey);
@@ -503,7 +503,7 @@ export function analyticsRoutes(s: Services): Route[] {
       rows.sort((x, y) => y.edge_pct - x.edge_pct || cmp(x.event_id, y.event_id) || cmp(x.market, y.market)
         || cmp(x.player ?? '', y.player ?? '') || (x.point ?? 0) - (y.point ?? 0) || cmp(x.side, y.side) || cmp(x.book, y.book));
       return page(rows, p, evJson, EV_MAX_OFFSET);
-    },
+    }),
   };
 
   const consensus: Route = {
@@ -519,7 +519,7 @@ export function analyticsRoutes(s: Services): Route[] {
     ],
     cost: () => 3,
     response: { type: 'array', items: ConsensusRowSchema },
-    handle: (ctx) => {
+    handle: (ctx) => hub.consistent(() => {
       const p = ctx.params;
       const markets = marketFilter(p);
       if (p.bookmakers !== undefined) activeBooks(p.bookmakers as string[]);
@@ -545,7 +545,7 @@ export function analyticsRoutes(s: Services): Route[] {
         }
       }
       return { status: 200, body: joinRows(rows) };
-    },
+    }),
   };
 
   /** A line's consensus row, serialised; '' when an outcome has no counted quote (no row is served), but for an
@@ -672,7 +672,7 @@ export function analyticsRoutes(s: Services): Route[] {
     ],
     cost: () => 3,
     response: { type: 'array', items: MiddleRowSchema },
-    handle: (ctx) => {
+    handle: (ctx) => hub.consistent(() => {
       const p = ctx.params;
       const markets = marketFilter(p);
       const minGap = p.min_gap as number;
@@ -714,7 +714,7 @@ export function analyticsRoutes(s: Services): Route[] {
         || cmp(x.eventId, y.eventId) || cmp(x.market, y.market) || cmp(x.player ?? '', y.player ?? '')
         || x.overLine - y.overLine || x.underLine - y.underLine);
       return { status: 200, body: joinRows(rows) };
-    },
+    }),
   };
 
   /** A middle's row (the MID record at `off` of `d`), serialised, with what the route sorts by; no bytes for a
