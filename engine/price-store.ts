@@ -216,6 +216,10 @@ export class PriceStore {
   private readonly ladders: number[][] = [];
   /** book-line ids per event, indexed by interned event id (dense) */
   private readonly byEvent: (number[] | undefined)[] = [];
+  /** per event, the time of each withdrawn book-line (by its blKey): an observation made before a withdrawal and
+   *  arriving after it (a retried or delayed batch) does not bring the pulled line back. Checked only where a
+   *  book-line is made; an event's entries go with the event. */
+  private readonly withdrawnAt = new Map<number, Map<number, number>>();
   private eventsHeld = 0;
   private live = 0;
   /** observations ignored because they were older than the quote they would update */
@@ -413,6 +417,7 @@ export class PriceStore {
 
   /** Removes every quote of an event, emitting REMOVED records. */
   removeEvent(event: number, out: RecordBuffer): number {
+    this.withdrawnAt.delete(event);
     const list = this.byEvent[event];
     if (list === undefined) return 0;
     const before = this.live;
@@ -442,6 +447,10 @@ export class PriceStore {
       d[base + BL.POINT] = point;
       d[base + BL.LINE] = this.lineFor(event, market, point, player);
       return b;
+    }
+    if (this.withdrawnAt.size > 0) {
+      const at = this.withdrawnAt.get(event)?.get(key);
+      if (at !== undefined && ts < at) return -1;
     }
     b = this.allocBookLine();
     const base = b * BL.STRIDE;
@@ -584,8 +593,12 @@ export class PriceStore {
    *  records). Not when one of them was observed after `ts` (the book quoted it again since). False when ignored;
    *  true when applied, with nothing to remove too (a withdrawal repeated). */
   withdraw(event: number, market: number, player: number, book: number, ts: number, out: RecordBuffer): boolean {
-    const b = this.blIndex.get(event, blKey(market, player, book));
-    if (b < 0) return true;
+    const key = blKey(market, player, book);
+    const b = this.blIndex.get(event, key);
+    if (b < 0) {
+      this.markWithdrawn(event, key, ts);
+      return true;
+    }
     const d = this.bl;
     for (let o = 0; o < MAX_OUTCOMES; o++) {
       const q = b * BL.STRIDE + BL.Q + o * QF.SIZE;
@@ -595,11 +608,19 @@ export class PriceStore {
       }
     }
     this.dropBookLine(b, out);
+    this.markWithdrawn(event, key, ts);
     if (this.byEvent[event]!.length === 0) {
       this.byEvent[event] = undefined;
       this.eventsHeld--;
     }
     return true;
+  }
+
+  private markWithdrawn(event: number, key: number, ts: number): void {
+    let m = this.withdrawnAt.get(event);
+    if (m === undefined) this.withdrawnAt.set(event, (m = new Map()));
+    const at = m.get(key);
+    if (at === undefined || ts > at) m.set(key, ts);
   }
 
   private dropBookLine(b: number, out: RecordBuffer): void {

@@ -415,8 +415,17 @@ t.test('ingest - price null withdraws a book\'s market: its quotes leave /odds a
   t.equal((await arbs()).length, 0, 'the arbitrage closed with it');
   const again = await app.ingest({ prices: [{ book: 'fanduel', event_id: ev.id, market: 'h2h', price: null }] });
   t.same([again.json.accepted, again.json.ignored], [1, 0], 'withdrawing again: nothing to remove, accepted');
+  // an observation made before the withdrawal and arriving after it (a retried or delayed batch) does not bring the
+  // pulled line back (the ingest audit: it was served again, in an arbitrage too)
+  const delayed = await app.ingest({ prices: [p('fanduel', ev, 'h2h', ev.home_team, 2.2, { ts: t0 + 5_000 }), p('fanduel', ev, 'h2h', ev.away_team, 1.6, { ts: t0 + 5_000 })] });
+  t.same([delayed.json.accepted, delayed.json.ignored], [0, 2], 'prices observed before the withdrawal are ignored');
+  const [still] = (await odds('basketball_nba', 'markets=h2h&bookmakers=fanduel')).filter((e) => e.id === ev.id);
+  t.same(still?.bookmakers ?? [], [], 'the pulled line stays out of /odds');
+  t.equal((await arbs()).length, 0, 'and out of the arbitrage');
+  // the book quoting it again after the withdrawal brings it back
+  const back = await app.ingest({ prices: [p('fanduel', ev, 'h2h', ev.home_team, 2.0, { ts: Date.now() + 1 })] });
+  t.same([back.json.accepted, back.json.ignored], [1, 0], 'a price observed after the withdrawal is applied');
   // an old withdrawal does not remove a price the book sent after it
-  await app.ingest({ prices: [p('fanduel', ev, 'h2h', ev.home_team, 2.0, { ts: t0 + 5_000 })] });
   const late = await app.ingest({ prices: [{ book: 'fanduel', event_id: ev.id, market: 'h2h', price: null, ts: t0 + 1_000 }] });
   t.same([late.json.accepted, late.json.ignored], [0, 1], 'a withdrawal older than the quote is ignored');
   const bad = await app.ingest({ prices: [

@@ -121,8 +121,9 @@ export class TheOddsApiFeed {
   private readonly sports = new Map<string, SportFacts>();
   /** events seen per sport at its last poll (to send those that vanished after their start as final) */
   private readonly listed = new Map<string, Map<string, EventRef>>();
-  /** per sport and event, the (book, market, player) its books offered at the last poll (withdrawals()) */
-  private readonly offered = new Map<string, Map<string, Set<string>>>();
+  /** per sport and event, the (book, market, player) its books offered at the last poll, with the newest time it
+   *  was observed at (withdrawals()) */
+  private readonly offered = new Map<string, Map<string, Map<string, number>>>();
   /** per sport, events that vanished before their start and have not come back: final once their start passes */
   private readonly vanished = new Map<string, Map<string, EventRef>>();
   private readonly featured: string[];
@@ -345,11 +346,13 @@ export class TheOddsApiFeed {
    */
   private withdrawals(sport: string, batch: MappedBatch, refs: readonly EventRef[], featured: ReadonlySet<string>,
     propsRead: ReadonlySet<string>, now: number): WithdrawalInput[] {
-    const current = new Map<string, Set<string>>();
+    const current = new Map<string, Map<string, number>>();
     for (const p of batch.prices) {
       let keys = current.get(p.event_id);
-      if (keys === undefined) current.set(p.event_id, (keys = new Set()));
-      keys.add(offerKey(p.book, p.market, p.market === 'outrights' ? (p.player ?? p.outcome) : p.player ?? null));
+      if (keys === undefined) current.set(p.event_id, (keys = new Map()));
+      const k = offerKey(p.book, p.market, p.market === 'outrights' ? (p.player ?? p.outcome) : p.player ?? null);
+      const ts = p.ts ?? now;
+      if (!(ts <= (keys.get(k) ?? -Infinity))) keys.set(k, ts);
     }
     const listed = new Set(refs.map((r) => r.id));
     const starts = this.listed.get(sport);
@@ -359,7 +362,7 @@ export class TheOddsApiFeed {
     if (before === undefined) return out;
     for (const [id, keys] of before) {
       const cur = current.get(id);
-      for (const k of keys) {
+      for (const [k, seen] of keys) {
         if (cur?.has(k) === true) continue;
         const [book, market, player] = k.split('\u0000');
         if (!listed.has(id)) {
@@ -368,11 +371,14 @@ export class TheOddsApiFeed {
         } else if (!featured.has(market) && !propsRead.has(id)) {
           // a prop of an event whose props were not read this poll: still offered as far as is known
           let keep = current.get(id);
-          if (keep === undefined) current.set(id, (keep = new Set()));
-          keep.add(k);
+          if (keep === undefined) current.set(id, (keep = new Map()));
+          keep.set(k, seen);
           continue;
         }
-        out.push({ book, event_id: id, market, price: null, ts: now, ...(player === '' ? {} : { player }) });
+        // withdrawn as of the line's last observation (its upstream last_update), not the poll's clock: the store
+        // ignores an observation older than a withdrawal, and a book listing the line again may send it with that
+        // same last_update
+        out.push({ book, event_id: id, market, price: null, ts: seen, ...(player === '' ? {} : { player }) });
       }
     }
     return out;
