@@ -78,13 +78,19 @@ export function isRejection(x: unknown): x is Rejection {
   return typeof x === 'object' && x !== null && 'error_code' in x;
 }
 
-/** A name (team, player, title): blanks collapsed; null when empty, too long, or holding a control character (a NUL in
+/** A name (team, player, title): blanks collapsed; null when empty, too long, holding a control character (a NUL in
  *  a team's name was stored, then failed every closing-line write of the events after it: PostgreSQL text holds
- *  no NUL) */
+ *  no NUL) or a lone UTF-16 surrogate (JSON's "\ud800": no character, which PostgreSQL refuses as well, and the
+ *  history writer dropped the event's whole closing set with it) */
 function text(v: unknown): string | null {
   if (typeof v !== 'string') return null;
   const s = v.trim().replace(/\s+/g, ' ');
-  return s.length > 0 && s.length <= MAX_NAME && !/[\u0000-\u001f\u007f]/.test(s) ? s : null;
+  return s.length > 0 && s.length <= MAX_NAME && !/[\u0000-\u001f\u007f]/.test(s) && wellFormed(s) ? s : null;
+}
+
+/** no lone surrogate (String.prototype.isWellFormed, in Node 20's V8 but not in the ES2023 library types) */
+function wellFormed(s: string): boolean {
+  return (s as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
 /** ISO 8601 with a zone, or epoch milliseconds (a time a Date can hold). NaN when neither. */

@@ -98,6 +98,9 @@ t.test('ingest - JSON: 202 with per-item rejections, good items applied', async 
       'not an object',
       // a NUL was stored and failed every closing-line write after it (PostgreSQL text holds none)
       { id: 'ing_nul', sport_key: 'basketball_nba', commence_time: NOW + 1000, home_team: 'Poison\u0000Home', away_team: 'B' },
+      // a lone surrogate ("\ud800" in JSON) is no character: PostgreSQL refused it, and the history writer dropped the
+      // event's whole closing set with it (the exports audit)
+      { id: 'ing_surrogate', sport_key: 'basketball_nba', commence_time: NOW + 1000, home_team: 'Lone \ud800 Home', away_team: 'B' },
     ],
     prices: [
       p('draftkings', nba, 'h2h', 'Boston Celtics', 1.5), // 0 ok
@@ -125,12 +128,14 @@ t.test('ingest - JSON: 202 with per-item rejections, good items applied', async 
       p('draftkings', nba, 'player_points', 'Over', 1.9, { point: 20.5, player: 'Jayson\u0000Tatum' }), // 22 a control character
       p('prizepicks', nba, 'h2h', 'Miami Heat', 1.3), // 23 a DFS board offers props only (/odds served it at its payout)
       p('prizepicks', nba, 'player_points', 'Over', 1.5, { point: 20.5, player: 'Jimmy Butler' }), // 24 ok
+      p('draftkings', nba, 'player_points', 'Over', 1.9, { point: 20.5, player: 'Jayson \udc00Tatum' }), // 25 a lone surrogate
+      p('draftkings', nba, 'player_points', 'Over', 1.9, { point: 20.5, player: 'Nikola Jokić 😀' }), // 26 ok: a pair is a character
     ],
   }, admin);
   t.equal(res.status, 202, '202 Accepted');
   const body = (await res.json()) as IngestAnswer;
   t.equal(body.events, 2, 'two events upserted');
-  t.equal(body.accepted, 8, 'eight prices applied');
+  t.equal(body.accepted, 9, 'nine prices applied');
   t.same(body.rejected.map((r) => [r.index, r.error_code]), [
     [2, 'UNKNOWN_BOOK'],
     [3, 'INACTIVE_BOOK'],
@@ -149,11 +154,13 @@ t.test('ingest - JSON: 202 with per-item rejections, good items applied', async 
     [21, 'EVENT_NOT_FOUND'],
     [22, 'INVALID_PLAYER'],
     [23, 'MARKET_NOT_OFFERED'],
+    [25, 'INVALID_PLAYER'],
   ], 'each bad price rejected on its own, by index into prices');
   t.ok(body.rejected.every((r) => Object.keys(r).sort().join() === 'error_code,index,message' && r.message.length > 0), 'rejections carry index, error_code and message');
   t.match(body.rejected.find((r) => r.index === 3)?.message, /merged into fanatics/, 'an inactive book names its successor');
   t.same(body.rejected_events?.map((r) => [r.index, r.error_code]), [
     [2, 'INVALID_EVENT'], [3, 'INVALID_EVENT'], [4, 'UNKNOWN_SPORT'], [5, 'INVALID_EVENT'], [6, 'INVALID_EVENT'], [7, 'INVALID_ITEM'], [8, 'INVALID_EVENT'],
+    [9, 'INVALID_EVENT'],
   ], 'bad events are rejected one by one too');
 
   t.same(await eventIds('basketball_nba'), ['evt_nba_1'], 'the good NBA event is listed');
