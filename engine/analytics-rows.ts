@@ -4,6 +4,7 @@
 
 import { BOOKMAKERS, MARKETS, OUTRIGHTS } from './catalogue.js';
 import { DEVIG_METHODS } from './devig.js';
+import { SERVED_DIGITS } from './odds.js';
 import { ARB, CONS, EVR, MID, ROW } from './records.js';
 import { consistentMoneyline } from './analytics-math.js';
 import { LD, MAX_OUTCOMES, type PriceStore } from './price-store.js';
@@ -73,6 +74,17 @@ let seenStamp = 0;
  *  remove them exactly and its sums equal a from-scratch recomputation bit for bit. Any realistic sum stays far
  *  below 2^53 units. */
 export const FIXED = 1e12;
+
+/**
+ * The consensus odds 1 / p of a mean of implied probabilities summed in FIXED units, to the significant digits those
+ * sums carry: p is exact to within 1 / FIXED, so 1 / p to a relative 1 / (p * FIXED), and its twelfth digit was
+ * noise (one book at 9.0 was served 9.00000000001, at 3.27 as 3.26999999999: the analytics audit). At most
+ * SERVED_DIGITS; 10 for p from 0.1 to 1, one fewer per decade below.
+ */
+export function consensusOdds(p: number): number {
+  const digits = Math.max(1, Math.min(SERVED_DIGITS, Math.floor(Math.log10(p * FIXED)) - 1));
+  return Number((1 / p).toPrecision(digits));
+}
 
 /** The identity fields of a consensus record (CONS, or CONSO: the same offsets). */
 export function writeConsensusHead(store: PriceStore, line: number, d: Float64Array, off: number): void {

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { arbitrage, consensus, edgePct, effectivePrice, tradingFeePrice, hasEdge, holdPct, isArbitrageSum, kelly, middle, NOISE, profitPct, RunningMean } from '../engine/analytics-math.js';
+import { FIXED, consensusOdds } from '../engine/analytics-rows.js';
 import { decimalToAmerican } from '../engine/odds.js';
 import { Prng } from '../engine/prng.js';
 
@@ -119,6 +120,22 @@ t.test('consensus - two-way across three books', async (t) => {
   // the mean of implied probabilities, not of prices: mean price home 1.95 would give 1/1.95 = 0.5128
   t.ok(Math.abs(c.consensus_prob[0]! - 1 / 1.95) > 1e-4, 'averages probabilities, not prices');
   t.equal(decimalToAmerican(c.consensus_odds[0]!), -105, 'display: 100/0.949145 = 105.36 -> -105');
+});
+
+t.test('consensus - served odds carry the digits of the fixed-point sums, not their noise', async (t) => {
+  // one book at 9.0: its implied probability is summed as round(1e12 / 9) = 111111111111 units, p = 0.111111111111,
+  // and 1 / p = 9.000000000009: at 12 digits that was served 9.00000000001. p is exact to 1e-12, 1 / p to a relative
+  // 1e-12 / 0.111 = 9e-12: 10 digits (log10(0.111 * 1e12) = 11.05, less one)
+  const one = (d: number) => Math.round(FIXED / d) / FIXED;
+  t.equal(consensusOdds(one(9)), 9, 'one book at 9.0');
+  t.equal(consensusOdds(one(3.27)), 3.27, 'one book at 3.27 (was 3.26999999999)');
+  let off = 0;
+  for (let c = 101; c <= 5000; c++) if (consensusOdds(one(c / 100)) !== c / 100) off++;
+  t.equal(off, 0, 'every one-book price from 1.01 to 50.00 comes back as quoted');
+  // a longshot: 1 / 1000 = 1e9 units; log10(1e-3 * 1e12) = 9, less one: 8 digits
+  t.equal(consensusOdds(one(1000)), 1000, 'one book at 1000');
+  // two books at 2.0 and 4.0: p = (0.5 + 0.25) / 2 = 0.375, 1 / p = 2.666...: 10 digits
+  t.equal(consensusOdds(0.375), 2.666666667, 'a mean that is no price: ten significant digits');
 });
 
 t.test('consensus - three-way, a book missing one outcome', async (t) => {

@@ -8,6 +8,7 @@
 
 import { PAGE_HEADERS } from '../openapi.js';
 import { FIXED, MIDDLE_MARKET, SHARP_BOOK_IDS } from '../../engine/analytics.js';
+import { consensusOdds } from '../../engine/analytics-rows.js';
 import { edgePct, hasEdge, holdPct, isArbitrageSum, kelly, middle, profitPct } from '../../engine/analytics-math.js';
 import { BOOKMAKERS, MARKETS, OUTRIGHTS, SPORTS, UMBRELLAS, resolveSportKeys } from '../../engine/catalogue.js';
 import { DEVIG_METHODS } from '../../engine/devig.js';
@@ -567,7 +568,7 @@ export function analyticsRoutes(s: Services): Route[] {
       hold += prob;
       outcomes.push({
         name: outcomeName(e, l.market, o), point: outcomePoint(l.market, l.point, o), consensus_prob: tidy(prob),
-        consensus_odds: tidy(1 / prob), best_price: x.best, best_book: BOOKMAKERS[x.bestBook].key,
+        consensus_odds: consensusOdds(prob), best_price: x.best, best_book: BOOKMAKERS[x.bestBook].key,
         worst_price: x.worst, worst_book: BOOKMAKERS[x.worstBook].key, books: x.cnt,
       });
     }
