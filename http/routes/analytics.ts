@@ -152,8 +152,6 @@ const pageParams = (dflt: number, max: number, maxOffset: number): ParamSpec[] =
   { name: 'offset', type: 'integer', default: 0, min: 0, max: maxOffset, description: `Rows to skip (0 to ${maxOffset})` },
 ];
 
-/** One page of rows with the x-result-* headers of SPEC. x-next-offset is sent only when the next page can be asked
- *  for: past `maxOffset` (the offset parameter's bound) more rows exist, but only a larger limit reaches them. */
 /** Whether an event is in play at `now`: started, and not a season-long future (which trades until it settles, its
  *  start long past, and is never in play: /live and /odds?live=true leave it out; /inplay/arbs listed its arbitrages
  *  and /arbitrage hid them without include_live) */
@@ -161,7 +159,9 @@ function inPlay(ev: EventView, now: number): boolean {
   return ev.kind !== 'futures' && ev.commence <= now;
 }
 
-function page<T>(rows: T[], p: Params, json: (rows: T[]) => string, maxOffset: number): Reply {
+/** One page of rows with the x-result-* headers of SPEC. x-next-offset is sent only when the next page can be asked
+ *  for: past `maxOffset` (the offset parameter's bound) more rows exist, but only a larger limit reaches them. */
+function page<T>(rows: T[], p: Params, json: (rows: T[]) => string | Buffer, maxOffset: number): Reply {
   const limit = p.limit as number;
   const offset = p.offset as number;
   const slice = rows.slice(offset, offset + limit);
@@ -176,6 +176,11 @@ function page<T>(rows: T[], p: Params, json: (rows: T[]) => string, maxOffset: n
   if (more && offset + slice.length <= maxOffset) headers.push(['x-next-offset', String(offset + slice.length)]);
   return { status: 200, body: json(slice), headers };
 }
+
+/** /consensus and /middles: a page of rows serialised ahead (joinRows), at most ROWS_MAX_LIMIT (a market of many
+ *  lines a game makes middles by the square of its lines: 319,403 rows, 279 MB in one 3-credit answer, in an audit) */
+const ROWS_MAX_LIMIT = 10_000;
+const ROWS_MAX_OFFSET = 10_000;
 
 function outcomeName(ev: EventView, market: number, o: number): string {
   return outcomeLabel(ev, market, o);
@@ -517,9 +522,11 @@ export function analyticsRoutes(s: Services): Route[] {
       { name: 'include_prediction_markets', type: 'boolean', description: 'Mix prediction-market prices into the rollup. Default false; when omitted, true if bookmakers names a prediction-market book (as /props does for include_event_markets)' },
       { name: 'bookmakers', type: 'csv', values: BOOK_KEYS, maxItems: 200, description: 'Only these books (computed per request)' },
       { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys' },
+      ...pageParams(ROWS_MAX_LIMIT, ROWS_MAX_LIMIT, ROWS_MAX_OFFSET),
     ],
     cost: () => 3,
     response: { type: 'array', items: ConsensusRowSchema },
+    responseHeaders: ANALYTICS_PAGE_HEADERS,
     handle: (ctx) => hub.consistent(() => {
       const p = ctx.params;
       const markets = marketFilter(p);
@@ -545,7 +552,7 @@ export function analyticsRoutes(s: Services): Route[] {
           if (json !== '') rows.push({ bytes: Buffer.from(json) });
         }
       }
-      return { status: 200, body: joinRows(rows) };
+      return page(rows, p, joinRows, ROWS_MAX_OFFSET);
     }),
   };
 
@@ -670,9 +677,11 @@ export function analyticsRoutes(s: Services): Route[] {
       { name: 'markets', type: 'csv', values: MARKET_KEYS, maxItems: 100, description: 'Market keys, e.g. totals or a player prop key' },
       { name: 'include_props', type: 'boolean', default: true, description: 'Include player props alongside totals and spreads' },
       { name: 'max_width', type: 'number', default: 0, min: 0, max: 50, description: 'Widest window returned; 0 means no cap' },
+      ...pageParams(ROWS_MAX_LIMIT, ROWS_MAX_LIMIT, ROWS_MAX_OFFSET),
     ],
     cost: () => 3,
     response: { type: 'array', items: MiddleRowSchema },
+    responseHeaders: ANALYTICS_PAGE_HEADERS,
     handle: (ctx) => hub.consistent(() => {
       const p = ctx.params;
       const markets = marketFilter(p);
@@ -714,7 +723,7 @@ export function analyticsRoutes(s: Services): Route[] {
       rows.sort((x, y) => y.width - x.width || (x.breakEven ?? Infinity) - (y.breakEven ?? Infinity)
         || cmp(x.eventId, y.eventId) || cmp(x.market, y.market) || cmp(x.player ?? '', y.player ?? '')
         || x.overLine - y.overLine || x.underLine - y.underLine);
-      return { status: 200, body: joinRows(rows) };
+      return page(rows, p, joinRows, ROWS_MAX_OFFSET);
     }),
   };
 
