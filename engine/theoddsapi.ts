@@ -239,11 +239,15 @@ export function readError(text: string): { code: string | null; message: string 
   return { code: null, message: null };
 }
 
-/** Retry-After as ms: delay-seconds or an HTTP date; null when absent or unreadable. */
+/** The longest wait a Retry-After is taken for: past it the connector tries again (a value of 99999999999 s
+ *  stopped the feed for millennia: the ingest audit). */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** Retry-After as ms: delay-seconds or an HTTP date, at most MAX_RETRY_AFTER_MS; null when absent or unreadable. */
 export function retryAfterMs(v: string | null, now: number): number | null {
   if (v === null || v.trim() === '') return null;
   const s = v.trim();
-  if (/^\d+$/.test(s)) return Number(s) * 1000;
+  if (/^\d+$/.test(s)) return Math.min(MAX_RETRY_AFTER_MS, Number(s) * 1000);
   const t = Date.parse(s);
-  return Number.isFinite(t) ? Math.max(0, t - now) : null;
+  return Number.isFinite(t) ? Math.min(MAX_RETRY_AFTER_MS, Math.max(0, t - now)) : null;
 }

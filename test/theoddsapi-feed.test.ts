@@ -162,6 +162,18 @@ t.test('theoddsapi feed - 429 backs off for Retry-After', async (t) => {
   t.equal(poller.state, 'closed', 'closed');
 });
 
+t.test('theoddsapi feed - a 429 on one sport ends the cycle: the frequency limit is the key\'s', async (t) => {
+  // the ingest audit: the sport that got 429 (Retry-After 30) was asked again every cycle while another succeeded
+  up.script('busy2', { pass: true }, { status: 429, error: 'error-exceeded-freq-limit.json', headers: { 'retry-after': '120' } });
+  const { poller, at } = handFeed('busy2', { sports: ['basketball_nba', 'basketball_nba_championship_winner'] });
+  t.equal(await at(0), 'failed', 'the cycle fails at the 429');
+  t.same(up.paths('busy2'), ['/v4/sports', '/v4/sports/basketball_nba/odds'], 'no call for the next sport');
+  t.equal(poller.backoffMs, 120_000, 'the wait asked for');
+  t.equal(await at(119_999), 'backoff', 'not before');
+  t.equal(await at(120_000), 'polled', 'then both sports again');
+  t.ok(up.paths('busy2').includes('/v4/sports/basketball_nba_championship_winner/odds'), 'the second sport polled');
+});
+
 t.test('theoddsapi feed - repeated 5xx opens the breaker; the half-open trial closes it', async (t) => {
   const err = { status: 503, body: '<html>upstream unavailable</html>', headers: { 'content-type': 'text/html' } };
   up.script('flaky', err, err, err, err);

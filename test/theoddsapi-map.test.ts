@@ -91,6 +91,8 @@ t.test('theoddsapi map - usage headers, error bodies, Retry-After', async (t) =>
   t.equal(retryAfterMs(new Date(T + 30_000).toUTCString(), T), 30_000, 'an HTTP date');
   t.equal(retryAfterMs(null, T), null, 'absent');
   t.equal(retryAfterMs('soon', T), null, 'unreadable');
+  t.equal(retryAfterMs('99999999999', T), 3_600_000, 'at most an hour (a huge value stopped the feed for millennia)');
+  t.equal(retryAfterMs(new Date(T + 86_400_000).toUTCString(), T), 3_600_000, 'an HTTP date a day away: an hour');
 });
 
 t.test('upstream quota - the cadence formula', async (t) => {

@@ -70,9 +70,10 @@ export interface TheOddsApiDeps {
   fetch?: typeof fetch;
 }
 
-/** A request that failed; `retryAfterMs` when the upstream said how long to wait. */
+/** A request that failed; `retryAfterMs` when the upstream said how long to wait; `rateLimited` on a 429 (the
+ *  upstream's frequency limit is the key's, not the sport's). */
 class FeedError extends Error {
-  constructor(message: string, readonly retryAfterMs = 0, options?: { cause?: unknown }) {
+  constructor(message: string, readonly retryAfterMs = 0, options?: { cause?: unknown }, readonly rateLimited = false) {
     super(message, options);
   }
 }
@@ -260,7 +261,9 @@ export class TheOddsApiFeed {
     }
     // each sport on its own: one that fails (a 500, a timeout, a body that is not JSON) is recorded and the next one
     // polled (the connector audit: the first sport's failure left every later sport unpolled, for good when it
-    // persisted); the cycle fails only when every sport polled failed. A spent quota stops them all.
+    // persisted); the cycle fails only when every sport polled failed. A spent quota stops them all, and so does a
+    // 429: the frequency limit is the key's, and the next sports' calls would only meet it again (the ingest audit:
+    // a sport answered 429 with Retry-After 30 was asked again every cycle while another sport succeeded)
     let ok = 0;
     let first: unknown = null;
     for (const key of this.cfg.sports) {
@@ -274,6 +277,10 @@ export class TheOddsApiFeed {
         ok++;
       } catch (e) {
         if (e instanceof QuotaSpent) throw e;
+        if (e instanceof FeedError && e.rateLimited) {
+          facts.lastError = e.message;
+          throw e;
+        }
         facts.lastError = e instanceof Error ? e.message : String(e);
         first ??= e;
         this.d.log?.(`theoddsapi ${key} failed: ${facts.lastError}`);
@@ -478,7 +485,8 @@ export class TheOddsApiFeed {
     if (res.status === 401 && err.code === 'OUT_OF_USAGE_CREDITS') throw new QuotaSpent('OUT_OF_USAGE_CREDITS');
     if (res.status === 404 && optional) return null;
     const wait = res.status === 429 ? retryAfterMs(res.headers.get('retry-after'), this.d.now()) ?? 0 : 0;
-    throw new FeedError(`${shown}: HTTP ${res.status}${err.code !== null ? ` ${err.code}` : ''}${err.message !== null ? `: ${err.message}` : ''}`, wait);
+    throw new FeedError(`${shown}: HTTP ${res.status}${err.code !== null ? ` ${err.code}` : ''}${err.message !== null ? `: ${err.message}` : ''}`, wait,
+      undefined, res.status === 429);
   }
 
   /** The feed's facts in /v1/status poller_health. */
