@@ -3,6 +3,7 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Hub } from '../workers/hub.js';
 import { scrapedCounter, scrapedGauge } from '../workers/scraped-metrics.js';
+import { BODY_CACHE_BYTES, BODY_CACHE_ENTRIES, FRAGMENT_BUDGET, FRAGMENT_SHAPES, type OddsCacheHeld } from './routes/odds.js';
 import type { StreamCloses } from './ws/server.js';
 
 export class Metrics {
@@ -69,6 +70,18 @@ export class Metrics {
         const c = read();
         return { backpressure: c.backpressure, silence: c.silence, revoked: c.revoked, tier: c.tier };
       }, 'cause');
+  }
+
+  /** linewire_odds_body_cache_*, linewire_odds_event_doc_*: what the /odds caches hold (http/routes/odds.ts), the
+   *  bytes as counted against their bounds. */
+  watchOddsCache(read: () => OddsCacheHeld): void {
+    scrapedGauge(this.registry, 'linewire_odds_body_cache_entries', `Serialised /odds bodies kept, one per distinct query (bounded at ${BODY_CACHE_ENTRIES})`, () => read().bodies);
+    scrapedGauge(this.registry, 'linewire_odds_body_cache_bytes',
+      `Bytes the kept /odds bodies hold with their keys and an overhead per body (bounded at ${BODY_CACHE_BYTES})`, () => read().bodyBytes);
+    scrapedGauge(this.registry, 'linewire_odds_event_doc_shapes',
+      `Query shapes (books, markets, formats) whose /odds event documents are kept (bounded at ${FRAGMENT_SHAPES})`, () => read().shapes);
+    scrapedGauge(this.registry, 'linewire_odds_event_doc_bytes',
+      `Bytes the kept /odds event documents hold with an overhead per document and per shape (bounded at ${FRAGMENT_BUDGET})`, () => read().fragmentBytes);
   }
 
   /** linewire_embedded_db_restarts_total: the embedded database's thread started again after it ended on its own. */

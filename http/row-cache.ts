@@ -50,11 +50,12 @@ export function rowBytes(json: string): Buffer {
  *  copy of bytes encoded when each row was made: encoding the whole body again on each request (a string handed to
  *  the socket) took the main thread 3 to 10 ms a request for the 0.7 MB of the simulator's NBA consensus
  *  (bench/http.ts). With `tails`, each row's bytes are followed by its tail (ASCII): rows kept serialised up to a
- *  field that changes with the clock, such as an age, whose value and closing brace are written per request. */
-export function joinRows(rows: readonly { bytes: Buffer }[], tails: readonly string[] | null = null): Buffer {
+ *  field that changes with the clock, such as an age, whose value and closing brace are written per request. With
+ *  `kept`, the body is in memory of its own (as rowBytes): a body that is kept, not sent and dropped. */
+export function joinRows(rows: readonly { bytes: Buffer }[], tails: readonly string[] | null = null, kept = false): Buffer {
   let size = 2 + Math.max(0, rows.length - 1);
   for (let i = 0; i < rows.length; i++) size += rows[i].bytes.length + (tails === null ? 0 : tails[i].length);
-  const body = Buffer.allocUnsafe(size);
+  const body = kept ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafe(size);
   let at = 0;
   body[at++] = 0x5b; // [
   for (let i = 0; i < rows.length; i++) {

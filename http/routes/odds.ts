@@ -187,23 +187,70 @@ interface Fragment {
   bytes: Buffer;
 }
 
-/** bytes of whole bodies kept at most */
-const BODY_CACHE_BYTES = 64 * 1024 * 1024;
-/** bytes of event documents kept at most: past it every kept one is dropped */
-const FRAGMENT_BUDGET = 32 * 1024 * 1024;
+/** A cached body with what it holds in memory besides its bytes: its key (every parameter as sent, up to 500 event
+ *  ids of 128 characters: 64 KB for a body of `[]`) and the data versions it was built at. */
+interface CachedBody {
+  body: Buffer;
+  validUntil: number;
+  version: string;
+  /** bytes counted for it in `cacheBytes` (bodyCost) */
+  cost: number;
+}
+
+/** bytes of whole bodies, their keys and versions kept at most */
+export const BODY_CACHE_BYTES = 64 * 1024 * 1024;
+/** bodies kept at most */
+export const BODY_CACHE_ENTRIES = 5000;
+/** per kept body, besides its bytes and strings: its map slot, its record, the Buffer and ArrayBuffer objects (about
+ *  490 bytes of heap for a body of `[]`, measured with 5,000 of them) */
+const BODY_OVERHEAD = 512;
+/** bytes of event documents kept at most (with their shapes' overhead): past it the shapes least recently built
+ *  for are dropped */
+export const FRAGMENT_BUDGET = 32 * 1024 * 1024;
+/** shapes whose documents are kept at most (one per distinct books, markets and formats: a client's bookmakers list
+ *  makes one of its own): past it the least recently built for goes */
+export const FRAGMENT_SHAPES = 512;
+/** per shape, besides its key: its map slot, record and WeakMap */
+const SHAPE_OVERHEAD = 512;
+/** per kept document, besides its bytes: its record, the Buffer and ArrayBuffer objects, the WeakMap's slot (400 shapes
+ *  of the test board's NBA grew the heap by what was counted, to 1 %) */
+const FRAGMENT_OVERHEAD = 256;
+
+/** One query shape's event documents, and what they hold (FRAGMENT_OVERHEAD each, with their bytes, and the shape's
+ *  own `base`) */
+interface Shape {
+  docs: WeakMap<EventView, Fragment>;
+  base: number;
+  bytes: number;
+}
+
+export interface OddsCacheHeld {
+  bodies: number;
+  bodyBytes: number;
+  shapes: number;
+  fragmentBytes: number;
+}
+
+/** What a kept body costs: strings are counted at 2 bytes a character, what V8 takes for any string holding a
+ *  character past U+00FF (an event id may; an ASCII key takes half). */
+function bodyCost(key: string, body: Buffer, version: string): number {
+  return BODY_OVERHEAD + 2 * (key.length + version.length) + body.length;
+}
 
 export class OddsView {
-  private readonly cache = new Map<string, Built & { version: string }>();
-  /** bytes of the bodies in `cache` */
+  /** in the order the bodies were built (a hit does not move its body: a hit stays a single lookup), so the ones
+   *  built longest ago go first when a bound is passed */
+  private readonly cache = new Map<string, CachedBody>();
+  /** what the bodies in `cache` hold (bodyCost) */
   private cacheBytes = 0;
   /** per event serialiser, by shape (time format, verification, include shape) */
   private readonly serializers = new Map<string, (doc: unknown) => string>();
   /** Event documents kept per query that shapes them (books, markets, formats; not the filters that pick events):
    *  a sport's body is rebuilt whenever any of its events moves (about every 100 ms under the simulator), and most
    *  of its events have not moved since the last build (one in five to eight per 150 ms: bench/http.ts). Weakly held
-   *  per event, so an event that leaves takes its documents with it. */
-  private fragments = new Map<string, WeakMap<EventView, Fragment>>();
-  /** bytes kept in `fragments` since it was last emptied (an upper bound: replaced ones are counted too) */
+   *  per event, so an event that leaves takes its documents with it. The shape least recently built for first. */
+  private readonly fragments = new Map<string, Shape>();
+  /** what `fragments` holds (an upper bound: the documents of events that left are counted until their shape goes) */
   private fragmentBytes = 0;
 
   constructor(private readonly s: Services) {}
@@ -256,14 +303,33 @@ export class OddsView {
       q.propMarkets = new Set(props);
     }
     const built = this.build(q, keys, now);
-    // bounded in count and in bytes (bodies of a few hundred KB each, one per distinct query): past either, emptied
-    this.cacheBytes += built.body.length - (hit?.body.length ?? 0);
-    if (this.cache.size >= 5000 || this.cacheBytes > BODY_CACHE_BYTES) {
-      this.cache.clear();
-      this.cacheBytes = built.body.length;
-    }
-    this.cache.set(cacheKey, { ...built, version });
+    this.keep(cacheKey, hit, { body: built.body, validUntil: built.validUntil, version, cost: bodyCost(cacheKey, built.body, version) });
     return built.body;
+  }
+
+  /** Keeps a body built for `key` (in place of `old`), bounded in count and in what the bodies hold with their keys
+   *  (bodies of a few hundred KB each, one per distinct query; or keys of 64 KB for bodies of 2 bytes): past either,
+   *  the bodies built longest ago go, down to this one. */
+  private keep(key: string, old: CachedBody | undefined, entry: CachedBody): void {
+    if (old !== undefined) {
+      // rebuilt: to the back of the order, as if new
+      this.cache.delete(key);
+      this.cacheBytes -= old.cost;
+    }
+    this.cache.set(key, entry);
+    this.cacheBytes += entry.cost;
+    if (this.cache.size <= BODY_CACHE_ENTRIES && this.cacheBytes <= BODY_CACHE_BYTES) return;
+    for (const [k, e] of this.cache) {
+      if (e === entry || (this.cache.size <= BODY_CACHE_ENTRIES && this.cacheBytes <= BODY_CACHE_BYTES)) break;
+      this.cache.delete(k);
+      this.cacheBytes -= e.cost;
+    }
+  }
+
+  /** what the caches hold, as counted against their bounds (linewire_odds_body_cache_* and linewire_odds_event_doc_* in
+   *  /metrics) */
+  get held(): OddsCacheHeld {
+    return { bodies: this.cache.size, bodyBytes: this.cacheBytes, shapes: this.fragments.size, fragmentBytes: this.fragmentBytes };
   }
 
   /** The events a query serves, in order, and until when that choice holds by itself. */
@@ -315,31 +381,19 @@ export class OddsView {
     const serialize = this.serializer(q);
     // props merged in (/live, one event's props) are read through the player registry, which changes apart from
     // the event: those documents are built every time
-    let kept: WeakMap<EventView, Fragment> | null = null;
-    let shape = '';
-    if (!q.includeProps) {
-      shape = `${q.unix}:${q.verification}:${q.shape}:${q.american}:${q.markets.join(',')}:${q.bookOrder.join(',')}`;
-      kept = this.fragments.get(shape) ?? null;
-      if (kept === null) this.fragments.set(shape, (kept = new WeakMap()));
-    }
+    // no event, nothing to keep: a sport out of season made a shape per distinct query, none ever counted
+    const kept = q.includeProps || events.length === 0 ? null
+      : this.shape(`${q.unix}:${q.verification}:${q.shape}:${q.american}:${q.markets.join(',')}:${q.bookOrder.join(',')}`);
     const parts: Fragment[] = [];
     let built = 0;
     for (const ev of events) {
-      let f = kept?.get(ev);
+      let f = kept?.docs.get(ev);
       if (f === undefined || f.version !== ev.gameVersion || now >= f.validUntil) {
         built++;
         const doc = this.eventDoc(q, ev, now);
+        const old = f;
         f = { version: ev.gameVersion, validUntil: doc.validUntil, bytes: rowBytes(serialize(doc.doc)) };
-        if (kept !== null) {
-          this.fragmentBytes += f.bytes.length;
-          if (this.fragmentBytes > FRAGMENT_BUDGET) {
-            // emptied whole: the documents of many queries' shapes, rebuilt as they are asked for again
-            kept = new WeakMap();
-            this.fragments = new Map([[shape, kept]]);
-            this.fragmentBytes = f.bytes.length;
-          }
-          kept.set(ev, f);
-        }
+        if (kept !== null) this.keepDoc(kept, ev, old, f);
       }
       validUntil = Math.min(validUntil, f.validUntil);
       parts.push(f);
@@ -347,8 +401,51 @@ export class OddsView {
     if (built > 0) this.s.metrics.eventDocs.inc({ result: 'built' }, built);
     if (built < events.length) this.s.metrics.eventDocs.inc({ result: 'kept' }, events.length - built);
     // one event's odds: the event object itself, not a list of one
-    const body = q.single ? (parts[0]?.bytes ?? Buffer.alloc(0)) : joinRows(parts);
+    // kept in the body cache: a small body cut from the shared 8 KB slab would hold all of it there
+    const body = q.single ? (parts[0]?.bytes ?? Buffer.alloc(0)) : joinRows(parts, null, true);
     return { body, validUntil };
+  }
+
+  /** The documents kept for a shape, made most recently used (made if new, within FRAGMENT_SHAPES). */
+  private shape(key: string): Shape {
+    let sh = this.fragments.get(key);
+    if (sh !== undefined) {
+      this.fragments.delete(key);
+      this.fragments.set(key, sh);
+      return sh;
+    }
+    const base = SHAPE_OVERHEAD + 2 * key.length;
+    sh = { docs: new WeakMap(), base, bytes: base };
+    this.fragments.set(key, sh);
+    this.fragmentBytes += base;
+    this.trimShapes(sh);
+    return sh;
+  }
+
+  /** Keeps `f` for `ev` in `sh` in place of `old` (the document `sh` held for it, if any); past FRAGMENT_BUDGET the
+   *  other shapes least recently built for go, and then, if `sh` alone is past it, its other documents. */
+  private keepDoc(sh: Shape, ev: EventView, old: Fragment | undefined, f: Fragment): void {
+    const cost = FRAGMENT_OVERHEAD + f.bytes.length - (old === undefined ? 0 : FRAGMENT_OVERHEAD + old.bytes.length);
+    sh.docs.set(ev, f);
+    sh.bytes += cost;
+    this.fragmentBytes += cost;
+    if (this.fragmentBytes <= FRAGMENT_BUDGET) return;
+    this.trimShapes(sh);
+    if (this.fragmentBytes <= FRAGMENT_BUDGET) return;
+    sh.docs = new WeakMap([[ev, f]]);
+    this.fragmentBytes -= sh.bytes;
+    sh.bytes = sh.base + FRAGMENT_OVERHEAD + f.bytes.length;
+    this.fragmentBytes += sh.bytes;
+  }
+
+  /** drops the shapes least recently built for, never `keep`, until both bounds hold (or `keep` is the only one) */
+  private trimShapes(keep: Shape): void {
+    for (const [k, sh] of this.fragments) {
+      if (this.fragments.size <= FRAGMENT_SHAPES && this.fragmentBytes <= FRAGMENT_BUDGET) return;
+      if (sh === keep) continue;
+      this.fragments.delete(k);
+      this.fragmentBytes -= sh.bytes;
+    }
   }
 
   /** One event's document for a query at `now`, and until when it holds unless the event moves. */
@@ -508,6 +605,7 @@ function outrightsEntry(rm: ReadModel, ev: EventView, book: number, american: bo
 
 export function oddsRoutes(s: Services): Route[] {
   const view = new OddsView(s);
+  s.metrics.watchOddsCache(() => view.held);
   return [
     {
       method: 'GET',
