@@ -122,9 +122,14 @@ export function oddsEventSchema(opts: { time: object; verification: boolean; raw
     markets: { type: 'array', items: MarketSchema(opts.time) },
   };
   if (opts.verification) {
-    bookProps.verified_at = opts.time;
-    bookProps.line_changed_at = opts.time;
-    bookProps.is_current = bool;
+    // a time schema's own description (Unix seconds) follows the field's
+    const time = (text: string) => {
+      const own = (opts.time as { description?: string }).description;
+      return { ...opts.time, description: own === undefined ? text : `${text} (${own})` };
+    };
+    bookProps.verified_at = time('the oldest verification of the prices served: each was last seen by its source, changed or not, at or after this time');
+    bookProps.line_changed_at = time('the last move of any price served');
+    bookProps.is_current = { ...bool, description: 'true iff verified_at is within the last 5 s: every price served was seen within 5 s' };
   }
   if (opts.rawJson) bookProps.raw_json = RawJsonSchema;
   return {

@@ -264,7 +264,8 @@ t.test('odds - verification: verified_at, line_changed_at, is_current', async (t
   await app.ingest({ prices: [price('draftkings', ev, 'h2h', ev.home_team, 1.83, undefined, moved)] });
   const v3 = ((await odds('basketball_euroleague', 'include=verification&bookmakers=draftkings')).body[0] as OddsEvent).bookmakers[0];
   t.equal(v3.line_changed_at, iso(moved), 'a price move moves line_changed_at');
-  t.equal(v3.verified_at, iso(moved), 'and verified_at');
+  t.equal(v3.verified_at, iso(again), 'not verified_at: the away price was last seen at again (the oldest verification of the prices served)');
+  t.equal(v3.last_update, iso(moved), 'last_update is the freshest');
   t.same(v3.markets[0].outcomes.map((o) => o.price), [1.83, 2.1], 'the new price');
 
   const stale = await app.ingest({ prices: [price('draftkings', ev, 'h2h', ev.home_team, 1.7, undefined, old)] });
@@ -276,7 +277,37 @@ t.test('odds - verification: verified_at, line_changed_at, is_current', async (t
   clock.freeze(now + 6000);
   const v5 = byKey(((await odds('basketball_euroleague', 'include=verification')).body[0] as OddsEvent).bookmakers);
   t.same(v5.map((b) => b.is_current), [false, false], 'once 5 s pass without a verification nothing is current (the cached body expires)');
-  t.equal(v5[0].verified_at, iso(moved), 'verified_at is unchanged');
+  t.equal(v5[0].verified_at, iso(again), 'verified_at is unchanged');
+});
+
+t.test('odds - regression: is_current needs every price of the entry verified within 5 s (one side polled again made an 8-second-old opposite side current)', async (t) => {
+  t.teardown(() => clock.release());
+  const now = clock.freeze(NOW + 240_000);
+  const ev = { id: 'odds_cur_1', sport_key: 'icehockey_ahl', commence_time: now + 3_600_000, home_team: 'Hershey Bears', away_team: 'Providence Bruins' };
+  const seen = now - 8000;
+  const ml = (outcome: string, p: number, ts: number) => price('fanduel', ev, 'h2h', outcome, p, undefined, ts);
+  const ou = (outcome: string, ts: number) => price('fanduel', ev, 'totals', outcome, 1.91, 5.5, ts);
+  const r = await app.ingest({ events: [ev], prices: [ml(ev.home_team, 1.9, seen), ml(ev.away_team, 1.95, seen), ou('Over', seen), ou('Under', seen)] });
+  t.equal(r.json.accepted, 4, 'ingested, seen 8 s ago');
+  const entry = async (markets: string) => ((await odds('icehockey_ahl', `include=verification&bookmakers=fanduel&markets=${markets}`)).body[0] as OddsEvent).bookmakers[0];
+
+  await app.ingest({ prices: [ml(ev.home_team, 1.9, now - 300)] });
+  const one = await entry('h2h');
+  t.same([one.verified_at, one.is_current, one.last_update], [iso(seen), false, iso(now - 300)],
+    'the home side seen again, the away side not for 8 s: not current, verified_at the away side\'s (last_update the freshest)');
+
+  await app.ingest({ prices: [ml(ev.away_team, 1.95, now - 200)] });
+  const both = await entry('h2h');
+  t.same([both.verified_at, both.is_current], [iso(now - 300), true], 'both sides seen within 5 s: current, as of the older');
+  const withTotals = await entry('h2h,totals');
+  t.same([withTotals.verified_at, withTotals.is_current], [iso(seen), false], 'a moneyline seen again does not make the 8-second-old totals line current');
+
+  await app.ingest({ prices: [ou('Over', now - 100), ou('Under', now - 100)] });
+  t.same(await entry('h2h,totals').then((b) => [b.verified_at, b.is_current]), [iso(now - 300), true], 'every price seen within 5 s: current');
+  clock.freeze(now + 4600);
+  t.equal((await entry('h2h,totals')).is_current, true, '4.9 s after the oldest verification: still current');
+  clock.freeze(now + 4800);
+  t.equal((await entry('h2h,totals')).is_current, false, '5.1 s after it: no longer (the cached body expires with the oldest price)');
 });
 
 t.test('odds - pregame only by default, live=true only started, include_live=true both', async (t) => {
@@ -528,7 +559,8 @@ t.test('odds - a rebuilt body reuses the documents of the events that did not mo
   t.same(third.map((e) => e.bookmakers[0].is_current), [true, true], 'current within 5 s');
   clock.freeze(now + 4200);
   const fourth = (await odds('basketball_wnba', q)).body as OddsEvent[];
-  t.same(fourth.map((e) => e.bookmakers[0].is_current), [true, false], 'the entry verified 5.2 s ago is no longer current, the other (4.7 s) still is');
+  t.same(fourth.map((e) => e.bookmakers[0].is_current), [false, false],
+    'neither entry is current 5.2 s after its oldest price was verified (a\'s home price moved 4.7 s ago, its away price did not)');
 
   // documents are kept per shape: the same events in American odds are not the decimal ones
   const american = (await odds('basketball_wnba', `${q}&oddsFormat=american`)).body as OddsEvent[];

@@ -22,7 +22,8 @@ import { sportKeys } from './discovery.js';
 import { PROPS_WINDOW_MS, propPrice } from './prop-rules.js';
 import { canonicalInEvent } from '../../engine/players.js';
 
-/** verified_at within this many ms makes a bookmaker entry `is_current` */
+/** a bookmaker entry is `is_current` when every price it serves was verified within this many ms (its verified_at is
+ *  the oldest of their verifications) */
 export const CURRENT_MS = 5000;
 const ODDS_MARKETS = ['h2h', 'h2h_3_way', 'spreads', 'totals'] as const;
 const BOOK_KEYS = BOOKMAKERS.map((b) => b.key);
@@ -463,7 +464,9 @@ export class OddsView {
       const markets: MarketEntry[] = [];
       const raw = [];
       let last = 0;
-      let verified = 0;
+      // the oldest verification of the prices served: is_current says every one of them was seen within 5 s (the
+      // freshest made an 8-second-old opposite side current when one side was polled again)
+      let verified = Infinity;
       let changed = 0;
       for (const mkey of q.markets) {
         if (mkey === OUTRIGHTS) {
@@ -471,7 +474,7 @@ export class OddsView {
           if (m === null) continue;
           markets.push(m.entry);
           last = Math.max(last, m.last);
-          verified = Math.max(verified, m.verified);
+          verified = Math.min(verified, m.verified);
           changed = Math.max(changed, m.changed);
           if (q.shape !== 'slim') raw.push(...m.raw);
           continue;
@@ -496,7 +499,7 @@ export class OddsView {
           const v = rm.verifiedAt(r, o);
           outcomes.push({ name, price: q.american ? decimalToAmerican(d) : d, point });
           mLast = Math.max(mLast, c, v);
-          verified = Math.max(verified, v);
+          verified = Math.min(verified, v);
           changed = Math.max(changed, c);
           if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: name, point, price: d, ts: Math.max(c, v) });
         }
@@ -529,7 +532,7 @@ export class OddsView {
             m._t = Math.max(m._t ?? 0, lu);
             m.last_update = time(m._t);
             last = Math.max(last, lu);
-            verified = Math.max(verified, rm.verifiedAt(r, o));
+            verified = Math.min(verified, rm.verifiedAt(r, o));
             changed = Math.max(changed, rm.changedAt(r, o));
             if (q.shape !== 'slim') raw.push({ market: mdef.key, outcome: o === 0 ? 'Over' : 'Under', point: rm.point(r), player, price: sent, ts: lu });
           }
@@ -568,6 +571,7 @@ const OUTRIGHT = MARKET_INDEX.get(OUTRIGHTS)!;
 interface OutrightsEntry {
   entry: MarketEntry;
   last: number;
+  /** the oldest verification of its picks */
   verified: number;
   changed: number;
   raw: { market: string; outcome: string; price: number; ts: number }[];
@@ -589,11 +593,11 @@ function outrightsEntry(rm: ReadModel, ev: EventView, book: number, american: bo
   if (picks.length === 0) return null;
   picks.sort((a, b) => a.price - b.price || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   let last = 0;
-  let verified = 0;
+  let verified = Infinity;
   let changed = 0;
   for (const p of picks) {
     last = Math.max(last, p.c, p.v);
-    verified = Math.max(verified, p.v);
+    verified = Math.min(verified, p.v);
     changed = Math.max(changed, p.c);
   }
   return {
