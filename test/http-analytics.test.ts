@@ -156,20 +156,20 @@ const near = (a: number | undefined, b: number) => a !== undefined && Math.abs(a
 /** effective price of an exchange quote: 1 + (d - 1)(1 - commission) */
 const eff = (d: number, commission: number) => 1 + (d - 1) * (1 - commission);
 const head = (ev: Ev) => ({
-  event_id: ev.id, sport_key: ev.sport_key, commence_time: isoS(ev.commence_time), home_team: ev.home_team, away_team: ev.away_team,
+  event_id: ev.id, sport_key: ev.sport_key, commence_time: isoS(ev.commence_time), home_team: ev.home_team, away_team: ev.away_team, simulated: false,
 });
 const lineKey = (r: { event_id: string; market: string; point?: number | null; player?: string | null }) =>
   [r.event_id, r.market, r.point ?? '', r.player ?? ''].join(' ').trim();
 
-const ARB_FIELDS = ['event_id', 'sport_key', 'commence_time', 'home_team', 'away_team', 'market', 'point', 'player', 'profit_pct',
+const ARB_FIELDS = ['event_id', 'sport_key', 'commence_time', 'home_team', 'away_team', 'simulated', 'market', 'point', 'player', 'profit_pct',
   'implied_sum', 'is_live', 'is_exchange_anchored', 'detected_at', 'age_seconds', 'legs'];
 const LEG_FIELDS = ['book', 'outcome', 'point', 'price', 'price_american', 'stake_pct', 'stake'];
-const EV_FIELDS = ['event_id', 'sport_key', 'commence_time', 'game_date', 'home_team', 'away_team', 'market', 'point', 'player',
+const EV_FIELDS = ['event_id', 'sport_key', 'commence_time', 'game_date', 'home_team', 'away_team', 'simulated', 'market', 'point', 'player',
   'side', 'book', 'price', 'price_american', 'book_implied_pct', 'fair_prob_pct', 'fair_price', 'edge_pct', 'kelly_fraction',
   'sharp_book', 'devig', 'books_compared', 'age_seconds'];
-const CONS_FIELDS = ['event_id', 'sport_key', 'commence_time', 'home_team', 'away_team', 'market', 'point', 'player', 'outcomes', 'hold_pct', 'books'];
+const CONS_FIELDS = ['event_id', 'sport_key', 'commence_time', 'home_team', 'away_team', 'simulated', 'market', 'point', 'player', 'outcomes', 'hold_pct', 'books'];
 const CONS_OUTCOME_FIELDS = ['name', 'consensus_prob', 'consensus_odds', 'best_price', 'best_book', 'worst_price', 'worst_book', 'books'];
-const MID_FIELDS = ['event_id', 'sport_key', 'commence_time', 'home_team', 'away_team', 'market', 'player', 'over', 'under', 'window',
+const MID_FIELDS = ['event_id', 'sport_key', 'commence_time', 'home_team', 'away_team', 'simulated', 'market', 'player', 'over', 'under', 'window',
   'hit_numbers', 'push_numbers', 'profit_if_hit', 'net_if_below', 'net_if_above', 'break_even_hit_rate'];
 const sorted = (a: readonly string[]) => [...a].sort();
 type Asserts = Pick<typeof t, 'equal' | 'same'>;

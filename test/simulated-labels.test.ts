@@ -81,3 +81,32 @@ t.test('a node without the simulator labels nothing simulated', async (t) => {
   t.notOk('simulated' in snap, 'no simulated field in a snapshot');
   ws.ws.close();
 });
+
+t.test('analytics rows - each says whether its event is the simulator\'s (a node may run it beside a real feed)', async (t) => {
+  // the ingest audit: with FEED=sim,theoddsapi the rows of /arbitrage, /ev, /consensus and /middles carried nothing to
+  // tell a simulated arbitrage from a real one (the response header names both feeds)
+  const app = await startTestApp(t, { feeds: ['sim'], simRate: 50, shards: 1 });
+  const key = await app.key('business', 1_000_000);
+  const ev = { id: 'lbl_posted', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Posted Home', away_team: 'Posted Away' };
+  const r = await app.ingest({ events: [ev], prices: [
+    { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 2.2 }, { book: 'fanduel', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 1.6 },
+    { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.home_team, price: 1.6 }, { book: 'draftkings', event_id: ev.id, market: 'h2h', outcome: ev.away_team, price: 2.2 },
+  ] });
+  t.equal(r.json.accepted, 4, 'an event posted to /v1/ingest beside the simulator\'s');
+  const rows = async (view: string) => (await (await app.get(`/v1/sports/basketball_nba/${view}${view.includes('?') ? '&' : '?'}apiKey=${key}`)).json()) as { event_id: string; simulated: boolean }[];
+  const arbs = await rows('arbitrage');
+  const mine = arbs.filter((x) => x.event_id === ev.id);
+  t.ok(mine.length === 1 && mine[0].simulated === false, 'arbitrage: the posted event\'s row is not simulated');
+  t.ok(arbs.every((x) => x.simulated === (x.event_id !== ev.id)), `arbitrage: ${arbs.length} rows, each labelled by its event`);
+  for (const view of ['consensus']) {
+    const got = await rows(view);
+    const posted = got.filter((x) => x.event_id === ev.id);
+    const sim = got.filter((x) => x.event_id !== ev.id);
+    t.ok(posted.length > 0 && posted.every((x) => x.simulated === false), `${view}: the posted event's rows are not simulated`);
+    t.ok(sim.length > 0 && sim.every((x) => x.simulated === true), `${view}: the simulator's ${sim.length} rows say simulated`);
+  }
+  for (const view of ['ev?minEdge=0', 'middles']) {
+    const got = await rows(view);
+    t.ok(got.every((x) => x.simulated === (x.event_id !== ev.id)), `${view.replace(/\?.*/, '')}: ${got.length} rows, each labelled by its event`);
+  }
+});

@@ -47,6 +47,9 @@ const nullableNum = { type: ['number', 'null'] } as const;
 const eventFields = {
   // home_team and away_team are absent on futures and event markets, which carry event_title instead (SPEC)
   event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, event_title: str,
+  // per row, for a node running the simulator beside a real feed (FEED=sim,theoddsapi): the response's X-Data-Source
+  // names both, and a client could not tell a simulated arbitrage from a real one
+  simulated: { type: 'boolean', description: "true on the built-in simulator's events: simulated prices, no bookmaker's own" },
   market: str, point: nullableNum, player: nullableStr,
 } as const;
 
@@ -103,7 +106,8 @@ const legSchema = { type: 'object', properties: { book: str, side: str, line: nu
 export const MiddleRowSchema = {
   type: 'object',
   properties: {
-    event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, event_title: str, market: str, player: nullableStr,
+    event_id: str, sport_key: str, commence_time: str, home_team: str, away_team: str, event_title: str,
+    simulated: eventFields.simulated, market: str, player: nullableStr,
     is_live: bool, books: int, over: legSchema, under: legSchema,
     window: { type: 'object', properties: { low: num, high: num, width: num } },
     hit_numbers: { type: 'array', items: num },
@@ -361,7 +365,7 @@ export function analyticsRoutes(s: Services): Route[] {
           });
         }
         rows.push({
-          event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: homeOf(ev), away_team: awayOf(ev), event_title: titleOf(ev),
+          event_id: ev.id, sport_key: ev.sport, commence_time: isoSeconds(ev.commence), home_team: homeOf(ev), away_team: awayOf(ev), event_title: titleOf(ev), simulated: ev.source === 'sim',
           market: MARKETS[market].key, point: point !== point ? null : point, player: playerName(player),
           profit_pct: profit, implied_sum: tidy(S), is_live: inPlay(ev, ctx.now), is_exchange_anchored: anchored,
           detected_at: isoMillis(rec[ARB.DETECTED_AT]), age_seconds: Math.max(0, (ctx.now - oldest) / 1000), legs,
@@ -494,7 +498,7 @@ export function analyticsRoutes(s: Services): Route[] {
           // of a started game, the oldest leg observed before the start is a pregame price (freshAt)
           if (!fresh || (oldest < e.commence && inPlay(e, ctx.now)) || ctx.now - oldest > maxAge) continue;
           rows.push({
-            event_id: e.id, sport_key: e.sport, commence_time: isoSeconds(e.commence), home_team: homeOf(e), away_team: awayOf(e), event_title: titleOf(e),
+            event_id: e.id, sport_key: e.sport, commence_time: isoSeconds(e.commence), home_team: homeOf(e), away_team: awayOf(e), event_title: titleOf(e), simulated: e.source === 'sim',
             game_date: isoSeconds(e.commence).slice(0, 10),
             market: MARKETS[market].key, point: outcomePoint(market, point, o), player: playerName(player),
             side: outcomeName(e, market, o), book: BOOKMAKERS[book].key, price, price_american: decimalToAmerican(price),
@@ -580,7 +584,7 @@ export function analyticsRoutes(s: Services): Route[] {
       });
     }
     return consRowJson({
-      event_id: e.id, sport_key: e.sport, commence_time: isoSeconds(e.commence), home_team: homeOf(e), away_team: awayOf(e), event_title: titleOf(e),
+      event_id: e.id, sport_key: e.sport, commence_time: isoSeconds(e.commence), home_team: homeOf(e), away_team: awayOf(e), event_title: titleOf(e), simulated: e.source === 'sim',
       market: MARKETS[l.market].key, point: l.point !== l.point ? null : l.point,
       player: playerName(l.player), is_live: live, hold_pct: lone ? null : holdPct(hold), books: l.books, outcomes,
     });
@@ -740,7 +744,7 @@ export function analyticsRoutes(s: Services): Route[] {
     const key = MARKETS[market].key;
     if (m === null) return { bytes: NO_ROW, width: 0, breakEven: null, eventId: e.id, market: key, player, overLine, underLine: hi };
     const row = {
-      event_id: e.id, sport_key: e.sport, commence_time: isoSeconds(e.commence), home_team: homeOf(e), away_team: awayOf(e), event_title: titleOf(e),
+      event_id: e.id, sport_key: e.sport, commence_time: isoSeconds(e.commence), home_team: homeOf(e), away_team: awayOf(e), event_title: titleOf(e), simulated: e.source === 'sim',
       market: key, player, is_live: live, books: d[off + MID.BOOKS],
       over: { book: BOOKMAKERS[d[off + MID.OVER_BOOK]].key, side: spreads ? e.home : 'Over', line: overLine, price: d[off + MID.OVER_PRICE], effective_price: tidy(d[off + MID.OVER_EFF]) },
       under: { book: BOOKMAKERS[d[off + MID.UNDER_BOOK]].key, side: spreads ? e.away : 'Under', line: hi, price: d[off + MID.UNDER_PRICE], effective_price: tidy(d[off + MID.UNDER_EFF]) },
