@@ -153,6 +153,10 @@ export function mapEventOdds(e: unknown, out: MappedBatch, stats: MapStats, seen
       // `description` names the player of a prop; on other markets it is not a player (ingest refuses one)
       const isProp = def !== undefined && def.kind === 'prop' && def.key !== OUTRIGHTS;
       const ts = tsOf(m.last_update ?? b.last_update);
+      if (americanLooking(m.outcomes)) {
+        stats.malformed += m.outcomes.length;
+        continue;
+      }
       for (const o of m.outcomes) {
         if (!isObj(o)) {
           stats.malformed++;
@@ -174,6 +178,25 @@ export function mapEventOdds(e: unknown, out: MappedBatch, stats: MapStats, seen
     }
     if (any) stats.books.add(b.key);
   }
+}
+
+/**
+ * A market whose prices read as American odds though decimal ones were asked for (a proxy or stand-in at
+ * THE_ODDS_API_BASE answering in its own format): a negative price, or every one of two or more a whole number of
+ * 100 or more (decimal 150 / 210 / 240 on a three-way market is an implied sum of 0.016). Its prices would pass as
+ * decimal odds above 1, and only a two-way moneyline's own consistency check caught them: the ingest audit served a
+ * 6,312 % arbitrage. The whole market is left out and counted malformed.
+ */
+function americanLooking(outcomes: unknown[]): boolean {
+  let n = 0;
+  let big = 0;
+  for (const o of outcomes) {
+    if (!isObj(o) || typeof o.price !== 'number') continue;
+    n++;
+    if (o.price < 0) return true;
+    if (Number.isInteger(o.price) && o.price >= 100) big++;
+  }
+  return n >= 2 && big === n;
 }
 
 /** GET /v4/sports/{sport}/odds: an array of events. */

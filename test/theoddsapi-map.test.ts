@@ -74,6 +74,19 @@ t.test('theoddsapi map - shapes that are not v4', async (t) => {
     out, stats, new Set());
   t.equal(stats.malformed, 4, 'a number event, a number bookmaker, a null market and a number outcome are counted');
   t.equal(out.events.length, 1, 'the well-formed event is still sent (ingest judges its commence_time)');
+  // American odds where decimal ones were asked for (a proxy answering in its own format): the market is left out
+  // (the ingest audit: 150 / 210 / 240 on a three-way market were served as decimal, a 6,312 % arbitrage)
+  const am = newMapStats();
+  const amOut: MappedBatch = { events: [], prices: [] };
+  const game = (markets: unknown[]) => ({ id: 'am', sport_key: 'soccer_epl', commence_time: '2026-12-01T15:00:00Z', home_team: 'Arsenal', away_team: 'Chelsea',
+    bookmakers: [{ key: 'williamhill', last_update: '2026-11-25T10:00:00Z', markets }] });
+  mapSportOdds([game([
+    { key: 'h2h', outcomes: [{ name: 'Arsenal', price: 150 }, { name: 'Chelsea', price: 210 }, { name: 'Draw', price: 240 }] },
+    { key: 'spreads', outcomes: [{ name: 'Arsenal', price: -110, point: -0.5 }, { name: 'Chelsea', price: -110, point: 0.5 }] },
+    { key: 'totals', outcomes: [{ name: 'Over', price: 1.9, point: 2.5 }, { name: 'Under', price: 1.95, point: 2.5 }] },
+  ])], amOut, am, new Set());
+  t.same(amOut.prices.map((p) => `${p.market} ${p.outcome} ${p.price}`), ['totals Over 1.9', 'totals Under 1.95'], 'only the decimal market is passed on');
+  t.equal(am.malformed, 5, 'the five American prices counted malformed');
   const sports = parseSports(JSON.parse(fixture('sports.json')));
   t.same(sports.get('icehockey_nhl'), { key: 'icehockey_nhl', active: false, has_outrights: false }, 'out of season');
   t.equal(sports.get('basketball_nba_championship_winner')!.has_outrights, true, 'outright sport');
