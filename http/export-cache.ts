@@ -56,7 +56,7 @@ export interface CacheWriter {
   write(chunk: string | Uint8Array, rows: number): Promise<void>;
   /** the body is complete: it becomes the entry of its key */
   commit(): Promise<void>;
-  /** the body will not be complete: the file goes */
+  /** the body will not be complete: the file goes (any number of times, at any point: after commit it does nothing) */
   discard(): Promise<void>;
 }
 
@@ -77,8 +77,9 @@ export class ExportCache {
     return this.cfg.dir;
   }
 
-  get size(): { entries: number; bytes: number } {
-    return { entries: this.entries.size, bytes: this.bytes };
+  /** entries, the bytes they count against the bound, and the bodies being written */
+  get size(): { entries: number; bytes: number; writers: number } {
+    return { entries: this.entries.size, bytes: this.bytes, writers: this.pending.size };
   }
 
   get(key: string): CacheHit | null {
@@ -113,6 +114,7 @@ export class ExportCache {
     let size = 0;
     let fh: FileHandle | null = null;
     let dead = false;
+    let committed = false;
     const encoder = new TextEncoder();
     const mark = { scope: meta.scope, stale: false };
     this.pending.add(mark);
@@ -150,6 +152,7 @@ export class ExportCache {
           return;
         }
         dead = true;
+        committed = true;
         this.pending.delete(mark);
         try {
           fh ??= await open(file, 'w');
@@ -168,7 +171,8 @@ export class ExportCache {
           this.evict(first);
         }
       },
-      discard: drop,
+      // the file of a committed body is its entry's
+      discard: () => (committed ? Promise.resolve() : drop()),
     };
   }
 

@@ -4,7 +4,7 @@
 
 import { readdirSync } from 'node:fs';
 import t from 'tap';
-import { TestClock, appDatabases, startTestApp, type TestApp } from './helpers/app.js';
+import { TestClock, appDatabases, holdDatabase, startTestApp, type TestApp } from './helpers/app.js';
 
 const clock = new TestClock();
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -122,4 +122,36 @@ t.test('export cache: a capture drops what it makes out of date; a cut body is n
   await seed(app, '2026-11-19', 1, 'G');
   t.equal(await rows(await day('2026-11-19')), 306, 'the least recently used was evicted');
   t.ok(await until(() => readdirSync(dir).length === cache.size.entries), 'one file per entry: evicted files removed');
+});
+
+// A writer was made once the rows were counted, and only the end of the body released it: a HEAD, a call refused
+// for credits or answered 503 past the database bound never start the body, and each left its writer for good
+// (40,000 HEADs: 80 MB, free of charge)
+t.test('export cache: HEADs, refused and timed-out exports leave no writer behind', async (t) => {
+  const app = await startTestApp(t, { databaseTimeoutMs: 1000 });
+  await seed(app, '2026-11-19', 300, 'A');
+  const key = await app.key('business', 1000);
+  const broke = await app.key('business', 0);
+  const cache = app.app.services.exports!.cache;
+  const path = (k: string, limit: number, fmt = 'json') => `${app.base}/v1/historical/closing-lines.${fmt}?date=2026-11-19&limit=${limit}&apiKey=${k}`;
+  const heads: number[] = [];
+  for (let i = 1; i <= 40; i++) heads.push((await fetch(path(key, i, i % 2 === 0 ? 'json' : 'csv'), { method: 'HEAD' })).status);
+  t.same([...new Set(heads)], [200], '40 HEADs of distinct exports answered 200');
+  t.equal(cache.size.writers, 0, 'no writer left by the HEADs');
+  const refused: string[] = [];
+  for (let i = 1; i <= 20; i++) refused.push(((await (await fetch(path(broke, i))).json()) as { error_code: string }).error_code);
+  t.same([...new Set(refused)], ['OUT_OF_USAGE_CREDITS'], '20 exports refused for credits after their count');
+  t.equal(cache.size.writers, 0, 'no writer left by the refused exports');
+
+  // the count waits past the bound: 503 at once, and the reply the handler makes later is settled unsent
+  const stall = await holdDatabase(app);
+  const late = await fetch(path(key, 777));
+  t.equal(late.status, 503, 'an export whose count waits past DATABASE_TIMEOUT_MS is answered 503');
+  await stall.release();
+  // the one session serves in order: once this export is out, the timed-out count has come back
+  const next = await fetch(path(key, 778));
+  t.equal(((await next.json()) as { row_count: number }).row_count, 300, 'the next export is served');
+  t.equal(cache.size.writers, 0, 'no writer left by the timed-out export');
+  t.equal(cache.size.entries, 1, 'the body delivered is the one entry');
+  t.ok(await until(() => readdirSync(cache.dir).length === 1), 'one file in the cache directory');
 });

@@ -102,13 +102,19 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
   }
   const rows = await countClosing(s.db, spec.filter);
   const headers = spec.headers(rows);
+  const writer = x.cache.writer(key, { contentType: spec.contentType, headers, rows, scope: spec.scope ?? spec.filter });
   return {
     status: 200,
     contentType: spec.contentType,
     headers,
-    chunks: pages(s, x, spec, rows, delivered, x.cache.writer(key, { contentType: spec.contentType, headers, rows, scope: spec.scope ?? spec.filter })),
+    chunks: pages(s, x, spec, rows, delivered, writer),
     cost: spec.cost(rows),
-    settle: (completed) => spec.owed(delivered.rows, rows, completed),
+    settle: (completed) => {
+      // a body never started (a HEAD; a call refused for credits, answered 503 past the database bound, or whose
+      // client left before the first byte) runs no finally of pages(): its writer goes here, or it stayed for good
+      if (!completed) void writer.discard();
+      return spec.owed(delivered.rows, rows, completed);
+    },
   };
 }
 
