@@ -111,8 +111,9 @@ export interface Config {
   checkoutUrlTemplate?: string;
   /** PUBLIC_URL: the base of links in answers and mails (claim, login, billing); default http://HOST:PORT */
   publicUrl?: string;
-  /** EXPORT_CACHE_MB: bytes the export cache may hold on disk under dataDir (0 turns it off); tests shorten the TTL */
-  exportCache?: { maxBytes?: number; ttlMs?: number };
+  /** EXPORT_CACHE_MB: bytes the export cache may hold on disk under dataDir (0 turns it off); tests shorten the TTL
+   *  and lower the number of entries (default export-cache.ts MAX_ENTRIES) */
+  exportCache?: { maxBytes?: number; ttlMs?: number; maxEntries?: number };
   /** NATS_URL and the cluster settings (workers/nats.ts); null or absent: no NATS */
   nats?: NatsConfig | null;
 }
@@ -389,6 +390,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       dir: join(cfg.dataDir, 'export-cache', cfg.schema ?? 'public'),
       ttlMs: cfg.exportCache?.ttlMs ?? EXPORT_CACHE_TTL_MS,
       maxBytes: cfg.exportCache?.maxBytes ?? 1024 * 1048576,
+      maxEntries: cfg.exportCache?.maxEntries,
       now,
     });
     cleanups.push(async () => cache.close());

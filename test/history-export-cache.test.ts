@@ -2,8 +2,11 @@
 // the cache with the same headers and credits; past 6 hours, after a capture of an event it covers, or when the
 // first body was cut short, the database answers again; the cache's byte bound evicts the least recently used.
 
-import { readdirSync } from 'node:fs';
-import t from 'tap';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { ENTRY_OVERHEAD, ExportCache, type CachedMeta } from '../http/export-cache.js';
 import { TestClock, appDatabases, holdDatabase, startTestApp, type TestApp } from './helpers/app.js';
 
 const clock = new TestClock();
@@ -154,4 +157,96 @@ t.test('export cache: HEADs, refused and timed-out exports leave no writer behin
   t.equal(cache.size.writers, 0, 'no writer left by the timed-out export');
   t.equal(cache.size.entries, 1, 'the body delivered is the one entry');
   t.ok(await until(() => readdirSync(cache.dir).length === 1), 'one file in the cache directory');
+});
+
+// The bound counted body bytes only: 40,000 empty days (187-byte bodies) took 205 MB of disk under a 100 MB bound,
+// one 4 KiB block, one inode and about 2 KB of index each
+t.test('export cache: many tiny entries count as the disk and the index pay them', async (t) => {
+  const maxBytes = 64 * 1024;
+  const app = await startTestApp(t, { exportCache: { maxBytes } });
+  const key = await app.key('business', 1000);
+  const cache = app.app.services.exports!.cache;
+  for (let i = 1; i <= 30; i++) {
+    const res = await app.get(`/v1/historical/closing-lines.${i % 2 === 0 ? 'json' : 'csv'}?date=2020-01-01&limit=${i}&apiKey=${key}`);
+    await res.arrayBuffer();
+  }
+  // one block and ENTRY_OVERHEAD each
+  const most = maxBytes / (4096 + ENTRY_OVERHEAD);
+  t.ok(cache.size.entries > 0 && cache.size.entries <= most, `${cache.size.entries} tiny entries held, at most ${most} under ${maxBytes} bytes`);
+  t.ok(cache.size.bytes <= maxBytes, `${cache.size.bytes} bytes counted, within the bound`);
+  t.ok(await until(() => readdirSync(cache.dir).length === cache.size.entries), 'one file per entry: the evicted ones removed');
+});
+
+/** a cache of its own in a fresh directory */
+function standalone(t: Test, maxBytes: number, maxEntries?: number): ExportCache {
+  const cache = new ExportCache({ dir: join(mkdtempSync(join(tmpdir(), 'lw-cache-')), 'c'), ttlMs: HOUR, maxBytes, maxEntries, now: () => Date.now() });
+  t.teardown(() => cache.close());
+  return cache;
+}
+
+function meta(rows: number): CachedMeta {
+  return { contentType: 'application/json', headers: [], rows, scope: { date: '2026-11-19', limit: 50_000 } };
+}
+
+/** the bytes of the files in the cache's directory (one removed meanwhile counts nothing) */
+function onDisk(cache: ExportCache): number {
+  let n = 0;
+  for (const f of readdirSync(cache.dir)) {
+    try {
+      n += statSync(join(cache.dir, f)).size;
+    } catch { /* removed since the listing */ }
+  }
+  return n;
+}
+
+// Each body was checked against the bound alone and counted once committed: six concurrent 41 MB exports put
+// 207 MB in a cache bounded at 100 MB
+t.test('export cache: bodies being written count against the bound, with the entries', async (t) => {
+  const cache = standalone(t, 100_000);
+  const page = new Uint8Array(20_000).fill(0x78);
+  // two bodies of three 20 KB pages, each under the bound alone, written page by page in turn
+  const a = cache.writer('a', meta(3));
+  const b = cache.writer('b', meta(3));
+  let peak = 0;
+  for (let i = 0; i < 3; i++) {
+    for (const w of [a, b]) {
+      await w.write(page, 1);
+      peak = Math.max(peak, onDisk(cache));
+      t.ok(cache.size.bytes <= 100_000, `page ${i + 1}: ${cache.size.bytes} bytes counted, within the bound`);
+    }
+  }
+  await a.commit();
+  await b.commit();
+  t.ok(peak <= 100_000, `at most ${peak} bytes on disk while both were written (bound 100,000)`);
+  t.equal(cache.size.entries, 1, 'the body the bound had no room for was let go; the other is an entry');
+  t.equal(cache.size.writers, 0, 'no writer left');
+
+  // a new body makes room as it is written, least recently used first; an entry being read is not evicted
+  const hit = cache.get('b');
+  t.ok(hit !== null, 'b is served (pinned while read)');
+  const c = cache.writer('c', meta(3));
+  for (let i = 0; i < 3; i++) await c.write(page, 1);
+  await c.commit();
+  t.equal(cache.get('c'), null, 'c found no room: the one entry is being read');
+  const again = cache.get('b');
+  t.ok(again !== null, 'b stayed');
+  again?.release();
+  hit!.release();
+  const d = cache.writer('d', meta(3));
+  for (let i = 0; i < 3; i++) await d.write(page, 1);
+  await d.commit();
+  t.ok(cache.get('d') !== null, 'once b is no longer read, d takes its room');
+  t.ok(cache.size.bytes <= 100_000 && onDisk(cache) <= 100_000, `${cache.size.bytes} bytes counted, ${onDisk(cache)} on disk`);
+});
+
+t.test('export cache: at most maxEntries entries, whatever room the bytes leave', async (t) => {
+  const cache = standalone(t, 1 << 30, 3);
+  for (const k of ['a', 'b', 'c', 'd', 'e']) {
+    const w = cache.writer(k, meta(0));
+    await w.write('{"rows":[]}', 0);
+    await w.commit();
+  }
+  t.equal(cache.size.entries, 3, 'three entries');
+  t.same(['a', 'b', 'c', 'd', 'e'].map((k) => { const h = cache.get(k); h?.release(); return h !== null; }), [false, false, true, true, true], 'the least recently used went');
+  t.ok(await until(() => readdirSync(cache.dir).length === 3), 'their files removed');
 });
