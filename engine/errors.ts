@@ -40,6 +40,7 @@ export const ERRORS = {
   BODY_TOO_LARGE: def('BODY_TOO_LARGE', 413, 'The request body is too large'),
   VALIDATION_ERROR: def('VALIDATION_ERROR', 422, 'Parameter validation failed'),
   EXCEEDED_FREQ_LIMIT: def('EXCEEDED_FREQ_LIMIT', 429, 'Request rate limit exceeded'),
+  CONCURRENCY_LIMIT: def('CONCURRENCY_LIMIT', 429, 'Too many requests of this kind in flight for this account'),
   INTERNAL_ERROR: def('INTERNAL_ERROR', 500, 'Internal error'),
   SERVICE_UNAVAILABLE: def('SERVICE_UNAVAILABLE', 503, 'Service unavailable'),
   // Item-level ingest rejections (POST /v1/ingest `rejected[]`).
@@ -61,13 +62,13 @@ export type ErrorCode = keyof typeof ERRORS;
 /** A client-facing error with a catalogue code; `detail` carries 422 validation items. */
 export class ApiError extends Error {
   readonly status: number;
-  /** seconds a rate-limited caller should wait (Retry-After) */
+  /** seconds the caller should wait (Retry-After: always on a 429, on another status when above 0) */
   readonly retryAfter: number;
   constructor(readonly code: ErrorCode, message?: string, readonly detail?: ValidationItem[],
     options?: { cause?: unknown; retryAfter?: number }) {
     super(message ?? ERRORS[code].message, options);
     this.status = ERRORS[code].status;
-    this.retryAfter = options?.retryAfter ?? 1;
+    this.retryAfter = options?.retryAfter ?? 0;
   }
 }
 

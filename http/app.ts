@@ -31,6 +31,7 @@ import { calcRoutes } from './routes/calc.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { EXPORT_CACHE_TTL_MS, historicalRoutes } from './routes/historical.js';
 import { ExportCache } from './export-cache.js';
+import { Admission, DEFAULT_ADMISSION, type AdmissionLimits } from './admission.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { WorkPool } from '../workers/work-pool.js';
 import { join } from 'node:path';
@@ -114,6 +115,8 @@ export interface Config {
   /** EXPORT_CACHE_MB: bytes the export cache may hold on disk under dataDir (0 turns it off); tests shorten the TTL
    *  and lower the number of entries (default export-cache.ts MAX_ENTRIES) */
   exportCache?: { maxBytes?: number; ttlMs?: number; maxEntries?: number };
+  /** bounds of the heavy historical requests (http/admission.ts; default DEFAULT_ADMISSION, 2 queries on PostgreSQL) */
+  historical?: Partial<AdmissionLimits>;
   /** NATS_URL and the cluster settings (workers/nats.ts); null or absent: no NATS */
   nats?: NatsConfig | null;
 }
@@ -394,7 +397,8 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       now,
     });
     cleanups.push(async () => cache.close());
-    services.exports = { pool, cache };
+    const admission = new Admission({ ...DEFAULT_ADMISSION, queries: db.kind === 'embedded' ? 1 : 2, ...cfg.historical });
+    services.exports = { pool, cache, admission };
 
     const router = new Router({
       accounts,
@@ -433,7 +437,7 @@ export async function startApp(cfg: Config): Promise<RunningApp> {
       ...webhookRoutes(services, webhooks),
       ...metaRoutes(services, router),
       ...statusRoutes(services, status),
-      ...coverageRoutes(services),
+      ...coverageRoutes(services, admission),
       ...statusPageRoutes(),
       ...usageRoutes(() => router.routes),
       ...keyRoutes(services),

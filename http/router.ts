@@ -546,7 +546,7 @@ export class Router {
       this.opts.onError?.(err, ctx);
       apiErr = new ApiError('INTERNAL_ERROR', undefined, undefined, { cause: err });
     }
-    if (apiErr.code === 'EXCEEDED_FREQ_LIMIT') headers.push(['Retry-After', String(apiErr.retryAfter)]);
+    if (apiErr.status === 429 || apiErr.retryAfter > 0) headers.push(['Retry-After', String(Math.max(1, apiErr.retryAfter))]);
     let body: string;
     try {
       body = errorBody(apiErr, ctx.requestId);

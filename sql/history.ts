@@ -175,9 +175,10 @@ export async function countClosing(db: Database, f: ClosingFilter): Promise<numb
  *  at most `total` rows. Read `queryRows` per query, each from where the last one ended (keyset on the index's
  *  columns), not through a cursor: a cursor holds its connection until the export ends, and in embedded mode (one
  *  PostgreSQL session) every other query of the process waited behind a client reading slowly. A query costs
- *  PGlite tens of milliseconds however few its rows, hence several pages per query. */
+ *  PGlite tens of milliseconds however few its rows, hence several pages per query. Each query is run through
+ *  `around` (the admission of heavy queries, http/admission.ts). */
 export async function* closingPages(db: Database, f: ClosingFilter, pageSize: number, total: number,
-  queryRows = pageSize * 10): AsyncGenerator<StoredClosing[]> {
+  around: <T>(query: () => PromiseLike<T>) => Promise<T> = async (query) => query(), queryRows = pageSize * 10): AsyncGenerator<StoredClosing[]> {
   const sql = db.sql;
   let after: StoredClosing | null = null;
   let left = Math.min(total, f.limit);
@@ -186,13 +187,13 @@ export async function* closingPages(db: Database, f: ClosingFilter, pageSize: nu
     const from: StoredClosing | null = after;
     // ordered by the column, not by the output name game_date (its text form), so the index gives the order: by
     // the text form every query sorted the rest of the day (45 s against 4 s for 500,000 rows)
-    const rows: StoredClosing[] = await sql<StoredClosing[]>`
+    const rows: StoredClosing[] = await around(() => sql<StoredClosing[]>`
       select id, to_char(game_date, 'YYYY-MM-DD') as game_date, sport_key, commence_time, home_team, away_team, source,
         player_name, market_key, market_label, line, over_price, under_price, snapshot_time, simulated
       from closing_lines ${where(db, f)}
       ${from === null ? sql`` : sql`and (closing_lines.game_date, sport_key, source, id) > (${from.game_date}::date, ${from.sport_key}, ${from.source}, ${from.id}::bigint)`}
       order by closing_lines.game_date, sport_key, source, id
-      limit ${n}`;
+      limit ${n}`);
     if (rows.length === 0) return;
     left -= rows.length;
     after = rows[rows.length - 1];

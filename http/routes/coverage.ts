@@ -1,10 +1,12 @@
 // Historical coverage (SPEC "Other endpoints mentioned"): GET /v1/historical/sports/{sport_key}/coverage
 // (1 credit), GET /v1/historical/coverage (public), GET /v1/historical/sports/{sport_key}/matches (1 credit,
-// X-Coverage-Hint when the range asked reaches beyond the days held).
+// X-Coverage-Hint when the range asked reaches beyond the days held). Their counts are heavy queries: admitted as
+// the exports are (http/admission.ts).
 
 import { coverageBySource, coverageBySport, heldRange, matches } from '../../sql/history.js';
+import type { Admission } from '../admission.js';
 import { invalid, type Params } from '../params.js';
-import type { Route } from '../router.js';
+import type { RequestCtx, Route } from '../router.js';
 import { isoSeconds, type Services } from '../services.js';
 import { sportKeys } from './discovery.js';
 
@@ -65,7 +67,17 @@ const dateParams = [
 /** how long /v1/historical/coverage serves an answer while this node captured nothing new */
 const COVERAGE_CACHE_MS = 30_000;
 
-export function coverageRoutes(s: Services): Route[] {
+/** A keyed heavy request: admitted (429 or 503 beyond the bounds) for as long as `run` takes. */
+async function admitted<T>(admission: Admission, ctx: RequestCtx, run: () => Promise<T>): Promise<T> {
+  const leave = admission.enter(ctx.key?.account.id ?? null);
+  try {
+    return await run();
+  } finally {
+    leave();
+  }
+}
+
+export function coverageRoutes(s: Services, admission: Admission): Route[] {
   // open to anyone, and three counts over every closing line (0.3 to 0.5 s at 180,000 rows on the embedded database,
   // whose one session then holds every other query: eight clients in a loop made /health answer 503): one answer,
   // shared by concurrent callers, until this node captures a game or COVERAGE_CACHE_MS passes (another node's
@@ -81,10 +93,11 @@ export function coverageRoutes(s: Services): Route[] {
       params: [...dateParams],
       cost: () => 1,
       response: SportCoverageSchema,
+      errors: ['CONCURRENCY_LIMIT', 'SERVICE_UNAVAILABLE'],
       handle: async (ctx) => {
         const sports = sportKeys(ctx.args[0]);
         const { from, to } = range(ctx.params, ctx.now, null);
-        const sources = await coverageBySource(s.db, sports, from, to);
+        const sources = await admitted(admission, ctx, () => admission.query(() => coverageBySource(s.db, sports, from, to)));
         return { status: 200, body: JSON.stringify({ sport_key: ctx.args[0], date_from: from ?? null, date_to: to ?? null, total_rows: sources.reduce((a, b) => a + b.rows, 0), sources }) };
       },
     },
@@ -98,7 +111,8 @@ export function coverageRoutes(s: Services): Route[] {
       handle: async (ctx) => {
         const captured = s.history?.counters.captured ?? 0;
         if (coverage === null || coverage.captured !== captured || ctx.now - coverage.at >= COVERAGE_CACHE_MS || ctx.now < coverage.at) {
-          const body = coverageBySport(s.db).then((sports) => JSON.stringify({ sports }));
+          // public and shared: no account to bound, but its query takes its turn
+          const body = admission.query(() => coverageBySport(s.db)).then((sports) => JSON.stringify({ sports }));
           const entry = { at: ctx.now, captured, body };
           coverage = entry;
           // a failed count is not kept: the next caller asks again
@@ -117,10 +131,13 @@ export function coverageRoutes(s: Services): Route[] {
       cost: () => 1,
       response: MatchesSchema,
       responseHeaders: ['X-Coverage-Hint'],
+      errors: ['CONCURRENCY_LIMIT', 'SERVICE_UNAVAILABLE'],
       handle: async (ctx) => {
         const sports = sportKeys(ctx.args[0]);
         const { from, to } = range(ctx.params, ctx.now, 7) as { from: string; to: string };
-        const [rows, held] = await Promise.all([matches(s.db, sports, from, to, ctx.params.limit as number), heldRange(s.db, sports)]);
+        const [rows, held] = await admitted(admission, ctx, () => Promise.all([
+          admission.query(() => matches(s.db, sports, from, to, ctx.params.limit as number)), admission.query(() => heldRange(s.db, sports)),
+        ]));
         const headers: [string, string][] = [];
         if (held === null) headers.push(['X-Coverage-Hint', `no closing lines held for ${ctx.args[0]}`]);
         else if (from < held.first || to > held.last) headers.push(['X-Coverage-Hint', `closing lines for ${ctx.args[0]} are held from ${held.first} to ${held.last}; asked ${from} to ${to}`]);

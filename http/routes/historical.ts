@@ -2,13 +2,15 @@
 // request) and GET /v1/sports/{sport_key}/closing-lines (recent days of one sport). Every row is an observed
 // closing snapshot (workers/history-service.ts); rows are read page by page (keyset queries) and streamed as a
 // StreamReply of the Router, each page formatted in the piscina pool (workers/work-pool.ts), and identical
-// requests within 6 hours are served from the export cache (http/export-cache.ts). Credits: JSON 1 per 1,000
-// rows delivered (minimum 1), CSV 1 per request, the same when served from the cache.
+// requests within 6 hours are served from the export cache (http/export-cache.ts). An export read from the database
+// is admitted as a heavy request, its queries in their turn (http/admission.ts). Credits: JSON 1 per 1,000 rows
+// delivered (minimum 1), CSV 1 per request, the same when served from the cache.
 
 import { bookByKey, DEFAULT_SHARP_BOOK, sportByKey, umbrellaByKey } from '../../engine/catalogue.js';
 import { closingPages, countClosing, type ClosingFilter, type StoredClosing } from '../../sql/history.js';
 import { ClosingRowSchema, CSV_COLUMNS, type ExportFormat } from '../../workers/export-format.js';
 import type { WorkPool } from '../../workers/work-pool.js';
+import type { Admission } from '../admission.js';
 import type { CacheWriter, ExportCache } from '../export-cache.js';
 import { invalid, type ParamSpec } from '../params.js';
 import type { RequestCtx, Route, StreamReply } from '../router.js';
@@ -25,12 +27,16 @@ export const EXPORT_CACHE_TTL_MS = 6 * 3600 * 1000;
 const CACHE_CONTROL = 'private, max-age=21600';
 /** the headers of every export (Age on one served from the cache), for /openapi.json */
 const EXPORT_HEADERS = ['X-Export-Rows', 'X-Export-Credits', 'X-Export-Rate', 'Cache-Control', 'Age'];
+/** beyond the Router's: the admission's refusals */
+const EXPORT_ERRORS = ['CONCURRENCY_LIMIT', 'SERVICE_UNAVAILABLE'] as const;
 const str = { type: 'string' } as const;
 
-/** what the exports need beyond the database: the piscina pool formats the pages, the cache keeps the bodies */
+/** what the exports need beyond the database: the piscina pool formats the pages, the cache keeps the bodies, the
+ *  admission bounds the heavy historical requests (coverage and matches too) */
 export interface ExportServices {
   pool: WorkPool;
   cache: ExportCache;
+  admission: Admission;
 }
 
 const limitParam: ParamSpec = { name: 'limit', type: 'integer', default: 50_000, min: 1, max: EXPORT_MAX_ROWS, description: 'rows at most (1 to 500,000)' };
@@ -100,7 +106,15 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
       },
     };
   }
-  const rows = await countClosing(s.db, spec.filter);
+  // from the count until the body ended or the client left: the account's and the node's bounds (429 or 503)
+  const leave = x.admission.enter(ctx.key?.account.id ?? null);
+  let rows: number;
+  try {
+    rows = await x.admission.query(() => countClosing(s.db, spec.filter));
+  } catch (e) {
+    leave();
+    throw e;
+  }
   const headers = spec.headers(rows);
   const writer = x.cache.writer(key, { contentType: spec.contentType, headers, rows, scope: spec.scope ?? spec.filter });
   return {
@@ -110,6 +124,7 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
     chunks: pages(s, x, spec, rows, delivered, writer),
     cost: spec.cost(rows),
     settle: (completed) => {
+      leave();
       // a body never started (a HEAD; a call refused for credits, answered 503 past the database bound, or whose
       // client left before the first byte) runs no finally of pages(): its writer goes here, or it stayed for good
       if (!completed) void writer.discard();
@@ -126,7 +141,7 @@ async function* pages(s: Services, x: ExportServices, spec: ExportSpec, rows: nu
   cache: CacheWriter): AsyncGenerator<string | Uint8Array> {
   let complete = false;
   // at most the rows counted for the headers: rows captured meanwhile do not make the body disagree with them
-  const source = closingPages(s.db, spec.filter, EXPORT_PAGE_ROWS, rows);
+  const source = closingPages(s.db, spec.filter, EXPORT_PAGE_ROWS, rows, (q) => x.admission.query(q));
   const format = (page: IteratorResult<StoredClosing[]>, first: boolean) => {
     if (page.done === true) return null;
     const job = { rows: page.value.length, chunk: x.pool.format(spec.format, page.value, first) };
@@ -183,6 +198,7 @@ export function historicalRoutes(s: Services, x: ExportServices): Route[] {
       summary: 'Observed closing lines of one game day (1 credit per 1,000 rows, minimum 1); headers X-Export-Rows, X-Export-Credits, X-Export-Rate',
       params: dayParams,
       responseHeaders: EXPORT_HEADERS,
+      errors: EXPORT_ERRORS,
       response: { type: 'object', properties: { as_of: str, date: str, filters: { type: 'object' }, row_count: { type: 'integer' }, rows: { type: 'array', items: ClosingRowSchema } } },
       handle: (ctx) => {
         const f: ClosingFilter = { date: ctx.params.date as string, sports: sportFilter(ctx), sources: sourceFilter(ctx), limit: ctx.params.limit as number };
@@ -200,6 +216,7 @@ export function historicalRoutes(s: Services, x: ExportServices): Route[] {
       summary: 'The closing lines of one game day as RFC 4180 CSV, columns of the JSON rows (1 credit per request)',
       contentType: 'text/csv; charset=utf-8',
       responseHeaders: [...EXPORT_HEADERS, 'Content-Disposition'],
+      errors: EXPORT_ERRORS,
       params: dayParams,
       handle: (ctx) => {
         const f: ClosingFilter = { date: ctx.params.date as string, sports: sportFilter(ctx), sources: sourceFilter(ctx), limit: ctx.params.limit as number };
@@ -229,6 +246,7 @@ export function historicalRoutes(s: Services, x: ExportServices): Route[] {
         limitParam,
       ],
       responseHeaders: EXPORT_HEADERS,
+      errors: EXPORT_ERRORS,
       response: { type: 'object', properties: { as_of: str, sport_key: str, filters: { type: 'object' }, row_count: { type: 'integer' }, rows: { type: 'array', items: ClosingRowSchema } } },
       handle: (ctx) => {
         const sports = sportKeys(ctx.args[0]);
