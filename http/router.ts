@@ -73,6 +73,10 @@ export interface StreamReply {
   headers: readonly (readonly [string, string])[];
   chunks: AsyncIterable<string | Uint8Array>;
   cost: number;
+  /** The period's last credits pay for less than `cost` (Accounts.reserveUpTo takes what is left): a reply priced by
+   *  what it delivers delivers only what `credits` pay for, and says so in its headers (read after this call). Called
+   *  before the first byte (for a HEAD with what its GET would reserve); absent, the whole body goes for them. */
+  shorten?(credits: number): void;
   /** called exactly once when the reply is over (delivered, abandoned, refused, or a HEAD): the credits owed, at
    *  most `cost`; a reply holding a resource (a cache file) releases it here */
   settle(completed: boolean): number;
@@ -470,6 +474,8 @@ export class Router {
         return;
       }
       reserved = taken;
+      const pays = head ? Math.min(reply.cost, ctx.key.remaining) : taken;
+      if (pays < reply.cost) reply.shorten?.(pays);
     }
     if (state.aborted) {
       this.refund(ctx, charged + reserved);

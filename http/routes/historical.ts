@@ -11,7 +11,7 @@ import { closingPages, countClosing, type ClosingFilter, type StoredClosing } fr
 import { ClosingRowSchema, CSV_COLUMNS, type ExportFormat } from '../../workers/export-format.js';
 import type { WorkPool } from '../../workers/work-pool.js';
 import type { Admission } from '../admission.js';
-import type { CacheWriter, ExportCache } from '../export-cache.js';
+import type { CacheHit, CacheWriter, ExportCache } from '../export-cache.js';
 import { invalid, type ParamSpec } from '../params.js';
 import type { RequestCtx, Route, StreamReply } from '../router.js';
 import { isoSeconds, type Services } from '../services.js';
@@ -26,7 +26,7 @@ export const EXPORT_PAGE_ROWS = 1000;
 export const EXPORT_CACHE_TTL_MS = 6 * 3600 * 1000;
 const CACHE_CONTROL = 'private, max-age=21600';
 /** the headers of every export (Age on one served from the cache), for /openapi.json */
-const EXPORT_HEADERS = ['X-Export-Rows', 'X-Export-Credits', 'X-Export-Rate', 'Cache-Control', 'Age'];
+const EXPORT_HEADERS = ['X-Export-Rows', 'X-Export-Credits', 'X-Export-Rate', 'x-result-has-more', 'Cache-Control', 'Age'];
 /** beyond the Router's: the admission's refusals */
 const EXPORT_ERRORS = ['CONCURRENCY_LIMIT', 'SERVICE_UNAVAILABLE'] as const;
 const str = { type: 'string' } as const;
@@ -71,13 +71,16 @@ interface ExportSpec {
   filter: ClosingFilter;
   /** the captures that make a cached body stale (default: those the filter covers) */
   scope?: ClosingFilter;
-  /** X-Export-* and the other headers, from the row count */
-  headers(rows: number): [string, string][];
+  /** X-Export-* and the other headers, from the rows in the body and whether more rows match */
+  headers(rows: number, more: boolean): [string, string][];
   /** the body before the rows and after them */
   head(rows: number): string;
   tail: string;
   /** credits before the first byte, from the row count */
   cost(rows: number): number;
+  /** rows one credit pays for (priced by rows: the period's last credits buy that many each); absent, priced per
+   *  request */
+  perCredit?: number;
   /** credits owed from the rows delivered (rows counted as delivered) */
   owed(delivered: number, rows: number, completed: boolean): number;
 }
@@ -93,16 +96,25 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
   const delivered = { rows: 0 };
   const hit = x.cache.get(key);
   if (hit !== null) {
-    const rows = hit.meta.rows;
+    const age: [string, string] = ['Age', String(hit.ageS)];
+    const body: Shape = { rows: hit.meta.rows, cut: false };
+    let headers: readonly (readonly [string, string])[] = [...hit.meta.headers, age];
     return {
       status: 200,
       contentType: hit.meta.contentType,
-      headers: [...hit.meta.headers, ['Age', String(hit.ageS)]],
-      chunks: hit.chunks(delivered),
-      cost: spec.cost(rows),
+      get headers() {
+        return headers;
+      },
+      chunks: cached(hit, spec, body, delivered),
+      cost: spec.cost(body.rows),
+      shorten: spec.perCredit === undefined ? undefined : (credits) => {
+        body.rows = Math.min(body.rows, credits * spec.perCredit!);
+        body.cut = true;
+        headers = [...spec.headers(body.rows, true), age];
+      },
       settle: (completed) => {
         hit.release();
-        return spec.owed(delivered.rows, rows, completed);
+        return spec.owed(delivered.rows, body.rows, completed);
       },
     };
   }
@@ -115,31 +127,73 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
     leave();
     throw e;
   }
-  const headers = spec.headers(rows);
+  const body: Shape = { rows, cut: false };
+  let headers = spec.headers(rows, false);
   const writer = x.cache.writer(key, { contentType: spec.contentType, headers, rows, scope: spec.scope ?? spec.filter });
   return {
     status: 200,
     contentType: spec.contentType,
-    headers,
-    chunks: pages(s, x, spec, rows, delivered, writer),
+    get headers() {
+      return headers;
+    },
+    chunks: pages(s, x, spec, body, delivered, writer),
     cost: spec.cost(rows),
+    shorten: spec.perCredit === undefined ? undefined : (credits) => {
+      body.rows = Math.min(rows, credits * spec.perCredit!);
+      body.cut = true;
+      headers = spec.headers(body.rows, true);
+      // the request's answer is the whole export: a body cut to one account's credits is nobody else's
+      void writer.discard();
+    },
     settle: (completed) => {
       leave();
       // a body never started (a HEAD; a call refused for credits, answered 503 past the database bound, or whose
       // client left before the first byte) runs no finally of pages(): its writer goes here, or it stayed for good
       if (!completed) void writer.discard();
-      return spec.owed(delivered.rows, rows, completed);
+      return spec.owed(delivered.rows, body.rows, completed);
     },
   };
+}
+
+/** The rows a body holds, settled before its first byte: the count, or fewer when the period's last credits pay for
+ *  fewer (StreamReply.shorten) */
+interface Shape {
+  rows: number;
+  cut: boolean;
+}
+
+/** A body from the export cache: as it was written, or, cut to fewer rows, its own head, the first pages of the
+ *  cached body (each page but the last holds EXPORT_PAGE_ROWS rows, so the cut falls between two), and the tail. */
+async function* cached(hit: CacheHit, spec: ExportSpec, body: Shape, delivered: { rows: number }): AsyncGenerator<string | Uint8Array> {
+  if (!body.cut) {
+    yield* hit.chunks(delivered);
+    return;
+  }
+  yield spec.head(body.rows);
+  const read = { rows: 0 };
+  let first = true;
+  for await (const chunk of hit.chunks(read)) {
+    // the cached head names the whole export's row count
+    if (first) {
+      first = false;
+      continue;
+    }
+    // the tail (no rows), or a page past the rows paid for
+    if (read.rows === delivered.rows || read.rows > body.rows) break;
+    delivered.rows = read.rows;
+    yield chunk;
+  }
+  yield spec.tail;
 }
 
 /** The body from the database: head, the pages formatted in the pool, tail; each chunk also goes to the cache
  *  writer, committed only once the whole body went out. One page ahead: while the socket takes a chunk, the pool
  *  formats the next page, and the page after it is fetched while that one is formatted (about three pages held).
  *  Each page is one query (sql/history.ts closingPages): no connection is held while the client reads. */
-async function* pages(s: Services, x: ExportServices, spec: ExportSpec, rows: number, delivered: { rows: number },
+async function* pages(s: Services, x: ExportServices, spec: ExportSpec, body: Shape, delivered: { rows: number },
   cache: CacheWriter): AsyncGenerator<string | Uint8Array> {
   let complete = false;
+  const rows = body.rows;
   // at most the rows counted for the headers: rows captured meanwhile do not make the body disagree with them
   const source = closingPages(s.db, spec.filter, EXPORT_PAGE_ROWS, rows, (q) => x.admission.query(q));
   const format = (page: IteratorResult<StoredClosing[]>, first: boolean) => {
@@ -177,11 +231,13 @@ function jsonSpec(ctx: RequestCtx, filter: ClosingFilter, envelope: Record<strin
     format: 'json',
     contentType: 'application/json',
     filter,
-    headers: (rows) => [['X-Export-Rows', String(rows)], ['X-Export-Credits', String(credits(rows))],
-      ['X-Export-Rate', '1 credit per 1000 rows, minimum 1'], ['Cache-Control', CACHE_CONTROL]],
+    // x-result-has-more: rows the body does not hold match the request (cut to the period's last credits)
+    headers: (rows, more) => [['X-Export-Rows', String(rows)], ['X-Export-Credits', String(credits(rows))],
+      ['X-Export-Rate', '1 credit per 1000 rows, minimum 1'], ['x-result-has-more', String(more)], ['Cache-Control', CACHE_CONTROL]],
     head: (rows) => JSON.stringify({ as_of: isoSeconds(ctx.now), ...envelope, row_count: rows }).slice(0, -1) + ',"rows":[',
     tail: ']}',
     cost: credits,
+    perCredit: 1000,
     // rows counted as delivered: a client that leaves pays for the rows it was sent
     owed: (delivered, rows, completed) => (completed ? credits(rows) : credits(delivered)),
   };
@@ -224,8 +280,8 @@ export function historicalRoutes(s: Services, x: ExportServices): Route[] {
           format: 'csv',
           contentType: 'text/csv; charset=utf-8',
           filter: f,
-          headers: (rows) => [['X-Export-Rows', String(rows)], ['X-Export-Credits', '1'], ['X-Export-Rate', '1 credit per request'],
-            ['Cache-Control', CACHE_CONTROL], ['Content-Disposition', `attachment; filename="closing-lines-${f.date}.csv"`]],
+          headers: (rows, more) => [['X-Export-Rows', String(rows)], ['X-Export-Credits', '1'], ['X-Export-Rate', '1 credit per request'],
+            ['x-result-has-more', String(more)], ['Cache-Control', CACHE_CONTROL], ['Content-Disposition', `attachment; filename="closing-lines-${f.date}.csv"`]],
           head: () => CSV_COLUMNS.join(',') + '\r\n',
           tail: '',
           cost: () => 1,
