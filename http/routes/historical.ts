@@ -120,15 +120,17 @@ async function exportReply(s: Services, x: ExportServices, ctx: RequestCtx, key:
   }
   // from the count until the body ended or the client left: the account's and the node's bounds (429 or 503)
   const leave = x.admission.enter(ctx.key?.account.id ?? null);
-  let rows: number;
+  let counted: number;
   try {
-    rows = await x.admission.query(() => countClosing(s.db, spec.filter));
+    // one row past the limit: whether the limit cut the export (x-result-has-more), for one row more of work
+    counted = await x.admission.query(() => countClosing(s.db, { ...spec.filter, limit: spec.filter.limit + 1 }));
   } catch (e) {
     leave();
     throw e;
   }
+  const rows = Math.min(counted, spec.filter.limit);
   const body: Shape = { rows, cut: false };
-  let headers = spec.headers(rows, false);
+  let headers = spec.headers(rows, counted > rows);
   const writer = x.cache.writer(key, { contentType: spec.contentType, headers, rows, scope: spec.scope ?? spec.filter });
   return {
     status: 200,
@@ -231,7 +233,8 @@ function jsonSpec(ctx: RequestCtx, filter: ClosingFilter, envelope: Record<strin
     format: 'json',
     contentType: 'application/json',
     filter,
-    // x-result-has-more: rows the body does not hold match the request (cut to the period's last credits)
+    // x-result-has-more: rows the body does not hold match the filter (cut by `limit`, or to the period's last
+    // credits): a default export holds the first 50,000 rows of the day, in book and sport order
     headers: (rows, more) => [['X-Export-Rows', String(rows)], ['X-Export-Credits', String(credits(rows))],
       ['X-Export-Rate', '1 credit per 1000 rows, minimum 1'], ['x-result-has-more', String(more)], ['Cache-Control', CACHE_CONTROL]],
     head: (rows) => JSON.stringify({ as_of: isoSeconds(ctx.now), ...envelope, row_count: rows }).slice(0, -1) + ',"rows":[',
