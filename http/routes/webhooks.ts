@@ -274,6 +274,12 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
     if (limit === undefined) throw new ApiError('TIER_REQUIRED', `Webhooks need tier pro or above; this key is ${ctx.key!.tier}`);
     return limit;
   };
+  /** A sign-up's key may not change the account's subscriptions nor send to them once the address's holder has
+   *  logged in (Accounts.managesKeys): create, PATCH, DELETE, rotate-secret (whose answer hands over the new secret,
+   *  with which its holder could sign forged events: the webhook audit), test and replay (which spends credits). */
+  const verifiedKey = (ctx: RequestCtx): void => {
+    if (!s.accounts.managesKeys(ctx.key!)) throw new ApiError('KEY_NOT_VERIFIED');
+  };
   /** The caller's subscription named in the path; 404 when absent or another owner's. */
   const find = (ctx: RequestCtx): Sub => {
     tierOf(ctx);
@@ -364,9 +370,10 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       summary: 'Create a subscription: {url, events, sport_filter?} (Variant A) or {destination_url, events, filters?, format?} (Variant B); honours Idempotency-Key for 24 h',
       requestHeaders: [{ name: 'Idempotency-Key', description: 'at most 255 characters: a create repeated with the same key within 24 h answers the first answer (Idempotent-Replayed: true) and creates nothing' }],
       maxBody: 64 * 1024, cost: () => 0, response: WebhookSchema, requestBody: WebhookCreateBody, responseHeaders: ['Idempotent-Replayed'],
-      errors: ['UNSUPPORTED_EVENT_TYPE', 'WEBHOOK_LIMIT', 'IDEMPOTENCY_KEY_REUSED'],
+      errors: ['UNSUPPORTED_EVENT_TYPE', 'WEBHOOK_LIMIT', 'IDEMPOTENCY_KEY_REUSED', 'KEY_NOT_VERIFIED'],
       handle: async (ctx) => {
         tierOf(ctx);
+        verifiedKey(ctx);
         const b = jsonObject(ctx);
         const idemKey = ctx.idempotencyKey;
         if (idemKey === '') return (await create(ctx, b))!;
@@ -406,8 +413,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       maxBody: 64 * 1024, cost: () => 0, response: WebhookSchema, requestBody: WebhookPatchBody,
       errors: ['WEBHOOK_NOT_FOUND', 'UNSUPPORTED_EVENT_TYPE', 'KEY_NOT_VERIFIED'],
       handle: async (ctx) => {
-        // a sign-up's key may not change the subscriptions once the address's holder has logged in (Accounts.managesKeys)
-        if (!s.accounts.managesKeys(ctx.key!)) throw new ApiError('KEY_NOT_VERIFIED');
+        verifiedKey(ctx);
         const sub = find(ctx);
         const b = jsonObject(ctx);
         const v = sub.row.variant;
@@ -454,7 +460,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       cost: () => 0, errors: ['WEBHOOK_NOT_FOUND', 'KEY_NOT_VERIFIED'],
       response: { type: 'object', required: ['id', 'deleted'], properties: { id: { type: ['integer', 'string'] }, deleted: { const: true } } },
       handle: async (ctx) => {
-        if (!s.accounts.managesKeys(ctx.key!)) throw new ApiError('KEY_NOT_VERIFIED');
+        verifiedKey(ctx);
         const sub = find(ctx);
         await deleteWebhook(s.db, sub.row.pk);
         svc.remove(sub.row.pk);
@@ -464,10 +470,11 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
     {
       method: 'POST', path: '/v1/webhooks/{webhook_id}/test', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Send a `test` event now and answer with the outcome (not retried, not charged)',
-      cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND'],
+      cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND', 'KEY_NOT_VERIFIED'],
       // the attempt's own timeout is not the database's
       extraWaitMs: svc.cfg.timeoutMs,
       handle: async (ctx) => {
+        verifiedKey(ctx);
         const r = await svc.test(find(ctx));
         return json(200, { delivered: r.delivered, status_code: r.statusCode, delivery_id: r.deliveryId, attempt: r.attempt, replay: r.replay, error: r.error });
       },
@@ -475,8 +482,9 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
     {
       method: 'POST', path: '/v1/webhooks/{webhook_id}/rotate-secret', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Issue a new signing secret (the old one stops at once); answers the subscription with it',
-      cost: () => 0, response: WebhookSchema, errors: ['WEBHOOK_NOT_FOUND'],
+      cost: () => 0, response: WebhookSchema, errors: ['WEBHOOK_NOT_FOUND', 'KEY_NOT_VERIFIED'],
       handle: async (ctx) => {
+        verifiedKey(ctx);
         const sub = find(ctx);
         const row = await updateWebhook(s.db, sub.row.pk, { secret: sub.row.variant === 'A' ? secretA() : secretB() }, new Date(ctx.now));
         if (row === null) throw new ApiError('WEBHOOK_NOT_FOUND');
@@ -512,9 +520,10 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
       method: 'POST', path: '/v1/webhooks/{webhook_id}/replay', auth: 'key', tag: 'webhooks', tier: 'pro',
       summary: 'Re-send a recorded delivery now (same delivery id and body, a new attempt); 5 credits when it delivers an event not delivered before',
       params: [{ name: 'delivery_id', type: 'string', required: true, description: 'The dlv_ id of the delivery' }],
-      cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS'],
+      cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS', 'KEY_NOT_VERIFIED'],
       extraWaitMs: svc.cfg.timeoutMs,
       handle: async (ctx) => {
+        verifiedKey(ctx);
         const sub = find(ctx);
         const r = await svc.replay(sub, ctx.params.delivery_id as string);
         if (r === null) throw new ApiError('DELIVERY_NOT_FOUND', `No delivery ${ctx.params.delivery_id as string} of this webhook`);
