@@ -445,7 +445,10 @@ export class WebhookEvaluator {
     }
     const arbKey = `${ev.id}:${MARKETS[market].key}:${this.o.player(rec[ARB.PLAYER]) ?? ''}:${point}:` +
       `${legs.map((l) => BOOKMAKERS[l.book].key).join(',')}:${version}`;
-    if (a) {
+    // SPEC: "arbitrage across two books". One book's own line priced past 1.0 (Over and Under 2.10 on a total or a
+    // prop, whose pairs the store does not judge) is that book's error, which it voids, not an arbitrage to bet: the
+    // webhook audit found it announced as arb_flagged. Variant B's opening asks the same below.
+    if (a && books.size >= 2) {
       const type = live ? 'live_arb' : 'arb_flagged';
       if (this.wanted.has(type)) {
         this.o.emit({

@@ -113,6 +113,32 @@ for (const database of appDatabases().slice(-1)) {
       t.equal(rx.requests.filter(A_('arb_flagged', live.id)).length, 0, 'not also arb_flagged');
     });
 
+    t.test('arb_flagged and live_arb: one book\'s own line past 1.0 is no arbitrage across two books', async (t) => {
+      // regression (the webhook audit): DraftKings' Over and Under 220.5 both at 2.1 were announced as an arbitrage,
+      // both legs at DraftKings (the store judges a book's pair on moneylines and outrights only)
+      const sub = await create({ url: rx.url + '?one', events: ['arb_flagged', 'live_arb'], sport_filter: ['basketball_wnba'] });
+      const game = (id: string, commence: number) => ({ id, sport_key: 'basketball_wnba', commence_time: commence, home_team: `Home ${id}`, away_team: `Away ${id}` });
+      const pre = game('we_one_pre', Date.now() + 3_600_000);
+      const live = game('we_one_live', Date.now() - 600_000);
+      const two = game('we_one_two', Date.now() + 3_600_000);
+      const total = (e: { id: string }, book: string, over: number, under: number) => [
+        { book, event_id: e.id, market: 'totals', outcome: 'Over', point: 160.5, price: over },
+        { book, event_id: e.id, market: 'totals', outcome: 'Under', point: 160.5, price: under },
+      ];
+      // one batch: the rows of all three are written together, so the two-book one's arrival shows the others' absence
+      await app.ingest({ events: [pre, live, two], prices: [
+        ...total(pre, 'draftkings', 2.1, 2.1), ...total(live, 'fanduel', 2.1, 2.1),
+        ...total(two, 'draftkings', 2.1, 1.7), ...total(two, 'fanduel', 1.7, 2.1),
+      ] });
+      const [r] = await rx.waitFor((x) => x.path.endsWith('?one'));
+      t.equal(r.body.data.match_id, two.id, 'the arbitrage across two books is announced');
+      t.same(r.body.data.legs.map((l: { book: string; side: string }) => [l.book, l.side]), [['draftkings', 'Over 160.5'], ['fanduel', 'Under 160.5']], 'its legs at two books');
+      const list = await j(await call(app, 'GET', `/v1/webhooks/${sub.id as number}/deliveries?limit=50`, key));
+      t.same(list.map((d: { event_type: string }) => d.event_type), ['arb_flagged'], 'one delivery recorded: no arb_flagged nor live_arb for a single book\'s line');
+      t.equal(rx.requests.filter((x) => x.path.endsWith('?one')).length, 1, 'and one received');
+      await call(app, 'DELETE', `/v1/webhooks/${sub.id as number}`, key);
+    });
+
     t.test('a feed\'s status live does not put a game in play before its start (as REST and the streams judge it)', async (t) => {
       const g = { id: 'we_status_live', sport_key: 'basketball_nba', commence_time: Date.now() + 3_600_000, home_team: 'Miami Heat', away_team: 'Chicago Bulls', status: 'live' };
       await app.ingest({ events: [g], prices: [...h2h(g, 'betmgm', 2.3, 1.5), ...h2h(g, 'bovada', 1.5, 2.3)] });
