@@ -40,3 +40,39 @@ t.test('webhooks - a receiver that never answers holds only its share of the slo
   await rx.waitFor((r) => r.path.endsWith('?slow'), 8000, 4);
   t.pass('the next two went out after the first two timed out');
 });
+
+t.test('webhooks - an account whose receivers never answer holds only its share of the slots, across its subscriptions', async (t) => {
+  // 8 slots in all, 4 per subscription, 2 per account; an attempt times out after 5 s
+  const app = await startTestApp(t, {
+    shards: 1,
+    webhooks: { allowPrivate: true, maxInFlight: 8, maxInFlightPerSub: 4, maxInFlightPerAccount: 2, timeoutMs: 5000, retryDelaysMs: [60_000, 60_000], pollMs: 25 },
+  });
+  const rx = await startReceiver(t);
+  rx.respond = (r) => (r.path.includes('?noisy') ? 'hang' : 200);
+  const noisy = await app.key('business');
+  const victim = await app.key('business');
+  for (const [key, path, sport] of [[noisy, 'noisy1', 'icehockey_nhl'], [noisy, 'noisy2', 'icehockey_ahl'], [victim, 'victim', 'baseball_mlb']]) {
+    const res = await call(app, 'POST', '/v1/webhooks', key, { url: `${rx.url}?${path}`, events: ['new_event'], sport_filter: [sport] });
+    t.equal(res.status, 201, `${path} subscription created`);
+    await res.arrayBuffer();
+  }
+  await app.ingest(newEvents('icehockey_nhl', 'n1', 5));
+  await app.ingest(newEvents('icehockey_ahl', 'n2', 5));
+  await rx.waitFor((r) => r.path.includes('?noisy'), 5000, 2);
+  await app.ingest(newEvents('baseball_mlb', 'v', 1));
+  const [seen] = await rx.waitFor((r) => r.path.endsWith('?victim'), 5000);
+  // regression (the webhook audit): the account's two hanging subscriptions held 4 slots each, all 8, and the other
+  // account's delivery waited for their timeouts
+  const noisySoFar = rx.requests.filter((r) => r.path.includes('?noisy') && r.at <= seen.at).length;
+  t.equal(noisySoFar, 2, 'when the other account is served, the silent account holds its 2 slots across its two subscriptions, no more');
+  const hooks = await j(await call(app, 'GET', '/v1/webhooks', noisy));
+  let pending = 0;
+  for (const h of hooks) {
+    const list = await j(await call(app, 'GET', `/v1/webhooks/${h.id}/deliveries?limit=50`, noisy));
+    pending += list.filter((d: { status: string }) => d.status === 'pending').length;
+  }
+  t.equal(pending, 10, 'its ten deliveries all still pending: none had to time out first');
+  // once its attempts time out, its waiting ones take the account's slots in turn
+  await rx.waitFor((r) => r.path.includes('?noisy'), 12_000, 4);
+  t.pass('the next two went out after the first two timed out');
+});

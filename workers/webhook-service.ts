@@ -75,6 +75,9 @@ export interface WebhookConfig {
   /** attempts in flight at once for one subscription: a receiver that answers slowly (or never, for the 10 s
    *  timeout) holds at most this many of the maxInFlight slots, and the other subscriptions keep the rest */
   maxInFlightPerSub: number;
+  /** attempts in flight at once for all the subscriptions of one account (128, a quarter of the default maxInFlight):
+   *  an account's many slow receivers hold at most this many slots, and the other accounts keep the rest */
+  maxInFlightPerAccount: number;
   smtpUrl: string | null;
   mailFrom: string;
   /** this node's name in claims (NODE_ID): unique per node of a cluster, the same across a node's restarts */
@@ -100,6 +103,7 @@ export const DEFAULT_WEBHOOK_CONFIG: WebhookConfig = {
   pollMs: 250,
   maxInFlight: 512,
   maxInFlightPerSub: 32,
+  maxInFlightPerAccount: 128,
   smtpUrl: null,
   mailFrom: 'linewire@localhost',
   nodeId: 'linewire',
@@ -129,6 +133,15 @@ export interface WebhookDeps {
   following?(): boolean;
 }
 
+/** An account as the dispatcher holds it: its subscriptions' attempts in flight together (maxInFlightPerAccount).
+ *  Sixteen hanging subscriptions of one account, within a business tier's 25, held all 512 slots, and every other
+ *  account's deliveries waited for their 10 s timeouts round after round (the webhook audit). */
+export class Owner {
+  inflight = 0;
+  /** its subscriptions in the cache, whose waiting attempts take a slot the account frees */
+  readonly subs: Sub[] = [];
+}
+
 /** A subscription as the dispatcher holds it. */
 export class Sub {
   filter: SubscriptionFilter;
@@ -148,7 +161,7 @@ export class Sub {
    *  the webhook audit); each with the delivery id of the opening sent to it (null: it does not take openings),
    *  which its close waits for (NewDelivery.after) */
   readonly toldArbs = new Map<string, string | null>();
-  constructor(public row: WebhookRow) {
+  constructor(public row: WebhookRow, readonly owner: Owner) {
     this.filter = Sub.compile(row);
   }
 
@@ -205,6 +218,8 @@ export interface SyncOutcome {
 
 export class WebhookService {
   readonly subs = new Map<number, Sub>();
+  /** the accounts of the subscriptions in the cache, and of attempts still in flight for ones since removed */
+  private readonly owners = new Map<number, Owner>();
   private byType = new Map<string, Sub[]>();
   readonly evaluator: WebhookEvaluator;
   private readonly sender = new DeliveryWorker();
@@ -272,7 +287,7 @@ export class WebhookService {
 
   async start(): Promise<void> {
     const now = this.d.now();
-    for (const row of await loadWebhooks(this.d.db)) this.subs.set(row.pk, new Sub(row));
+    for (const row of await loadWebhooks(this.d.db)) this.adopt(row);
     // what the checks saw before a restart: a transition detected and not committed is detected again
     this.evaluator.restore(await loadCheckStates(this.d.db));
     const W = this.cfg.rateWindowMs;
@@ -336,7 +351,7 @@ export class WebhookService {
     const old = this.subs.get(row.pk);
     if (old !== undefined) {
       old.update(row);
-    } else this.subs.set(row.pk, new Sub(row));
+    } else this.adopt(row);
     this.reindex();
     if (row.isActive) this.poll();
   }
@@ -347,10 +362,51 @@ export class WebhookService {
     this.reindex();
   }
 
+  /** A subscription enters the cache, under its account. */
+  private adopt(row: WebhookRow): void {
+    let owner = this.owners.get(row.ownerId);
+    if (owner === undefined) this.owners.set(row.ownerId, (owner = new Owner()));
+    const sub = new Sub(row, owner);
+    owner.subs.push(sub);
+    this.subs.set(row.pk, sub);
+  }
+
   /** A subscription leaves the cache, with the attempts it had waiting (its deliveries go with it). */
   private forget(pk: number): void {
-    for (const d of this.subs.get(pk)?.waiting ?? []) this.waitingPks.delete(d.pk);
+    const sub = this.subs.get(pk);
+    if (sub === undefined) return;
+    for (const d of sub.waiting) this.waitingPks.delete(d.pk);
+    sub.waiting = [];
     this.subs.delete(pk);
+    const owner = sub.owner;
+    const i = owner.subs.indexOf(sub);
+    if (i >= 0) owner.subs.splice(i, 1);
+    this.dropOwner(sub);
+  }
+
+  /** An account with no subscription in the cache and nothing in flight is forgotten. */
+  private dropOwner(sub: Sub): void {
+    const owner = sub.owner;
+    if (owner.subs.length === 0 && owner.inflight === 0 && this.owners.get(sub.row.ownerId) === owner) this.owners.delete(sub.row.ownerId);
+  }
+
+  /** Whether the subscription may start one more attempt now: below its own share, its account's and the total. */
+  private hasSlot(sub: Sub): boolean {
+    return sub.inflight < this.cfg.maxInFlightPerSub && sub.owner.inflight < this.cfg.maxInFlightPerAccount && this.inflight.size < this.cfg.maxInFlight;
+  }
+
+  /** An attempt of the subscription ends: its slot goes to its next waiting attempt, or else to another
+   *  subscription of its account that waits for one. */
+  private release(sub: Sub): void {
+    sub.inflight--;
+    sub.owner.inflight--;
+    this.nextOf(sub);
+    const owner = sub.owner;
+    for (let i = 0; i < owner.subs.length && owner.inflight < this.cfg.maxInFlightPerAccount; i++) {
+      const o = owner.subs[i];
+      if (o !== sub && o.waiting.length > 0) this.nextOf(o);
+    }
+    this.dropOwner(sub);
   }
 
   /** Follows the subscriptions as stored: created, changed, disabled or deleted through another node. */
@@ -375,7 +431,7 @@ export class WebhookService {
         const old = this.subs.get(row.pk);
         if (old !== undefined && sameRow(old.row, row)) continue;
         changed = true;
-        if (old === undefined) this.subs.set(row.pk, new Sub(row));
+        if (old === undefined) this.adopt(row);
         else {
           old.update(row);
         }
@@ -699,9 +755,12 @@ export class WebhookService {
     this.polling = true;
     void this.op(async () => {
       if (this.readyHead < this.ready.length) return;
-      // a subscription at its share of the slots gets no more rows claimed until one of its attempts ends
+      // a subscription at its share of the slots, or its account at its share, gets no more rows claimed until one
+      // of their attempts ends
       const full: number[] = [];
-      for (const [pk, sub] of this.subs) if (sub.inflight >= this.cfg.maxInFlightPerSub) full.push(pk);
+      for (const [pk, sub] of this.subs) {
+        if (sub.inflight >= this.cfg.maxInFlightPerSub || sub.owner.inflight >= this.cfg.maxInFlightPerAccount) full.push(pk);
+      }
       const due = await claimDue(this.d.db, this.d.now(), this.cfg.maxInFlight - this.inflight.size, [...this.inflight, ...this.waitingPks], this.claim(), full);
       for (const d of due) if (!this.inflight.has(d.pk) && !this.waitingPks.has(d.pk)) this.dispatch(d);
     }).catch((e: unknown) => this.d.log?.(`webhook poll failed: ${String(e)}`)).finally(() => { this.polling = false; });
@@ -710,9 +769,9 @@ export class WebhookService {
   private dispatch(d: DueDelivery): void {
     const sub = this.subs.get(d.webhookPk);
     if (sub === undefined || !sub.row.isActive || this.closed) return;
-    if (sub.inflight >= this.cfg.maxInFlightPerSub) {
-      // past its share: it waits for one of its own attempts to end; beyond WAITING_MAX its claim simply runs out
-      // and a later poll takes the row again
+    if (sub.inflight >= this.cfg.maxInFlightPerSub || sub.owner.inflight >= this.cfg.maxInFlightPerAccount) {
+      // past its share or its account's: it waits for one of their attempts to end; beyond WAITING_MAX its claim
+      // simply runs out and a later poll takes the row again
       if (sub.waiting.length < WAITING_MAX) {
         sub.waiting.push(d);
         this.waitingPks.add(d.pk);
@@ -734,10 +793,8 @@ export class WebhookService {
       return;
     }
     sub.inflight++;
-    const p = this.send(sub, d.deliveryId, d.eventType, d.body, number).finally(() => {
-      sub.inflight--;
-      this.nextOf(sub);
-    }).then((res) => {
+    sub.owner.inflight++;
+    const p = this.send(sub, d.deliveryId, d.eventType, d.body, number).finally(() => this.release(sub)).then((res) => {
       const ok = isOk(res);
       this.d.accounts.settleHold(key, CREDITS_PER_DELIVERY, ok, this.d.now());
       if (ok) this.d.accounts.recordUsage(key, WEBHOOK_DELIVERY_LABEL, CREDITS_PER_DELIVERY);
@@ -773,7 +830,7 @@ export class WebhookService {
 
   /** A subscription's attempt ended: its next waiting one, if it is still active, takes the slot. */
   private nextOf(sub: Sub): void {
-    while (sub.waiting.length > 0 && sub.inflight < this.cfg.maxInFlightPerSub && this.inflight.size < this.cfg.maxInFlight && !this.closed) {
+    while (sub.waiting.length > 0 && this.hasSlot(sub) && !this.closed) {
       const d = sub.waiting.shift()!;
       this.waitingPks.delete(d.pk);
       if (!sub.row.isActive || this.subs.get(d.webhookPk) !== sub) continue;
