@@ -157,6 +157,10 @@ export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = Object.freeze([30_000,
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 /** consecutive total failures that deactivate a subscription */
 export const DISABLE_AFTER = 5;
+/** POST .../test and .../replay sends per subscription in any rate window (a minute): a test costs nothing, and
+ *  without a bound any pro key had the service send unbounded POSTs to its URL (the webhook audit); a replay may
+ *  re-send a minute's worth of rate_limited deliveries */
+export const SYNC_LIMITS = Object.freeze({ test: 10, replay: 60 });
 /** Events past a subscription's per-minute rate wait for a later minute, at most this many minutes ahead. */
 export const DEFER_MINUTES = 5;
 export const EV_ALERT_MIN_EDGE = 2;

@@ -76,3 +76,42 @@ t.test('webhooks - an account whose receivers never answer holds only its share 
   await rx.waitFor((r) => r.path.includes('?noisy'), 12_000, 4);
   t.pass('the next two went out after the first two timed out');
 });
+
+t.test('webhooks - test and replay sends take the subscription\'s slots and are limited per minute', async (t) => {
+  // regression (the webhook audit): 100 concurrent tests to a receiver that never answered opened 100 connections,
+  // past the 32 slots of a subscription, at no cost and with no rate limit. 2 slots per subscription here.
+  const app = await startTestApp(t, { shards: 1, webhooks: { allowPrivate: true, maxInFlight: 8, maxInFlightPerSub: 2, timeoutMs: 5000, retryDelaysMs: [60_000, 60_000], pollMs: 25 } });
+  const rx = await startReceiver(t);
+  let hang = false;
+  rx.respond = (r) => (hang && r.path.endsWith('?hang') ? 'hang' : 200);
+  const key = await app.key('business');
+  const make = async (path: string) => j(await call(app, 'POST', '/v1/webhooks', key, { url: `${rx.url}?${path}`, events: ['new_event'], sport_filter: ['cricket_ipl'] }));
+  const h = await make('hang');
+  const first = await j(await call(app, 'POST', `/v1/webhooks/${h.id}/test`, key));
+  t.equal(first.delivered, true, 'a test delivered: a final delivery to replay');
+  hang = true;
+  const held = [call(app, 'POST', `/v1/webhooks/${h.id}/test`, key), call(app, 'POST', `/v1/webhooks/${h.id}/test`, key)];
+  await rx.waitFor((r) => r.path.endsWith('?hang'), 5000, 3);
+  for (const [what, path] of [['a third test', `/v1/webhooks/${h.id}/test`], ['a replay', `/v1/webhooks/${h.id}/replay?delivery_id=${first.delivery_id}`]]) {
+    const res = await call(app, 'POST', path, key);
+    t.equal(res.status, 429, `${what} while two tests hold the subscription's 2 slots: 429`);
+    t.equal((await j(res)).error_code, 'EXCEEDED_FREQ_LIMIT', `${what}: EXCEEDED_FREQ_LIMIT`);
+    t.ok(Number(res.headers.get('retry-after')) >= 1, `${what}: Retry-After`);
+  }
+  t.equal(rx.requests.filter((r) => r.path.endsWith('?hang')).length, 3, 'the receiver saw no request for them');
+  for (const res of await Promise.all(held)) t.equal((await j(res)).delivered, false, 'the held tests time out');
+  hang = false;
+  t.equal((await j(await call(app, 'POST', `/v1/webhooks/${h.id}/replay?delivery_id=${first.delivery_id}`, key))).delivered, true, 'once they end, a replay goes out');
+
+  const r = await make('rate');
+  for (let i = 1; i <= 10; i++) {
+    const res = await call(app, 'POST', `/v1/webhooks/${r.id}/test`, key);
+    t.equal(res.status, 200, `test ${i} of the minute: 200`);
+    await res.arrayBuffer();
+  }
+  const over = await call(app, 'POST', `/v1/webhooks/${r.id}/test`, key);
+  t.equal(over.status, 429, 'the 11th test within a minute: 429');
+  t.equal((await j(over)).error_code, 'EXCEEDED_FREQ_LIMIT', 'EXCEEDED_FREQ_LIMIT');
+  t.ok(Number(over.headers.get('retry-after')) >= 1, 'with Retry-After');
+  t.equal(rx.requests.filter((x) => x.path.endsWith('?rate')).length, 10, 'ten sent');
+});

@@ -27,7 +27,7 @@
 // then another node takes them: at-least-once across a kill, once otherwise.
 
 import {
-  CREDITS_PER_DELIVERY, DEFAULT_RETRY_DELAYS_MS, DEFER_MINUTES, DISABLE_AFTER, ATTEMPT_TIMEOUT_MS, WEBHOOK_TIERS, arbReaches, matches,
+  CREDITS_PER_DELIVERY, DEFAULT_RETRY_DELAYS_MS, DEFER_MINUTES, DISABLE_AFTER, ATTEMPT_TIMEOUT_MS, SYNC_LIMITS, WEBHOOK_TIERS, arbReaches, matches,
   WEBHOOK_DELIVERY_LABEL, type Format, type SubscriptionFilter,
 } from '../engine/webhook-catalogue.js';
 import { WebhookEvaluator, type CheckState, type WebhookEvent } from '../engine/webhook-events.js';
@@ -39,7 +39,7 @@ import { sqlStateClass, type Database } from '../sql/connection.js';
 import {
   claimDue, getDelivery, insertDeliveries, loadCheckStates, loadWebhooks, insertTrackedEvents, loadTrackedEvents, markNotification, outboxBacklog, pruneDeliveries, pruneTrackedEvents, recordResults,
   releaseClaims, renewClaims, scheduledStarts, unsentNotifications, writeOutbox, type AttemptResult, type Claim, type DueDelivery,
-  type NewDelivery, type WebhookRow,
+  type DeliveryRow, type NewDelivery, type WebhookRow,
 } from '../sql/webhooks.js';
 import type { Hub } from './hub.js';
 import { DeliveryWorker } from './webhook-delivery.js';
@@ -155,6 +155,8 @@ export class Sub {
   /** its attempts in flight, and the due ones waiting for one of its maxInFlightPerSub slots (claimed, renewed) */
   inflight = 0;
   waiting: DueDelivery[] = [];
+  /** when its recent test and replay sends were made (ms, oldest first; SYNC_LIMITS) */
+  readonly syncSends = { test: [] as number[], replay: [] as number[] };
   /** arb_ids whose opening reached this subscription's filters while it took arbitrage.closed: its closes go to
    *  exactly these, whatever its filters say by then, and to no other (a subscription made after an opening got
    *  the close of an arbitrage it never heard of; one that raised min_edge_pct after an opening never got its close:
@@ -214,6 +216,13 @@ export interface SyncOutcome {
   attempt: number;
   /** a replay's ordinal among the delivery's replays; 0 for the test send */
   replay: number;
+}
+
+/** A test or replay not sent: past the subscription's SYNC_LIMITS ('rate'), or no slot free ('slots': its own, its
+ *  account's or the total, as for scheduled attempts); retry after this many seconds. */
+export interface SyncRefused {
+  refused: 'rate' | 'slots';
+  retryAfterS: number;
 }
 
 export class WebhookService {
@@ -915,8 +924,37 @@ export class WebhookService {
     return this.op(() => this.flushInserts());
   }
 
-  /** POST /v1/webhooks/{id}/test: one synchronous attempt of a `test` event, recorded, not retried, not charged. */
-  async test(sub: Sub): Promise<SyncOutcome> {
+  /** A test or replay send may start now: within the subscription's SYNC_LIMITS and a free slot, which it then
+   *  takes (release it with release()). Synchronous, so concurrent requests cannot pass the check together. */
+  private syncSlot(sub: Sub, kind: keyof typeof SYNC_LIMITS): SyncRefused | null {
+    const now = this.d.now();
+    const W = this.cfg.rateWindowMs;
+    const times = sub.syncSends[kind];
+    let drop = 0;
+    while (drop < times.length && times[drop] <= now - W) drop++;
+    if (drop > 0) times.splice(0, drop);
+    if (times.length >= SYNC_LIMITS[kind]) return { refused: 'rate', retryAfterS: Math.max(1, Math.ceil((times[0] + W - now) / 1000)) };
+    if (!this.hasSlot(sub)) return { refused: 'slots', retryAfterS: 1 };
+    times.push(now);
+    sub.inflight++;
+    sub.owner.inflight++;
+    return null;
+  }
+
+  /** POST /v1/webhooks/{id}/test: one synchronous attempt of a `test` event, recorded, not retried, not charged. It
+   *  takes one of the subscription's slots, as a scheduled attempt does (SyncRefused when none is free or past
+   *  SYNC_LIMITS.test). */
+  async test(sub: Sub): Promise<SyncOutcome | SyncRefused> {
+    const refused = this.syncSlot(sub, 'test');
+    if (refused !== null) return refused;
+    try {
+      return await this.testSend(sub);
+    } finally {
+      this.release(sub);
+    }
+  }
+
+  private async testSend(sub: Sub): Promise<SyncOutcome> {
     const now = this.d.now();
     const env = {
       id: newEventId(), type: 'test', at: now,
@@ -945,14 +983,24 @@ export class WebhookService {
    * its meaning, the place in a schedule, 1 to 3) marked X-Service-Replay with its ordinal among the delivery's
    * replays; its record is numbered after every attempt so far. Charged when it delivers an event not delivered
    * before. 'busy' when the delivery is still on its schedule; 'credits' when the owner cannot pay; null when there
-   * is no such delivery.
+   * is no such delivery; SyncRefused past SYNC_LIMITS.replay or with no slot free (it takes one, as test does).
    */
-  async replay(sub: Sub, deliveryId: string): Promise<SyncOutcome | 'busy' | 'credits' | null> {
+  async replay(sub: Sub, deliveryId: string): Promise<SyncOutcome | SyncRefused | 'busy' | 'credits' | null> {
     const d = await getDelivery(this.d.db, sub.row.pk, deliveryId);
     if (d === null) return null;
     // a delivery still on its schedule is busy while the subscription is active; once it is disabled no node attempts
     // it (the poll takes active subscriptions only), so its owner may replay it rather than wait for a re-enable
     if (((d.status === 'pending' || d.status === 'retrying') && sub.row.isActive) || this.inflight.has(d.pk)) return 'busy';
+    const refused = this.syncSlot(sub, 'replay');
+    if (refused !== null) return refused;
+    try {
+      return await this.replaySend(sub, d);
+    } finally {
+      this.release(sub);
+    }
+  }
+
+  private async replaySend(sub: Sub, d: DeliveryRow): Promise<SyncOutcome | 'credits'> {
     const number = Math.max(d.attempts, ...d.tries.map((t) => t.number), 0) + 1;
     const replay = d.tries.filter((t) => t.replay).length + 1;
     const charge = d.status !== 'delivered';

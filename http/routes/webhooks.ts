@@ -8,7 +8,7 @@ import { resolveSportKeys } from '../../engine/catalogue.js';
 import { ApiError } from '../../engine/errors.js';
 import { checkDestination, isForbiddenAddress } from '../../engine/webhook-address.js';
 import {
-  ATTEMPT_TIMEOUT_MS, CREDITS_PER_DELIVERY, DISABLE_AFTER, EVENT_TYPES, FORMATS, META_VERSION, USER_AGENT, WEBHOOK_TIERS,
+  ATTEMPT_TIMEOUT_MS, CREDITS_PER_DELIVERY, DISABLE_AFTER, EVENT_TYPES, FORMATS, META_VERSION, SYNC_LIMITS, USER_AGENT, WEBHOOK_TIERS,
   isEventType, typesOf, type Format, type Variant,
 } from '../../engine/webhook-catalogue.js';
 import { REPLAY_TOLERANCE_S, newPublicId, secretA, secretB } from '../../engine/webhook-sign.js';
@@ -20,7 +20,7 @@ import type { Services } from '../services.js';
 import {
   deleteWebhook, expireIdempotency, findIdempotent, insertWebhook, listDeliveries, updateWebhook, type DeliveryRow, type WebhookRow,
 } from '../../sql/webhooks.js';
-import type { Sub, WebhookService } from '../../workers/webhook-service.js';
+import type { Sub, SyncRefused, WebhookService } from '../../workers/webhook-service.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const MAX_EVENTS = 32;
@@ -280,6 +280,13 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
   const verifiedKey = (ctx: RequestCtx): void => {
     if (!s.accounts.managesKeys(ctx.key!)) throw new ApiError('KEY_NOT_VERIFIED');
   };
+  /** 429 for a test or replay the service did not send: past its per-minute limit, or no slot free. */
+  const refused = (r: SyncRefused, kind: keyof typeof SYNC_LIMITS): never => {
+    throw new ApiError('EXCEEDED_FREQ_LIMIT', r.refused === 'rate'
+      ? `A webhook allows ${SYNC_LIMITS[kind]} ${kind} sends a minute; retry in ${r.retryAfterS} s`
+      : `The webhook has as many attempts in flight as it may (${svc.cfg.maxInFlightPerSub} per webhook, ${svc.cfg.maxInFlightPerAccount} per account): retry once they end`,
+    undefined, { retryAfter: r.retryAfterS });
+  };
   /** The caller's subscription named in the path; 404 when absent or another owner's. */
   const find = (ctx: RequestCtx): Sub => {
     tierOf(ctx);
@@ -469,13 +476,14 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
     },
     {
       method: 'POST', path: '/v1/webhooks/{webhook_id}/test', auth: 'key', tag: 'webhooks', tier: 'pro',
-      summary: 'Send a `test` event now and answer with the outcome (not retried, not charged)',
+      summary: `Send a \`test\` event now and answer with the outcome (not retried, not charged; ${SYNC_LIMITS.test} a minute per webhook, and it takes one of the webhook's attempt slots: 429 past either)`,
       cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND', 'KEY_NOT_VERIFIED'],
       // the attempt's own timeout is not the database's
       extraWaitMs: svc.cfg.timeoutMs,
       handle: async (ctx) => {
         verifiedKey(ctx);
         const r = await svc.test(find(ctx));
+        if ('refused' in r) return refused(r, 'test');
         return json(200, { delivered: r.delivered, status_code: r.statusCode, delivery_id: r.deliveryId, attempt: r.attempt, replay: r.replay, error: r.error });
       },
     },
@@ -518,7 +526,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
     },
     {
       method: 'POST', path: '/v1/webhooks/{webhook_id}/replay', auth: 'key', tag: 'webhooks', tier: 'pro',
-      summary: 'Re-send a recorded delivery now (same delivery id and body, a new attempt); 5 credits when it delivers an event not delivered before',
+      summary: `Re-send a recorded delivery now (same delivery id and body, a new attempt); 5 credits when it delivers an event not delivered before; ${SYNC_LIMITS.replay} a minute per webhook, and it takes one of the webhook's attempt slots: 429 past either`,
       params: [{ name: 'delivery_id', type: 'string', required: true, description: 'The dlv_ id of the delivery' }],
       cost: () => 0, response: SyncSchema, errors: ['WEBHOOK_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'DELIVERY_IN_PROGRESS', 'KEY_NOT_VERIFIED'],
       extraWaitMs: svc.cfg.timeoutMs,
@@ -529,6 +537,7 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
         if (r === null) throw new ApiError('DELIVERY_NOT_FOUND', `No delivery ${ctx.params.delivery_id as string} of this webhook`);
         if (r === 'busy') throw new ApiError('DELIVERY_IN_PROGRESS');
         if (r === 'credits') throw new ApiError('OUT_OF_USAGE_CREDITS', `A delivery costs ${CREDITS_PER_DELIVERY} credits and ${ctx.key!.remaining} remain`);
+        if ('refused' in r) return refused(r, 'replay');
         return json(200, { delivered: r.delivered, status_code: r.statusCode, delivery_id: r.deliveryId, attempt: r.attempt, replay: r.replay, error: r.error });
       },
     },
