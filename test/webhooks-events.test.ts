@@ -222,6 +222,16 @@ for (const database of appDatabases().slice(-1)) {
       t.same((await patch({ sport_keys: null })).filters, { sport_keys: null, min_edge_pct: 3 }, 'null clears sport_keys: every sport');
       t.same((await patch({})).filters, { sport_keys: null, min_edge_pct: 3 }, 'an empty object changes nothing');
       t.same((await patch({ min_edge_pct: null })).filters, { sport_keys: null, min_edge_pct: null }, 'null clears min_edge_pct: the default threshold');
+      // regression (the webhook audit): filters null was taken by create (no filter) and 422 on PATCH
+      t.same((await patch({ sport_keys: ['soccer_epl'], min_edge_pct: 2.5 })).filters, { sport_keys: ['soccer_epl'], min_edge_pct: 2.5 }, 'both set again');
+      const cleared = await call(app, 'PATCH', `/v1/webhooks/${sub.id as string}`, key, { filters: null });
+      t.equal(cleared.status, 200, 'filters null: 200');
+      t.same((await j(cleared)).filters, { sport_keys: null, min_edge_pct: null }, 'filters null clears both, as a create with filters null makes it');
+      const made = await call(app, 'POST', '/v1/webhooks', key, { destination_url: rx.url + '?nullf', events: ['arbitrage.opened'], filters: null });
+      t.equal(made.status, 201, 'create takes filters null');
+      const m = await j(made);
+      t.same(m.filters, { sport_keys: null, min_edge_pct: null }, 'the same filters');
+      await call(app, 'DELETE', `/v1/webhooks/${m.id as string}`, key);
       await call(app, 'DELETE', `/v1/webhooks/${sub.id as string}`, key);
     });
 

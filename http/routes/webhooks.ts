@@ -60,7 +60,8 @@ const WebhookSchema = { oneOf: [WebhookASchema, WebhookBSchema] };
 const sportKeysBody = { type: ['array', 'null'], items: str, minItems: 1, maxItems: MAX_SPORTS, description: 'sport keys (umbrella keys expand); null or omitted: every sport' } as const;
 const eventsBody = { type: 'array', items: str, minItems: 1, maxItems: MAX_EVENTS, description: 'event types of the variant (GET /v1/meta/webhooks)' } as const;
 const filtersBody = {
-  type: 'object', additionalProperties: false,
+  type: ['object', 'null'], additionalProperties: false,
+  description: 'null or omitted at creation: no filter; on PATCH a filter left out keeps its value, null (the object or a filter) clears',
   properties: { sport_keys: sportKeysBody, min_edge_pct: { type: ['number', 'null'], minimum: 0, maximum: 100 } },
 } as const;
 const destinationUrl = (description: string) => ({ type: 'string', format: 'uri', description });
@@ -438,7 +439,12 @@ export function webhookRoutes(s: Services, svc: WebhookService): Route[] {
           if (b.sport_filter !== undefined) patch.sportKeys = parseSports('sport_filter', b.sport_filter);
           if (b.url !== undefined) patch.url = await destination('url', b.url);
         } else {
-          if (b.filters !== undefined) {
+          // null clears every filter: the subscription as a create with filters null (or none) makes it (a 422 on
+          // PATCH while create took it: the webhook audit)
+          if (b.filters === null) {
+            patch.sportKeys = null;
+            patch.minEdgePct = null;
+          } else if (b.filters !== undefined) {
             const f = b.filters;
             if (typeof f !== 'object' || f === null || Array.isArray(f)) invalidField('filters', 'must be an object {sport_keys?, min_edge_pct?}', f);
             const fo = f as Record<string, unknown>;
