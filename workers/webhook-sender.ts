@@ -64,11 +64,20 @@ export async function attempt(job: SendJob): Promise<SendResult> {
     return done(null, 'invalid URL');
   }
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  // the attempt's timeout runs from here, the lookup included: a slow resolver extended the attempt past it, holding
+  // its subscription's slot meanwhile (the webhook audit: 24 s for a 10 s timeout)
+  const timeoutError = `timeout after ${job.timeoutMs} ms`;
   let addr: { address: string; family: number };
+  let dnsTimer: NodeJS.Timeout | undefined;
   try {
-    addr = await resolve(host, job.allowPrivate);
+    addr = await Promise.race([
+      resolve(host, job.allowPrivate),
+      new Promise<never>((_, reject) => { dnsTimer = setTimeout(() => reject(new Error(timeoutError)), job.timeoutMs); }),
+    ]);
   } catch (e) {
     return done(null, (e as Error).message);
+  } finally {
+    clearTimeout(dnsTimer);
   }
   const pinned: LookupFunction = (_h, opts, cb) => {
     if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [addr]);
@@ -110,8 +119,8 @@ export async function attempt(job: SendJob): Promise<SendResult> {
       req.end(job.body);
     };
     const timer = setTimeout(() => {
-      req.destroy(new Error(`timeout after ${job.timeoutMs} ms`));
-    }, job.timeoutMs);
+      req.destroy(new Error(timeoutError));
+    }, Math.max(0, job.timeoutMs - (performance.now() - t0)));
     send(false);
   });
 }
