@@ -66,7 +66,7 @@ export class Metrics {
         return { built: c.builds, reused: c.hits };
       }, 'source');
     scrapedCounter(this.registry, 'linewire_ws_server_closes_total',
-      'WebSocket streams closed by the server: backpressure (4008, too far behind), silence (4002), revoked (4001), tier (4003, below business)', () => {
+      'WebSocket streams closed by the server: backpressure (4008, too far behind, or dropped with no close frame when it read nothing), silence (4002), revoked (4001), tier (4003, below business)', () => {
         const c = read();
         return { backpressure: c.backpressure, silence: c.silence, revoked: c.revoked, tier: c.tier };
       }, 'cause');

@@ -58,7 +58,7 @@ export const WEBSOCKET_DOC = {
   paths: ['/ws/odds/{sport_key}', '/ws/live/{sport_key}', '/v1/ws/odds-fast/{sport_key}', '/v4/ws/odds/{sport_key}', '/v4/ws/live/{sport_key}', '/v4/ws/odds-fast/{sport_key}'],
   auth: 'apiKey query parameter (or X-API-Key, or Authorization: Bearer); business tier and above',
   query: { markets: 'CSV of market keys', bookmakers: 'CSV of book keys (overrides regions)', regions: 'CSV of regions: their books, as on /odds', eventIds: 'CSV', oddsFormat: 'decimal | american', format: 'json | msgpack', resume: '<epoch>:<seq>' },
-  close_codes: { 4001: 'missing, invalid or revoked key', 4003: 'tier below business (also when an open stream\'s account moves below it)', 4400: 'bad parameter', 4404: 'unknown sport key', 4008: 'too far behind (backpressure); reconnect with resume', 4002: 'no frame or pong from the client for 60 s' },
+  close_codes: { 4001: 'missing, invalid or revoked key', 4003: 'tier below business (also when an open stream\'s account moves below it)', 4400: 'bad parameter', 4404: 'unknown sport key', 4008: 'too far behind (backpressure); reconnect with resume. A client that reads nothing is dropped instead (1006, no close frame), as is one whose PING frames\' PONGs pile up', 4002: 'no frame or pong from the client for 60 s' },
   frames: {
     common: 'channel, epoch (changes when the server restarts), seq (per channel, +1 per delta), prev_seq, pt (publish time, ms)',
     snapshot: 'events in the odds shape (all markets; props as outcomes with description); seg start|mid|end above a size bound; reason on resume or subscribe',

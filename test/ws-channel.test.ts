@@ -11,17 +11,21 @@ class FakeSocket {
   buffered = 0;
   readonly sent: string[] = [];
   ended: [number, string] | null = null;
+  /** closed at once, with no close frame (WebSocket.close) */
+  dropped = false;
   constructor(readonly state: SocketState) {}
   getUserData() { return this.state; }
   getBufferedAmount() { return this.buffered; }
   send(m: string) { this.sent.push(m); return 1; }
   end(code: number, reason: string) { this.ended = [code, reason]; }
+  close() { this.dropped = true; }
 }
 
 function state(): SocketState {
   return {
     channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false, lastSeq: 0,
     dirty: false, dirtySince: 0, refuse: null, key: '', keyState: null, tier: 'scale', kind: 'odds-fast', sport: 'basketball_nba', resume: null, closed: false, queued: false, queuedReason: null, wantsSnapshot: null, lastInbound: 0, lastPing: 0,
+    pongBytes: 0, lastBuffered: 0,
   };
 }
 
@@ -89,12 +93,25 @@ t.test('channel - past the resume ring a dirty socket gets a snapshot; past the 
   fake.buffered = 0;
   ch.catchUp(ws, 101);
   t.match(snaps[0], /resume_window_exceeded/, 'snapshot with reason');
-  fake.buffered = DEFAULT_LIMITS.hardBytes + 1;
+  fake.buffered = DEFAULT_LIMITS.hardBytes + 2;
   ch.offer([item(4)], 200);
   ch.enforce(200 + DEFAULT_LIMITS.hardMs - 1);
   t.equal(fake.ended, null, 'not before the time bound');
+  fake.buffered--; // it reads, slowly
   ch.enforce(200 + DEFAULT_LIMITS.hardMs + 1);
-  t.equal(fake.ended?.[0], 4008, 'closed with 4008');
+  t.equal(fake.ended?.[0], 4008, 'closed with 4008, a close frame behind what it is reading');
+  t.notOk(fake.dropped, 'not dropped');
+});
+
+t.test('channel - a socket past the hard bound that reads nothing is dropped at once, its backlog with it (no 4008 it would never read)', async (t) => {
+  // regression from the WebSocket audit: 4008 was always a graceful end, and uWebSockets.js held the backlog behind
+  // its close frame while the peer stayed (530 MiB held after the close)
+  const { ch, fake } = setup();
+  fake.buffered = DEFAULT_LIMITS.hardBytes + 1;
+  ch.enforce(1000);
+  ch.enforce(1000 + DEFAULT_LIMITS.hardMs + 1);
+  t.same([fake.dropped, fake.ended], [true, null], 'closed at once, with no close frame queued behind the backlog');
+  t.ok(fake.state.closed, 'and marked closed');
 });
 
 const head = (id: string, commence = '2026-11-27T00:00:00Z'): EventHead => ({
@@ -209,5 +226,5 @@ t.test('channel - a socket past the hard bound with nothing to skip (replies on 
   ch.enforce(1000);
   t.same([fake.state.dirty, fake.ended], [true, null], 'marked behind at the first look');
   ch.enforce(1000 + DEFAULT_LIMITS.hardMs + 1);
-  t.equal(fake.ended?.[0], 4008, 'closed with 4008 past the time bound');
+  t.ok(fake.dropped, 'closed past the time bound (dropped: it reads nothing)');
 });

@@ -1,8 +1,14 @@
 import t from 'tap';
-import { TestClock, startTestApp } from './helpers/app.js';
+import { TestClock, startTestApp, type TestApp } from './helpers/app.js';
 import { connect } from './helpers/ws-client.js';
 
 const now = Date.now();
+
+/** the server's count of streams it closed for `cause`, from /metrics */
+async function closesOf(app: TestApp, cause: string): Promise<number> {
+  const text = await (await app.get('/metrics')).text();
+  return Number(new RegExp(`^linewire_ws_server_closes_total\\{cause="${cause}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+}
 
 t.test('ws limits', async (t) => {
   const clock = new TestClock();
@@ -18,11 +24,7 @@ t.test('ws limits', async (t) => {
     { book, event_id: e.id, market: 'h2h', outcome: e.away_team, price: 3.9 - p },
   ]));
   await app.ingest({ events, prices: prices(1.9) });
-  /** the server's count of streams it closed for `cause`, from /metrics */
-  const closes = async (cause: string): Promise<number> => {
-    const text = await (await app.get('/metrics')).text();
-    return Number(new RegExp(`^linewire_ws_server_closes_total\\{cause="${cause}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
-  };
+  const closes = (cause: string) => closesOf(app, cause);
 
   t.test('a snapshot above the segment bound arrives in start, mid and end segments of one seq', async (t) => {
     const c = await connect(app, `/v1/ws/odds-fast/icehockey_nhl?apiKey=${key}`);
@@ -35,7 +37,7 @@ t.test('ws limits', async (t) => {
     c.ws.close();
   });
 
-  t.test('a socket above the hard bound for longer than the time bound is closed with 4008', async (t) => {
+  t.test('a socket above the hard bound for longer than the time bound is closed; one that reads nothing is dropped at once (1006)', async (t) => {
     // a sport of its own with 200 events, so each delta is about 200 KB
     const many = Array.from({ length: 200 }, (_, i) => ({ id: `big_${i}`, sport_key: 'baseball_mlb', commence_time: now + 7_200_000, home_team: `H${i}`, away_team: `A${i}` }));
     const big = (p: number) => many.flatMap((e) => ['draftkings', 'fanduel', 'pinnacle'].flatMap((book) => [
@@ -57,13 +59,15 @@ t.test('ws limits', async (t) => {
       if (i % 30 === 29) await new Promise((r) => setTimeout(r, 400));
     }
     (socket as unknown as { resume(): void }).resume();
+    // regression from the WebSocket audit: the close was a 4008 frame queued behind the backlog, which uWebSockets.js
+    // held for a peer that read nothing (530 MiB held after the close); a client still reading gets 4008 (the
+    // channel's tests)
     const closed = await c.closedWith(10_000);
-    t.equal(closed.code, 4008, 'closed with 4008');
-    t.match(closed.reason, /resume/, 'the reason says how to come back');
+    t.equal(closed.code, 1006, 'dropped with no close frame: the backlog was not kept for one');
     t.equal(await closes('backpressure'), 1, 'counted once in linewire_ws_server_closes_total{cause="backpressure"}');
   });
 
-  t.test('a client that sends but does not read gets no replies piled up: closed with 4008 on a quiet channel too', async (t) => {
+  t.test('a client that sends but does not read gets no replies piled up: closed on a quiet channel too', async (t) => {
     // regression from the WebSocket audit: pings (or bad messages) from a client that stopped reading, on a channel with
     // no delta to skip, were answered without limit (the server grew 14 MB a second) and the socket never closed
     const c = await connect(app, `/v1/ws/odds-fast/basketball_wnba?apiKey=${key}`);
@@ -78,7 +82,7 @@ t.test('ws limits', async (t) => {
     }
     socket.resume();
     const closed = await c.closedWith(10_000);
-    t.equal(closed.code, 4008, 'closed with 4008');
+    t.equal(closed.code, 1006, 'closed (dropped: it read nothing)');
     t.equal(await closes('backpressure'), before + 1, 'counted as a backpressure close');
   });
 
@@ -131,4 +135,32 @@ t.test('ws limits', async (t) => {
     clock.release();
     c.ws.close();
   });
+});
+
+t.test('ws limits - a client sending PING frames without reading is dropped once their PONGs pile up (they grew the server without bound)', async (t) => {
+  // regression from the WebSocket audit: uWebSockets.js answers every PING with a PONG on its own, past the reply guard
+  // of {"op":"ping"}, and buffered them up to 1 GiB a socket (737 MiB in 4 s, held until the client left). The hard
+  // bound here is the default one (8 MiB for 10 s), which the flood passed long before its time was up
+  const app = await startTestApp(t, { streams: { lowWatermark: 64 * 1024 } });
+  const key = await app.key('business');
+  const c = await connect(app, `/v1/ws/odds-fast/basketball_ncaab?apiKey=${key}`);
+  c.ws.on('error', () => {}); // the server resets the connection while the client is still sending
+  await c.until((f) => f.type === 'snapshot');
+  let pongs = 0;
+  c.ws.on('pong', () => pongs++);
+  for (let k = 0; k < 100; k++) c.ws.ping(Buffer.alloc(125));
+  for (let i = 0; i < 250 && pongs < 100; i++) await new Promise((r) => setTimeout(r, 20));
+  t.same([pongs, c.closed], [100, null], 'a client that reads its PONGs gets every one and is left alone');
+  const socket = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+  socket.pause();
+  const payload = Buffer.alloc(125);
+  // past the kernel's buffers on both sides (a few MB of PONGs), then the server's own: 1 MB of PONGs a round
+  for (let i = 0; i < 60 && c.closed === null && (await closesOf(app, 'backpressure')) === 0; i++) {
+    for (let k = 0; k < 8000; k++) c.ws.ping(payload);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(await closesOf(app, 'backpressure'), 1, 'closed by the server, counted as a backpressure close');
+  socket.resume();
+  const closed = await c.closedWith(10_000);
+  t.equal(closed.code, 1006, 'dropped at once, with no close frame behind the PONGs');
 });

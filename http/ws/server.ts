@@ -89,7 +89,8 @@ function parseFilters(get: (name: string) => string | null): Filters | string {
 }
 
 /** Sockets the server closed on its own after they were open, by cause (the /metrics counter
- *  linewire_ws_server_closes_total): 4008 too far behind, 4002 silent, 4001 key revoked. */
+ *  linewire_ws_server_closes_total): backpressure (4008 too far behind, or dropped with no close frame when it reads
+ *  nothing, its PONGs piling up included), 4002 silent, 4001 key revoked. */
 export interface StreamCloses {
   backpressure: number;
   silence: number;
@@ -147,9 +148,13 @@ export class Streams {
         // above MAX_MESSAGE_BYTES a message gets an error frame; uWebSockets.js drops the connection without a close
         // frame only beyond this
         maxPayloadLength: 16 * MAX_MESSAGE_BYTES,
-        // backpressure is ours (channel.ts): uWebSockets.js must never drop a frame on its own
-        maxBackpressure: 1024 * 1024 * 1024,
-        closeOnBackpressureLimit: 0,
+        // backpressure is ours (channel.ts): no data frame is sent past lowWatermark but one burst (a snapshot), so
+        // this bound is for what the client makes uWebSockets.js send on its own (PONGs); a send past it closes the
+        // socket, never a silent drop. It was 1 GiB with no close: PING frames from a client that did not read grew
+        // the server by 737 MiB in 4 s (the WebSocket audit)
+        maxBackpressure: this.limits.maxBytes,
+        closeOnBackpressureLimit: 1,
+        ping: (ws, message) => this.pinged(ws, message.byteLength),
         upgrade: (res, req, context) => this.upgrade(res, req, context, kind),
         open: (ws) => this.open(ws),
         message: (ws, msg, binary) => {
@@ -208,6 +213,7 @@ export class Streams {
       channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false,
       lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, keyState: null, tier: '', kind, sport: decodePathPart(req.getParameter(0) ?? ''),
       resume: query.get('resume'), closed: false, queued: false, queuedReason: null, wantsSnapshot: null, lastInbound: Date.now(), lastPing: 0,
+      pongBytes: 0, lastBuffered: 0,
     };
     const refuse = (code: number, reason: string) => {
       if (state.refuse === null) state.refuse = { code, reason };
@@ -485,6 +491,26 @@ export class Streams {
       st.channel?.sockets.delete(ws);
       this.enqueue(ws, 'subscribed');
     }
+  }
+
+  /** A PING frame from the client, which uWebSockets.js has already answered with a PONG of its payload: no reply of
+   *  ours, so replyRoom cannot hold it back. The PONGs queued while the socket is above the low watermark are counted,
+   *  and past lowWatermark bytes of them the socket is dropped at once (counted as a backpressure close): a client
+   *  that sends PINGs and reads nothing (the WebSocket audit: 737 MiB in 4 s from one socket) holds at most that
+   *  much more, where keep-alive PINGs of a client behind on its reading add a few bytes a minute. */
+  private pinged(ws: WebSocket<SocketState>, bytes: number): void {
+    const st = ws.getUserData();
+    st.lastInbound = Date.now();
+    if (st.closed) return;
+    if (ws.getBufferedAmount() <= this.limits.lowWatermark) {
+      st.pongBytes = 0;
+      return;
+    }
+    st.pongBytes += bytes + 2;
+    if (st.pongBytes <= this.limits.lowWatermark) return;
+    st.closed = true;
+    this.closes.backpressure++;
+    ws.close();
   }
 
   /** whether a reply (pong, error) may be sent: not when the socket is above the low watermark, which then marks it
