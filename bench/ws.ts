@@ -70,7 +70,8 @@ const ms = (x: number | null) => (x === null ? '-' : x.toFixed(2));
 async function serverProcess(feed: string): Promise<{ port: string; key: string; rss(): number; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
   const child = spawn(process.execPath, [new URL('../http/main.js', import.meta.url).pathname], {
-    env: { ...process.env, FEED: feed, SIM_RATE: '2000', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, SHARDS: '1', LOG_LEVEL: 'warn' },
+    // the clients share the demo key: past its tier's open streams (business, 50) they would be refused 4029
+    env: { ...process.env, FEED: feed, SIM_RATE: '2000', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, SHARDS: '1', LOG_LEVEL: 'warn', WS_MAX_STREAMS: '100000' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const banner = await new Promise<string>((resolve) => {
@@ -94,7 +95,7 @@ async function serverProcess(feed: string): Promise<{ port: string; key: string;
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'lw-bench-'));
-  const app = await startApp({ host: '127.0.0.1', port: 0, dataDir, feeds: ['sim'], simSeed: 1, simRate: 2000, shards: 1 });
+  const app = await startApp({ host: '127.0.0.1', port: 0, dataDir, feeds: ['sim'], simSeed: 1, simRate: 2000, shards: 1, streams: { maxStreams: 100_000 } });
   try {
     const key = app.firstStart.demoKey!;
     const url = `ws://127.0.0.1:${app.port}/v1/ws/odds-fast/basketball_nba?apiKey=${key}`;

@@ -1,5 +1,5 @@
-// The tiers (DESIGN.md section 3): monthly credits, the per-second cap, WebSocket coalescing and webhook limits,
-// in one table that the meter, the WebSocket front and GET /v1/pricing all read. Billing periods are calendar
+// The tiers (DESIGN.md section 3): monthly credits, the per-second cap, WebSocket coalescing and open streams, and
+// webhook limits, in one table that the meter, the WebSocket front and GET /v1/pricing all read. Billing periods are calendar
 // months from the account's start, computed here without I/O or clocks (the caller passes `now`).
 
 import { WEBHOOK_TIERS } from './webhook-catalogue.js';
@@ -13,15 +13,17 @@ export interface TierDef {
   readonly requestsPerSecond: number;
   /** WebSocket coalescing window in ms, or null when the tier has no WebSocket access */
   readonly wsWindowMs: number | null;
+  /** WebSocket streams an account may hold open at once (per node), or null when the tier has no WebSocket access */
+  readonly wsStreams: number | null;
 }
 
 export const TIERS: readonly TierDef[] = Object.freeze([
-  { tier: 'free', monthlyCredits: 1_000, requestsPerSecond: 60, wsWindowMs: null },
-  { tier: 'starter', monthlyCredits: 20_000, requestsPerSecond: 0, wsWindowMs: null },
-  { tier: 'pro', monthlyCredits: 100_000, requestsPerSecond: 0, wsWindowMs: null },
-  { tier: 'business', monthlyCredits: 1_000_000, requestsPerSecond: 0, wsWindowMs: 1000 },
-  { tier: 'enterprise', monthlyCredits: 5_000_000, requestsPerSecond: 0, wsWindowMs: 500 },
-  { tier: 'scale', monthlyCredits: 50_000_000, requestsPerSecond: 0, wsWindowMs: 0 },
+  { tier: 'free', monthlyCredits: 1_000, requestsPerSecond: 60, wsWindowMs: null, wsStreams: null },
+  { tier: 'starter', monthlyCredits: 20_000, requestsPerSecond: 0, wsWindowMs: null, wsStreams: null },
+  { tier: 'pro', monthlyCredits: 100_000, requestsPerSecond: 0, wsWindowMs: null, wsStreams: null },
+  { tier: 'business', monthlyCredits: 1_000_000, requestsPerSecond: 0, wsWindowMs: 1000, wsStreams: 50 },
+  { tier: 'enterprise', monthlyCredits: 5_000_000, requestsPerSecond: 0, wsWindowMs: 500, wsStreams: 200 },
+  { tier: 'scale', monthlyCredits: 50_000_000, requestsPerSecond: 0, wsWindowMs: 0, wsStreams: 1000 },
 ] as const);
 
 const BY_TIER = new Map<string, TierDef>(TIERS.map((t) => [t.tier, t]));

@@ -163,6 +163,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): Config {
     checkoutUrlTemplate: checkoutTemplateFromEnv(env.CHECKOUT_URL_TEMPLATE),
     publicUrl: publicUrlFromEnv(env.PUBLIC_URL),
     exportCache: { maxBytes: int('EXPORT_CACHE_MB', 1024, 0, 1_048_576) * 1048576 },
+    // WS_MAX_STREAMS: open streams per account on this node, for every tier alike; unset or 0, each tier's own
+    ...(env.WS_MAX_STREAMS ? { streams: { maxStreams: int('WS_MAX_STREAMS', 0, 0, 1_000_000) } } : {}),
     // one NODE_ID for the webhook claims and the NATS messages; unset, both take the host and data directory's name
     nats: ((n) => (n === null || env.NODE_ID ? n : { ...n, nodeId: defaultNodeId(env.DATA_DIR || './data') }))(natsConfigFromEnv(env, int)),
   };

@@ -107,11 +107,12 @@ t.test('quote - bad requests are 422 naming the field; the quote charges nothing
 t.test('pricing - tiers with monthly credits, caps, WebSocket and webhook entitlements', async (t) => {
   const res = await app.get('/v1/pricing');
   t.equal(res.status, 200, 'public');
-  const body = (await res.json()) as { tiers: { tier: string; monthly_credits: number; requests_per_second: number | null; websocket: { allowed: boolean; coalesce_ms: number | null }; webhooks: { allowed: boolean; max_webhooks: number | null; max_events_per_minute: number | null } }[] };
+  const body = (await res.json()) as { tiers: { tier: string; monthly_credits: number; requests_per_second: number | null; websocket: { allowed: boolean; coalesce_ms: number | null; max_streams: number | null }; webhooks: { allowed: boolean; max_webhooks: number | null; max_events_per_minute: number | null } }[] };
   t.same(body.tiers.map((x) => [x.tier, x.monthly_credits]), TIERS.map((x) => [x.tier, x.monthlyCredits]), 'every tier and its allowance');
   const by = Object.fromEntries(body.tiers.map((x) => [x.tier, x]));
   t.equal(by.free!.requests_per_second, 60, 'free: 60 requests/s');
   t.equal(by.pro!.requests_per_second, null, 'paid: no per-second cap');
   t.same([by.pro!.websocket.allowed, by.business!.websocket.coalesce_ms, by.scale!.websocket.coalesce_ms], [false, 1000, 0], 'WebSocket from business');
+  t.same(body.tiers.map((x) => [x.tier, x.websocket.max_streams]), TIERS.map((x) => [x.tier, x.wsStreams]), 'open streams per account, from the tier table');
   t.same([by.starter!.webhooks.allowed, by.pro!.webhooks.max_webhooks, by.pro!.webhooks.max_events_per_minute, by.business!.webhooks.max_webhooks], [false, 5, 60, 25], 'webhook limits');
 });

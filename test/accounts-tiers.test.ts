@@ -7,6 +7,8 @@ t.test('tiers - DESIGN.md allowances, the free cap, WebSocket from business', as
   t.same(TIER_CREDITS, { free: 1_000, starter: 20_000, pro: 100_000, business: 1_000_000, enterprise: 5_000_000, scale: 50_000_000 }, 'monthly credits');
   t.same(TIERS.filter((x) => x.requestsPerSecond > 0).map((x) => [x.tier, x.requestsPerSecond]), [['free', 60]], 'only free has a per-second cap');
   t.same(TIERS.filter((x) => x.wsWindowMs !== null).map((x) => [x.tier, x.wsWindowMs]), [['business', 1000], ['enterprise', 500], ['scale', 0]], 'WebSocket windows');
+  t.same(TIERS.map((x) => [x.tier, x.wsStreams]), [['free', null], ['starter', null], ['pro', null], ['business', 50], ['enterprise', 200], ['scale', 1000]],
+    'open streams per account: none below business, more with each tier above');
 });
 
 t.test('periods - calendar months, clamped, landing on the period that holds now', async (t) => {

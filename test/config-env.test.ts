@@ -30,6 +30,9 @@ t.test('config - URL variables: absolute http(s) only, the variable named', asyn
   t.equal(configFromEnv({ CLUSTER: '0', NATS_URL: 'nats://127.0.0.1:4222' }).nats?.cluster, false, 'CLUSTER=0: alone');
   t.throws(() => configFromEnv({ SMTP_URL: 'http://u:pw@mail.example.test' }), /SMTP_URL must be smtp:\/\/host\[:port\] or smtps:\/\/host\[:port\], got "http:\/\/mail\.example\.test"/, 'SMTP_URL of another scheme, password not shown');
   t.equal(configFromEnv({ SMTP_URL: 'smtps://mail.example.test:465' }).webhooks?.smtpUrl, 'smtps://mail.example.test:465', 'smtps:// taken');
+  t.equal(configFromEnv({}).streams?.maxStreams, undefined, 'WS_MAX_STREAMS unset: each tier\'s open streams');
+  t.equal(configFromEnv({ WS_MAX_STREAMS: '5000' }).streams?.maxStreams, 5000, 'WS_MAX_STREAMS taken');
+  t.throws(() => configFromEnv({ WS_MAX_STREAMS: '-1' }), /WS_MAX_STREAMS must be an integer from 0 to 1000000, got "-1"/, 'WS_MAX_STREAMS below 0 refused');
   t.equal(configFromEnv({}).databaseTimeoutMs, 10_000, 'DATABASE_TIMEOUT_MS: 10 s by default');
   t.equal(configFromEnv({ DATABASE_TIMEOUT_MS: '2500' }).databaseTimeoutMs, 2500, 'DATABASE_TIMEOUT_MS taken');
   t.throws(() => configFromEnv({ DATABASE_TIMEOUT_MS: '0' }), /DATABASE_TIMEOUT_MS must be an integer from 100 to 600000, got "0"/, 'DATABASE_TIMEOUT_MS 0 refused (no bound is not an option)');

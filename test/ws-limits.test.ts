@@ -164,3 +164,32 @@ t.test('ws limits - a client sending PING frames without reading is dropped once
   const closed = await c.closedWith(10_000);
   t.equal(closed.code, 1006, 'dropped at once, with no close frame behind the PONGs');
 });
+
+t.test('ws limits - an account holds at most its tier\'s open streams; one more is closed with 4029 and a reason', async (t) => {
+  // regression from the WebSocket audit: nothing was counted, and 300 sockets of one business key were all accepted,
+  // each a snapshot built and sent and a socket's worth of the server's memory
+  const app = await startTestApp(t);
+  const key = await app.key('business');
+  const path = (k: string) => `/v1/ws/odds-fast/basketball_wnba?apiKey=${k}`;
+  const open = [];
+  for (let i = 0; i < 50; i++) {
+    const c = await connect(app, path(key));
+    await c.until((f) => f.type === 'snapshot');
+    open.push(c);
+  }
+  const extra = await connect(app, path(key));
+  const refused = await extra.closedWith();
+  t.equal(refused.code, 4029, 'the 51st stream of a business account: 4029');
+  t.match(refused.reason, /too many open streams: this account holds 50, the most for business/, 'the reason says why and how many');
+  const made = await app.post('/v1/keys', {}, { 'X-API-Key': key });
+  const sibling = ((await made.json()) as { api_key: string }).api_key;
+  t.equal((await (await connect(app, path(sibling))).closedWith()).code, 4029, 'another key of the same account: 4029 too (the limit is the account\'s)');
+  const other = await connect(app, path(await app.key('business')));
+  t.equal((await other.until((f) => f.type === 'snapshot')).type, 'snapshot', 'another account streams');
+  open[0].ws.close();
+  await open[0].closedWith();
+  const again = await connect(app, path(sibling));
+  t.equal((await again.until((f) => f.type === 'snapshot')).type, 'snapshot', 'once one is closed, a new one is taken');
+  t.equal((await (await connect(app, path(key))).closedWith()).code, 4029, 'and the account is at its bound again');
+  for (const c of [...open.slice(1), other, again]) c.ws.close();
+});

@@ -33,7 +33,7 @@ const PricingSchema = object({
     type: 'array',
     items: object({
       tier: str, monthly_credits: int, requests_per_second: { ...intOrNull, description: 'null: no per-second cap' },
-      websocket: object({ allowed: { type: 'boolean' }, coalesce_ms: intOrNull }),
+      websocket: object({ allowed: { type: 'boolean' }, coalesce_ms: intOrNull, max_streams: { ...intOrNull, description: 'streams an account may hold open at once (per node); one more is closed with 4029' } }),
       webhooks: object({ allowed: { type: 'boolean' }, max_webhooks: intOrNull, max_events_per_minute: intOrNull }),
     }),
   },
@@ -66,7 +66,7 @@ export function pricingBody(): Record<string, unknown> {
         tier: t.tier,
         monthly_credits: t.monthlyCredits,
         requests_per_second: t.requestsPerSecond === 0 ? null : t.requestsPerSecond,
-        websocket: { allowed: t.wsWindowMs !== null, coalesce_ms: t.wsWindowMs },
+        websocket: { allowed: t.wsWindowMs !== null, coalesce_ms: t.wsWindowMs, max_streams: t.wsStreams },
         webhooks: { allowed: hooks !== null, max_webhooks: hooks?.hooks ?? null, max_events_per_minute: hooks?.perMinute ?? null },
       };
     }),

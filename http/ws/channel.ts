@@ -25,6 +25,9 @@ export interface StreamLimits {
   segmentBytes: number;
   /** a client silent this long (no frame, no pong) is pinged at half of it and closed (4002) at all of it */
   idleSeconds: number;
+  /** streams one account may hold open on this node, for every tier alike (WS_MAX_STREAMS: benchmarks that open a
+   *  thousand with one key); 0: its tier's (engine/tiers.ts wsStreams, as GET /v1/pricing shows) */
+  maxStreams: number;
 }
 
 export const DEFAULT_LIMITS: StreamLimits = {
@@ -36,6 +39,7 @@ export const DEFAULT_LIMITS: StreamLimits = {
   ringMs: 300_000,
   segmentBytes: 256 * 1024,
   idleSeconds: 60,
+  maxStreams: 0,
 };
 
 export interface Filters {
@@ -75,6 +79,8 @@ export interface SocketState {
   /** bytes of PONG frames uWebSockets.js queued for the client's PINGs since the socket was last seen below the low
    *  watermark (Streams.pinged) */
   pongBytes: number;
+  /** counted among its account's open streams (Streams.perAccount) */
+  counted: boolean;
   /** the buffered amount at Channel.enforce's last look: a socket past the hard bound whose amount went down since
    *  is still reading */
   lastBuffered: number;

@@ -1,6 +1,7 @@
 // WebSocket streams (issue 4): /ws/odds/{sport_key}, /ws/live/{sport_key}, /v1/ws/odds-fast/{sport_key}, each
 // also under /v4. Auth as REST (apiKey query, X-API-Key, Bearer); business tier and above. A refused connection
-// is upgraded and then closed: 4001 bad or missing key, 4003 tier, 4400 bad parameters, 4404 unknown sport.
+// is upgraded and then closed: 4001 bad or missing key, 4003 tier, 4400 bad parameters, 4404 unknown sport, 4029 the
+// account holds as many open streams as its tier allows.
 // Frames: snapshot (segmented above limits.segmentBytes), delta, heartbeat (every 5 s), error. Channels coalesce per
 // tier window (business 1 s, enterprise 500 ms, scale 0); odds-fast pushes every change batch.
 
@@ -31,6 +32,8 @@ const SNAPSHOT_SLICE_MS = 8;
 const MAX_MESSAGE_BYTES = 64 * 1024;
 /** coalescing window per tier with WebSocket access (engine/tiers.ts, the table GET /v1/pricing shows) */
 const WINDOW_MS: Record<string, number> = Object.fromEntries(TIERS.filter((t) => t.wsWindowMs !== null).map((t) => [t.tier, t.wsWindowMs!]));
+/** open streams per account and tier (engine/tiers.ts) */
+const MAX_STREAMS: Record<string, number> = Object.fromEntries(TIERS.filter((t) => t.wsStreams !== null).map((t) => [t.tier, t.wsStreams!]));
 const BOOK_KEYS = new Set(BOOKMAKERS.map((b) => b.key));
 const INACTIVE_BOOKS = new Set(BOOKMAKERS.filter((b) => b.status !== 'active').map((b) => b.key));
 const MARKET_KEYS = new Set(MARKETS.map((m) => m.key));
@@ -103,6 +106,8 @@ export class Streams {
   readonly epoch = Date.now().toString(36) + randomBytes(3).toString('hex');
   readonly closes: StreamCloses = { backpressure: 0, silence: 0, revoked: 0, tier: 0 };
   private readonly channels = new Map<string, Channel>();
+  /** open streams per account id (sockets waiting for their first snapshot included) */
+  private readonly perAccount = new Map<number, number>();
   /** channels held now (linewire_ws_channels) */
   get channelCount(): number {
     return this.channels.size;
@@ -174,6 +179,13 @@ export class Streams {
           const st = ws.getUserData();
           st.closed = true;
           st.channel?.sockets.delete(ws);
+          if (st.counted) {
+            st.counted = false;
+            const id = st.keyState!.account.id;
+            const n = this.perAccount.get(id)! - 1;
+            if (n === 0) this.perAccount.delete(id);
+            else this.perAccount.set(id, n);
+          }
         },
       });
     }
@@ -213,7 +225,7 @@ export class Streams {
       channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false,
       lastSeq: 0, dirty: false, dirtySince: 0, refuse: null, key, keyState: null, tier: '', kind, sport: decodePathPart(req.getParameter(0) ?? ''),
       resume: query.get('resume'), closed: false, queued: false, queuedReason: null, wantsSnapshot: null, lastInbound: Date.now(), lastPing: 0,
-      pongBytes: 0, lastBuffered: 0,
+      pongBytes: 0, counted: false, lastBuffered: 0,
     };
     const refuse = (code: number, reason: string) => {
       if (state.refuse === null) state.refuse = { code, reason };
@@ -325,6 +337,18 @@ export class Streams {
       ws.end(st.refuse.code, st.refuse.reason);
       return;
     }
+    // checked when the stream opens: a socket is a snapshot built and sent, and up to maxBytes of the server's
+    // memory (the WebSocket audit: 300 sockets of one business key were all accepted)
+    const account = st.keyState!.account.id;
+    const open = this.perAccount.get(account) ?? 0;
+    const max = this.limits.maxStreams > 0 ? this.limits.maxStreams : MAX_STREAMS[st.tier];
+    if (open >= max) {
+      st.closed = true;
+      ws.end(4029, `too many open streams: this account holds ${open}, the most for ${st.tier} (close one first; GET /v1/pricing lists each tier's max_streams)`);
+      return;
+    }
+    this.perAccount.set(account, open + 1);
+    st.counted = true;
     const ch = this.channelFor(st.kind as Kind, st.sport, st.tier);
     st.channel = ch;
     if (st.resume !== null) {
