@@ -25,7 +25,7 @@ function state(): SocketState {
   return {
     channel: null, filters: { markets: null, bookmakers: null, eventIds: null }, format: 'json', american: false, lastSeq: 0,
     dirty: false, dirtySince: 0, refuse: null, key: '', keyState: null, tier: 'scale', kind: 'odds-fast', sport: 'basketball_nba', resume: null, closed: false, queued: false, queuedReason: null, wantsSnapshot: null, lastInbound: 0, lastPing: 0,
-    pongBytes: 0, counted: false, lastBuffered: 0,
+    pongBytes: 0, counted: false, lastBuffered: 0, subscribeTat: 0, heldUntil: 0,
   };
 }
 

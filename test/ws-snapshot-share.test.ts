@@ -89,3 +89,35 @@ t.test('ws snapshots - a client sending subscribes faster than it reads gets one
   t.equal(c.book.size, 300 * 4 * 2, 'the book holds the market after the last answer');
   c.ws.close();
 });
+
+t.test('ws snapshots - subscribes past a burst wait their turn, one snapshot per interval; those meanwhile only change its filters', async (t) => {
+  // regression from the WebSocket audit: a client that read each answer and sent a new bookmakers subset every 5 ms
+  // got a full snapshot built for each (170 of 1.2 MB in 6 s), the main thread's REST answers waiting behind them
+  const clock = new TestClock();
+  const app = await startTestApp(t, { now: clock.now });
+  const apiKey = await app.key('business');
+  await app.ingest({ events: [EV], prices: [...h2h('fanduel', 1.9, 1.95), ...h2h('draftkings', 1.87, 1.98)] });
+  const c = await connect(app, `/v1/ws/odds-fast/basketball_nba?apiKey=${apiKey}`);
+  await c.until((f) => f.type === 'snapshot');
+  const answers = () => c.frames.filter((f) => f.type === 'snapshot' && f.reason === 'subscribed');
+  const books = (f: Frame) => f.events!.flatMap((e) => e.bookmakers.map((b) => b.key));
+  const t0 = clock.freeze();
+  for (let i = 1; i <= 4; i++) {
+    c.ws.send(JSON.stringify({ op: 'subscribe', bookmakers: i % 2 === 0 ? 'fanduel' : 'draftkings' }));
+    await c.until(() => answers().length === i);
+  }
+  t.pass('a burst of four, each answered at once');
+  c.ws.send(JSON.stringify({ op: 'subscribe', bookmakers: 'draftkings' }));
+  c.ws.send(JSON.stringify({ op: 'subscribe', bookmakers: 'fanduel' }));
+  // the clock stands still: the fifth's turn does not come
+  await c.settle(600);
+  t.equal(answers().length, 4, 'the fifth waits its turn while the clock stands');
+  t.equal(c.closed, null, 'the connection kept');
+  clock.freeze(t0 + 500);
+  await c.until(() => answers().length === 5);
+  await c.settle(300);
+  t.equal(answers().length, 5, 'its turn: one snapshot for the fifth and sixth subscribes');
+  t.same(books(answers()[4]), ['fanduel'], 'built with the last subscribe\'s filters');
+  c.ws.close();
+  clock.release();
+});

@@ -81,6 +81,11 @@ export interface SocketState {
   pongBytes: number;
   /** counted among its account's open streams (Streams.perAccount) */
   counted: boolean;
+  /** its subscribes' budget (Streams.message, a GCRA): when its next subscribe that needs a snapshot is due (service
+   *  clock, ms), which one may run ahead of by the burst */
+  subscribeTat: number;
+  /** while a subscribe waits its turn (Streams.hold): when it is answered */
+  heldUntil: number;
   /** the buffered amount at Channel.enforce's last look: a socket past the hard bound whose amount went down since
    *  is still reading */
   lastBuffered: number;
