@@ -264,6 +264,32 @@ t.test('ws streams', async (t) => {
     b.ws.close();
   });
 
+  t.test('a resume token of another sport\'s or stream kind\'s channel gets a snapshot, not that channel\'s deltas', async (t) => {
+    // regression from the WebSocket audit: the epoch named the process and the tier window alone, so the channels of
+    // every sport and kind at one window shared it, and an NFL token resumed on MLB replayed MLB's deltas onto the
+    // client's NFL book
+    for (const [from, to] of [
+      ['/v1/ws/odds-fast/americanfootball_nfl', '/v1/ws/odds-fast/basketball_nba'],
+      ['/ws/live/basketball_nba', '/ws/odds/basketball_nba'],
+    ]) {
+      // the target channel has deltas its ring still holds, from seq 1
+      const target = await connect(app, `${to}?apiKey=${apiKey}`);
+      const snap = await target.until((f) => f.type === 'snapshot');
+      await app.ingest({ prices: prices(rng(31), 4) });
+      await target.until((f) => f.type === 'delta' && f.seq > snap.seq);
+      target.ws.close();
+      // a token of the other channel, held since its snapshot
+      const other = await connect(app, `${from}?apiKey=${apiKey}`);
+      const token = await other.until((f) => f.type === 'snapshot');
+      other.ws.close();
+      t.not(token.epoch, snap.epoch, `${from} and ${to} name their sequences apart`);
+      const b = await connect(app, `${to}?apiKey=${apiKey}&resume=${token.epoch}:${token.seq}`);
+      const first = await b.until(() => true);
+      t.same([first.type, first.reason, first.channel], ['snapshot', 'server_restarted', snap.channel], `${from}'s token on ${to}: a snapshot of it, not its deltas`);
+      b.ws.close();
+    }
+  });
+
   t.test('markets=h2h on a three-way sport streams its three-way moneyline, as /odds serves it', async (t) => {
     const epl = { id: 'ws_epl_1', sport_key: 'soccer_epl', commence_time: Date.now() + 3_600_000, home_team: 'Arsenal', away_team: 'Chelsea' };
     await app.ingest({ events: [epl], prices: ['Arsenal', 'Chelsea', 'Draw'].map((outcome, i) => ({ book: 'williamhill', event_id: epl.id, market: 'h2h_3_way', outcome, price: 2.5 + i })) });

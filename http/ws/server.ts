@@ -46,6 +46,11 @@ const decoder = new TextDecoder();
 
 type Kind = 'odds' | 'live' | 'odds-fast';
 
+/** a channel's key among Streams' channels: one per stream kind, sport key (as the path names it) and window */
+function channelKey(kind: Kind, sport: string, window: number): string {
+  return `${kind}:${sport}:${window}`;
+}
+
 /** what sets two sockets' snapshots apart among their filters: equal keys, equal snapshots */
 function filtersKey(f: Filters): string {
   const part = (set: Set<string> | null) => (set === null ? '*' : [...set].sort().join(','));
@@ -283,16 +288,16 @@ export class Streams {
 
   private channelFor(kind: Kind, sport: string, tier: string): Channel {
     const window = kind === 'odds-fast' ? 0 : WINDOW_MS[tier];
-    const key = `${kind}:${sport}:${window}`;
+    const key = channelKey(kind, sport, window);
     let ch = this.channels.get(key);
     if (ch !== undefined) return ch;
     const sports = resolveSportKeys(sport)!;
-    // the epoch names the sequence: the tiers' channels of one kind and sport share a name but count their deltas
-    // apart (each coalesces over its own window), so a resume token taken on one must not replay the other's
-    // a channel dropped for want of sockets (dropIdle) and made again counts afresh: a new epoch, so no token taken
+    // the epoch names the sequence: every channel counts its deltas apart (the tiers' channels of one kind and sport
+    // share a name, each coalescing over its own window), so a resume token taken on one must not replay another's.
+    // A channel dropped for want of sockets (dropIdle) and made again counts afresh: a new epoch, so no token taken
     // on the old one replays the new one's deltas
     const gen = this.generations.get(key) ?? 0;
-    ch = new Channel(`${kind}:${sport}`, kind, sports, window, `${this.epoch}-${window}${gen === 0 ? '' : `-${gen}`}`,
+    ch = new Channel(`${kind}:${sport}`, kind, sports, window, `${this.epochBase(key, window)}${gen === 0 ? '' : `-${gen}`}`,
       (id) => {
         const ev = this.eventById(id);
         // a live channel holds in-play events only: one that left it has no quotes there (the CRC of none)
@@ -315,6 +320,19 @@ export class Streams {
     }
     if (kind === 'live') this.liveSeen.set(ch, new Set(this.events(ch).map((e) => e.id)));
     return ch;
+  }
+
+  /** Per channel key (kind, sport, window), the number it got when first made in this process, kept across its
+   *  generations: every channel's epoch names it (the WebSocket audit: an epoch was the process's and the window's
+   *  alone, so an NFL token resumed on MLB, or a /ws/live one on /ws/odds, replayed that channel's deltas onto the
+   *  other's book). */
+  private readonly channelIds = new Map<string, number>();
+
+  /** the epoch of a channel key's first generation, `<process>-c<n>-<window>`; a later one's adds `-<generation>` */
+  private epochBase(key: string, window: number): string {
+    let id = this.channelIds.get(key);
+    if (id === undefined) this.channelIds.set(key, (id = this.channelIds.size + 1));
+    return `${this.epoch}-c${id}-${window}`;
   }
 
   private readonly player = (id: number): string | null => (id < 0 ? null : this.s.hub.players.name(id));
@@ -366,8 +384,9 @@ export class Streams {
       const [epoch, seqText] = st.resume.split(':');
       const seq = Number(seqText);
       // a token of this process's earlier run of the same channel (dropped when no socket held it past the resume
-      // window) is past that window; any other epoch is another process's, or another channel's
-      const base = `${this.epoch}-${ch.windowMs}`;
+      // window) is past that window; any other epoch is another process's, or another channel's (another kind,
+      // sport or tier window): a snapshot, as after a restart
+      const base = this.epochBase(channelKey(ch.kind, st.sport, ch.windowMs), ch.windowMs);
       if (epoch !== ch.epoch) return this.enqueue(ws, epoch === base || epoch.startsWith(`${base}-`) ? 'resume_window_exceeded' : 'server_restarted');
       const entries = Number.isInteger(seq) && seq >= 0 ? ch.replay(seq) : null;
       if (entries === null) return this.enqueue(ws, 'resume_window_exceeded');
