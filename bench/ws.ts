@@ -198,7 +198,7 @@ async function main(): Promise<void> {
     }
     console.table([
       { measure: `server RSS per idle connection (${CLIENTS} on a server process with no feed)`, value: `${(((idleAt - idleBefore) * 1024 * 1024) / CLIENTS / 1024).toFixed(1)} KiB` },
-      { measure: `server RSS peak growth with 100 clients not reading for ${SECONDS} s, simulator running (bound: 8 MiB each for 10 s, then 4008)`, value: `${(stuckPeak - stuckBefore).toFixed(0)} MiB` },
+      { measure: `server RSS peak growth with 100 clients not reading for ${SECONDS} s, simulator running (bound: 8 MiB each for 10 s, then closed)`, value: `${(stuckPeak - stuckBefore).toFixed(0)} MiB` },
     ]);
   } finally {
     await app.close();
