@@ -5,6 +5,7 @@
 
 import t from 'tap';
 import { appDatabases, startTestApp, type TestApp } from './helpers/app.js';
+import { seedClosingDay } from './helpers/db.js';
 
 /** Holds an exclusive lock on closing_lines in an open transaction: every query of the closing lines waits on it
  *  (on the embedded database every query does: its one session is held), until `release`. */
@@ -28,11 +29,7 @@ async function until(cond: () => boolean): Promise<boolean> {
 
 for (const database of appDatabases()) t.test(`historical admission: per account, per node, queries in turn (${database})`, async (t) => {
   const app = await startTestApp(t, { database, databaseTimeoutMs: 60_000, historical: { perAccount: 2, total: 3 } });
-  await app.app.services.db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,
-      source, player_name, market_key, market_label, line, over_price, under_price, snapshot_time)
-    select '2026-11-19', 'basketball_nba', 'e' || (g / 50), '2026-11-19T20:00:00Z', 'H', 'A', 'pinnacle', 'P' || g,
-      'player_points', 'Points', 10.5, 1.9, 1.95, '2026-11-19T19:59:00Z'
-    from generate_series(1, 300) g`;
+  await seedClosingDay(app.app.services.db, 300);
   const [a, b, c] = [await app.key('business', 1000), await app.key('business', 1000), await app.key('business', 1000)];
   const admission = app.app.services.exports!.admission;
   const queries = admission.limits.queries;

@@ -4,6 +4,7 @@
 
 import t from 'tap';
 import { startTestApp } from './helpers/app.js';
+import { seedClosingDay } from './helpers/db.js';
 
 interface Export {
   row_count: number;
@@ -12,11 +13,7 @@ interface Export {
 
 t.test('exports - the last credits of a period buy 1,000 rows each, not the whole export', async (t) => {
   const app = await startTestApp(t);
-  await app.app.services.db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,
-      source, player_name, market_key, market_label, line, over_price, under_price, snapshot_time)
-    select '2026-11-19', 'basketball_nba', 'e' || (g / 50), '2026-11-19T20:00:00Z', 'H', 'A', 'pinnacle', 'P' || g,
-      'player_points', 'Points', 10.5, 1.9, 1.95, '2026-11-19T19:59:00Z'
-    from generate_series(1, 2500) g`;
+  await seedClosingDay(app.app.services.db, 2500);
   const cache = app.app.services.exports!.cache;
   const path = (k: string, q = '') => `/v1/historical/closing-lines.json?date=2026-11-19${q}&apiKey=${k}`;
 

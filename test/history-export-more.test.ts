@@ -3,16 +3,13 @@
 
 import t from 'tap';
 import { TestClock, startTestApp } from './helpers/app.js';
+import { seedClosingDay } from './helpers/db.js';
 
 t.test('exports - x-result-has-more says whether the limit cut the export', async (t) => {
   const clock = new TestClock();
   clock.freeze(Date.UTC(2026, 10, 20, 12, 0, 0));
   const app = await startTestApp(t, { now: clock.now });
-  await app.app.services.db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,
-      source, player_name, market_key, market_label, line, over_price, under_price, snapshot_time)
-    select '2026-11-19', 'basketball_nba', 'e' || (g / 50), '2026-11-19T20:00:00Z', 'H', 'A', 'pinnacle', 'P' || g,
-      'player_points', 'Points', 10.5, 1.9, 1.95, '2026-11-19T19:59:00Z'
-    from generate_series(1, 1500) g`;
+  await seedClosingDay(app.app.services.db, 1500);
   const key = await app.key('business', 1000);
   const cases: [string, string, string][] = [
     ['/v1/historical/closing-lines.json?date=2026-11-19&limit=1000', '1000', 'true'],

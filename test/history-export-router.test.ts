@@ -5,6 +5,7 @@
 import { request } from 'node:http';
 import t from 'tap';
 import { startTestApp } from './helpers/app.js';
+import { seedClosingDay } from './helpers/db.js';
 
 /** a raw HEAD: fetch would not show a body the server wrongly sent */
 function rawHead(port: number, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bytes: number }> {
@@ -21,11 +22,7 @@ function rawHead(port: number, path: string): Promise<{ status: number; headers:
 
 t.test('streamed exports through the Router: HEAD, 405, auth, pool formatting', async (t) => {
   const app = await startTestApp(t);
-  await app.app.services.db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,
-      source, player_name, market_key, market_label, line, over_price, under_price, snapshot_time)
-    select '2026-11-19', 'basketball_nba', 'e' || (g / 50), '2026-11-19T20:00:00Z', 'H', 'A', 'pinnacle', 'P' || g,
-      'player_points', 'Points', 10.5, 1.9, 1.95, '2026-11-19T19:59:00Z'
-    from generate_series(1, 2500) g`;
+  await seedClosingDay(app.app.services.db, 2500);
   const key = await app.key('business', 1000);
   const paths = ['/v1/historical/closing-lines.json?date=2026-11-19', '/v1/historical/closing-lines.csv?date=2026-11-19',
     '/v1/sports/basketball_nba/closing-lines?daysFrom=30', '/v4/historical/closing-lines.json?date=2026-11-19'];

@@ -149,3 +149,13 @@ export async function freshDataDir(migrated = true): Promise<string> {
   cpSync(join(tpl, 'pg'), join(dir, 'pg'), { recursive: true });
   return dir;
 }
+
+/** `n` closing rows of one NBA day (2026-11-19), pinnacle player points of players P1..Pn, 50 a game: the exports'
+ *  tests' common day */
+export async function seedClosingDay(db: Database, n: number): Promise<void> {
+  await db.sql`insert into closing_lines (game_date, sport_key, event_id, commence_time, home_team, away_team,
+      source, player_name, market_key, market_label, line, over_price, under_price, snapshot_time)
+    select '2026-11-19', 'basketball_nba', 'e' || (g / 50), '2026-11-19T20:00:00Z', 'H', 'A', 'pinnacle', 'P' || g,
+      'player_points', 'Points', 10.5, 1.9, 1.95, '2026-11-19T19:59:00Z'
+    from generate_series(1, ${n}::int) g`;
+}
